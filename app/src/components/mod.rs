@@ -1,0 +1,3 @@
+//! Building blocks shared by pages.
+
+pub mod layout;

@@ -1,0 +1,75 @@
+//! The error server functions return to the UI: structured, so forms can put each validation
+//! error next to its field, and free of internal detail.
+
+use am_domain::FieldError;
+use leptos::server_fn::{
+    codec::JsonEncoding,
+    error::{FromServerFnError, ServerFnErrorErr},
+};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum UiError {
+    #[error("please log in")]
+    Unauthenticated,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("wrong user name or password")]
+    BadCredentials,
+    #[error("{0}")]
+    RateLimited(String),
+    #[error("please correct the highlighted fields")]
+    Invalid(Vec<FieldError>),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    /// Our failure; the detail is in the server log.
+    #[error("something went wrong on the server; the details are in its log")]
+    Internal,
+    /// The call itself failed (network, encoding).
+    #[error("the server could not be reached: {0}")]
+    Transport(String),
+}
+
+impl FromServerFnError for UiError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        UiError::Transport(value.to_string())
+    }
+}
+
+impl UiError {
+    /// The errors of one field, for showing next to it.
+    pub fn field(&self, path: &str) -> Vec<String> {
+        match self {
+            UiError::Invalid(errors) => errors
+                .iter()
+                .filter(|e| e.path == path)
+                .map(|e| e.message.clone())
+                .collect(),
+            _ => vec![],
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<am_services::ServiceError> for UiError {
+    fn from(e: am_services::ServiceError) -> Self {
+        use am_services::ServiceError as S;
+        match e {
+            S::Invalid(errors) => UiError::Invalid(errors.0),
+            S::NotFound(what) => UiError::NotFound(format!("{what} not found")),
+            S::Conflict(m) => UiError::Conflict(m),
+            S::Unauthenticated => UiError::Unauthenticated,
+            S::BadCredentials => UiError::BadCredentials,
+            e @ S::Forbidden { .. } => UiError::Forbidden(e.to_string()),
+            e @ S::RateLimited { .. } => UiError::RateLimited(e.to_string()),
+            e @ (S::Db(_) | S::Internal(_)) => {
+                tracing::error!(error = %e, "server function failed");
+                UiError::Internal
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The admin UI of Agent Manager: Leptos pages rendered on the server and hydrated in the
+//! browser. Server functions are thin: they check the caller's role and call one function of
+//! `am-services`; validation uses the same `am-domain` rules in the browser and on the server.
+
+#![recursion_limit = "256"]
+
+pub mod api;
+pub mod components;
+pub mod error;
+pub mod pages;
+
+use components::layout::Layout;
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::{
+    components::{ParentRoute, Route, Router, Routes},
+    path,
+};
+
+/// The HTML document around the app, rendered on the server only.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <link rel="icon" href="data:," />
+                <AutoReload options=options.clone() />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    // Lets end-to-end tests wait until the page is interactive before they click.
+    Effect::new(move |_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+
+    view! {
+        <Stylesheet id="leptos" href="/pkg/agent-manager.css" />
+        <Title text="Agent Manager" />
+        <Router>
+            <Routes fallback=|| view! { <pages::NotFound /> }>
+                <Route path=path!("/login") view=pages::login::LoginPage />
+                <ParentRoute path=path!("") view=Layout>
+                    <Route path=path!("") view=pages::dashboard::DashboardPage />
+                    <Route path=path!("applications") view=|| pages::planned("Applications", "applications and the agents and classifiers their nodes published") />
+                    <Route path=path!("nodes") view=|| pages::planned("Nodes", "live hosts, their load and last heartbeat") />
+                    <Route path=path!("pools") view=|| pages::planned("Pools", "pools and their hosts") />
+                    <Route path=path!("data-queues") view=|| pages::planned("Data queues", "data queues, their kind and delay") />
+                    <Route path=path!("agents") view=|| pages::planned("Agents", "agents, their concurrency and overlap policy") />
+                    <Route path=path!("launch-settings") view=|| pages::planned("Launch settings", "launch settings with typed parameter forms") />
+                    <Route path=path!("schedule-groups") view=|| pages::planned("Schedule groups", "cron schedules and their ordered members") />
+                    <Route path=path!("activations") view=|| pages::planned("Activations", "activations and their per-host timeline") />
+                    <Route path=path!("failures") view=|| pages::planned("Failure logs", "failure drill-down by launch setting, activation and host") />
+                    <Route path=path!("dead-letters") view=|| pages::planned("Dead letters", "dead letters: view, replay, delete") />
+                    <Route path=path!("operations") view=|| pages::planned("Operations", "bulk operations and their progress") />
+                    <Route path=path!("audit") view=|| pages::planned("Audit log", "who changed what, and when") />
+                    <Route path=path!("users") view=|| pages::planned("Users", "users, roles and API tokens") />
+                </ParentRoute>
+            </Routes>
+        </Router>
+    }
+}
+
+/// Entry point of the browser build.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(App);
+}

@@ -1,0 +1,30 @@
+//! Pages of the admin UI.
+
+pub mod dashboard;
+pub mod login;
+
+use leptos::prelude::*;
+
+#[component]
+pub fn NotFound() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+        resp.set_status(http::StatusCode::NOT_FOUND);
+    }
+    view! {
+        <main class="content">
+            <h1>"Page not found"</h1>
+            <p><a href="/">"Back to the dashboard"</a></p>
+        </main>
+    }
+}
+
+/// A section whose page arrives with a later release: says what it will hold.
+pub fn planned(title: &'static str, what: &'static str) -> impl IntoView {
+    view! {
+        <section data-test="planned-page">
+            <h1>{title}</h1>
+            <p class="muted">"This page will list " {what} "."</p>
+        </section>
+    }
+}

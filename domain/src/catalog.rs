@@ -1,0 +1,499 @@
+//! The catalog entities as operators and the HTTP API see them, and the whole-catalog document
+//! of `GET/PUT /api/v1/catalog`.
+//!
+//! These are plain data; the rules they must satisfy live in [`crate::validate`].
+
+use crate::{HumanDuration, params::ParamSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the catalog document format written by [`Catalog`].
+pub const CATALOG_FORMAT_VERSION: u32 = 1;
+
+/// The whole catalog in one document. Import validates all of it before anything is written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    #[serde(default = "format_version")]
+    pub version: u32,
+    #[serde(default)]
+    pub applications: Vec<Application>,
+    #[serde(default)]
+    pub pools: Vec<Pool>,
+    #[serde(default)]
+    pub data_queues: Vec<DataQueue>,
+    #[serde(default)]
+    pub classifiers: Vec<Classifier>,
+    #[serde(default)]
+    pub agents: Vec<Agent>,
+    #[serde(default)]
+    pub launch_settings: Vec<LaunchSetting>,
+    #[serde(default)]
+    pub schedule_groups: Vec<ScheduleGroup>,
+}
+
+fn format_version() -> u32 {
+    CATALOG_FORMAT_VERSION
+}
+
+impl Catalog {
+    pub fn new() -> Self {
+        Self {
+            version: CATALOG_FORMAT_VERSION,
+            ..Self::default()
+        }
+    }
+
+    /// Sorts every list by its key, so that two equal catalogs serialize identically
+    /// whatever order they were written in. Schedule group members keep their order: it is data.
+    pub fn normalize(&mut self) {
+        self.applications.sort_by(|a, b| a.id.cmp(&b.id));
+        self.pools.sort_by(|a, b| a.id.cmp(&b.id));
+        for p in &mut self.pools {
+            p.hosts.sort();
+        }
+        self.data_queues.sort_by(|a, b| a.id.cmp(&b.id));
+        self.classifiers
+            .sort_by(|a, b| (&a.application, &a.name).cmp(&(&b.application, &b.name)));
+        self.agents
+            .sort_by(|a, b| (&a.application, &a.id).cmp(&(&b.application, &b.id)));
+        self.launch_settings.sort_by(|a, b| a.id.cmp(&b.id));
+        self.schedule_groups.sort_by(|a, b| a.id.cmp(&b.id));
+    }
+
+    pub fn application(&self, id: &str) -> Option<&Application> {
+        self.applications.iter().find(|a| a.id == id)
+    }
+
+    pub fn pool(&self, id: &str) -> Option<&Pool> {
+        self.pools.iter().find(|p| p.id == id)
+    }
+
+    pub fn data_queue(&self, id: &str) -> Option<&DataQueue> {
+        self.data_queues.iter().find(|q| q.id == id)
+    }
+
+    pub fn agent(&self, application: &str, id: &str) -> Option<&Agent> {
+        self.agents
+            .iter()
+            .find(|a| a.application == application && a.id == id)
+    }
+
+    pub fn classifier(&self, application: &str, name: &str) -> Option<&Classifier> {
+        self.classifiers
+            .iter()
+            .find(|c| c.application == application && c.name == name)
+    }
+
+    pub fn launch_setting(&self, id: &str) -> Option<&LaunchSetting> {
+        self.launch_settings.iter().find(|l| l.id == id)
+    }
+
+    pub fn schedule_group(&self, id: &str) -> Option<&ScheduleGroup> {
+        self.schedule_groups.iter().find(|g| g.id == id)
+    }
+}
+
+/// A named deployable; the namespace of its agents' ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Application {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    /// Pool used by launch settings that name none.
+    pub default_pool: String,
+    /// Called when a breaker trips, something is disabled or dead letters pile up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+}
+
+/// A named list of host names. A host may be in several pools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Pool {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub hosts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum DataQueueKind {
+    /// Point to point: launch settings of one agent compete for messages.
+    Queue,
+    /// Every launch setting gets its own copy of each message.
+    Topic,
+}
+
+/// Where producers publish messages for agents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DataQueue {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub kind: DataQueueKind,
+    /// Broker exchange producers publish to; the data queue's id when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// How long messages wait before they reach Delayed stream launch settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<HumanDuration>,
+}
+
+impl DataQueue {
+    /// The exchange producers publish to.
+    pub fn effective_address(&self) -> &str {
+        self.address.as_deref().unwrap_or(&self.id)
+    }
+}
+
+/// A list of (code, label) values an application publishes for typed parameters to pick from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Classifier {
+    pub application: String,
+    pub name: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub values: Vec<ClassifierValue>,
+}
+
+impl Classifier {
+    pub fn contains(&self, code: &str) -> bool {
+        self.values.iter().any(|v| v.code == code)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ClassifierValue {
+    pub code: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    /// Runs on its own; only schedules start it.
+    Standalone,
+    /// Consumes messages of a data queue.
+    Messages,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum Concurrency {
+    /// One node of the pool (the least loaded one).
+    #[serde(rename = "ANY")]
+    Any,
+    /// Every node of the pool.
+    #[serde(rename = "MANY")]
+    Many,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum OverlapPolicy {
+    /// Run beside an instance that is still running.
+    Allow,
+    /// Refuse the new run and report it skipped.
+    Skip,
+    /// Cancel the running instance, wait for it, then start.
+    Interrupt,
+}
+
+/// Code in an application. Nodes publish what the code owns (title, input kind, schema);
+/// operators own concurrency, overlap policy and data queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    pub application: String,
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub input: InputKind,
+    /// Required for `messages` agents, absent for `standalone` ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_queue: Option<String>,
+    pub concurrency: Concurrency,
+    pub overlap: OverlapPolicy,
+    #[serde(default)]
+    pub parameters: Vec<ParamSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchKind {
+    /// Runs continuously while enabled (messages agents only).
+    Stream,
+    /// Runs when a schedule group containing it fires.
+    Scheduled,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum StreamMode {
+    /// Messages reach the launch setting as soon as they are published.
+    #[default]
+    Asap,
+    /// Messages reach it only after the data queue's delay.
+    Delayed,
+}
+
+/// Header-based filter of a stream launch setting: every listed header must equal the value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MessageFilter {
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl MessageFilter {
+    pub fn is_empty(&self) -> bool {
+        self.headers.is_empty()
+    }
+}
+
+/// Redelivery of a failed message: `initial_delay × multiplier^(attempt-1)`, capped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RetryPolicy {
+    #[serde(default = "default_initial_delay")]
+    pub initial_delay: HumanDuration,
+    #[serde(default = "default_multiplier")]
+    pub multiplier: f64,
+    #[serde(default = "default_max_delay")]
+    pub max_delay: HumanDuration,
+    /// Attempts before a message is dead-lettered (ignored by `retry-forever`).
+    #[serde(default = "default_max_deliveries")]
+    pub max_deliveries: u32,
+}
+
+fn default_initial_delay() -> HumanDuration {
+    HumanDuration::from_secs(1)
+}
+fn default_multiplier() -> f64 {
+    2.0
+}
+fn default_max_delay() -> HumanDuration {
+    HumanDuration::from_secs(300)
+}
+fn default_max_deliveries() -> u32 {
+    10
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            initial_delay: default_initial_delay(),
+            multiplier: default_multiplier(),
+            max_delay: default_max_delay(),
+            max_deliveries: default_max_deliveries(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum DeadLetterPolicy {
+    /// To the system dead-letter queue.
+    #[default]
+    DeadLetter,
+    /// To the sump queue, replayed once automatically after the cool-down, then dead.
+    Park,
+    /// No delivery limit; the breaker is what stops the waste.
+    RetryForever,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DeadLetterSettings {
+    #[serde(default)]
+    pub policy: DeadLetterPolicy,
+    /// Cool-down before a parked message is replayed (policy `park`).
+    #[serde(default = "default_park_cooldown")]
+    pub park_cooldown: HumanDuration,
+    /// Notify when this many dead letters of the launch setting are waiting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_threshold: Option<u32>,
+}
+
+fn default_park_cooldown() -> HumanDuration {
+    HumanDuration::from_secs(600)
+}
+
+impl Default for DeadLetterSettings {
+    fn default() -> Self {
+        Self {
+            policy: DeadLetterPolicy::default(),
+            park_cooldown: default_park_cooldown(),
+            notify_threshold: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum LostPolicy {
+    /// Dispatch the activation again.
+    #[default]
+    Restart,
+    /// End the activation as failed.
+    Fail,
+}
+
+/// Watchdog deadlines of an activation (SPEC §4.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryPolicy {
+    /// A node must accept a launch within this time, or another node gets it.
+    #[serde(default = "default_start_timeout")]
+    pub start_timeout: HumanDuration,
+    /// A running activation must heartbeat within this time, or it is lost.
+    #[serde(default = "default_work_timeout")]
+    pub work_timeout: HumanDuration,
+    /// Interrupts a run that lasts longer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_run_time: Option<HumanDuration>,
+    #[serde(default)]
+    pub on_lost: LostPolicy,
+}
+
+fn default_start_timeout() -> HumanDuration {
+    HumanDuration::from_secs(30)
+}
+fn default_work_timeout() -> HumanDuration {
+    HumanDuration::from_secs(120)
+}
+
+impl Default for RecoveryPolicy {
+    fn default() -> Self {
+        Self {
+            start_timeout: default_start_timeout(),
+            work_timeout: default_work_timeout(),
+            max_run_time: None,
+            on_lost: LostPolicy::default(),
+        }
+    }
+}
+
+/// Default breaker threshold `M` of a launch setting.
+pub const DEFAULT_FAILURE_THRESHOLD: u32 = 10;
+
+fn default_failure_threshold() -> u32 {
+    DEFAULT_FAILURE_THRESHOLD
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// One way to run an agent, with its own parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LaunchSetting {
+    /// Names the broker subscription, e.g. `billing.invoice-export.1`.
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub application: String,
+    pub agent: String,
+    pub kind: LaunchKind,
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+    /// The application's default pool when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
+    /// Values of the agent's parameters, by parameter name.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// Stream only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_mode: Option<StreamMode>,
+    /// Stream only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<MessageFilter>,
+    /// Breaker threshold `M`; `N = max(1, M / 3)`.
+    #[serde(default = "default_failure_threshold")]
+    pub failure_threshold: u32,
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    #[serde(default)]
+    pub dead_letter: DeadLetterSettings,
+    #[serde(default)]
+    pub recovery: RecoveryPolicy,
+    /// A scheduled launch setting of a messages agent ends when its subscription stays empty
+    /// this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<HumanDuration>,
+    /// Overrides the application's webhook for this launch setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum MisfirePolicy {
+    /// A fire missed while no manager ran happens once, at once.
+    #[default]
+    FireOnceNow,
+    /// A missed fire is dropped.
+    Skip,
+}
+
+/// A cron schedule and the launch settings it runs one after another, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleGroup {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    pub application: String,
+    /// Quartz-like cron: optional seconds, minutes, hours, day of month, month, day of week.
+    pub cron: String,
+    /// IANA time zone, e.g. `Europe/Paris`.
+    #[serde(default = "default_time_zone")]
+    pub time_zone: String,
+    #[serde(default)]
+    pub misfire: MisfirePolicy,
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+    /// Launch setting ids, in run order.
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+fn default_time_zone() -> String {
+    "UTC".to_owned()
+}

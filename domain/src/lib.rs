@@ -1,0 +1,20 @@
+//! Pure types and rules of Agent Manager.
+//!
+//! Everything here is free of I/O so the manager, the nodes and the browser (wasm) apply the
+//! very same rules: the catalog entities and their validation, typed agent parameters, cron
+//! schedules, and the small pieces of arithmetic (breaker thresholds, retry delays) that both
+//! sides must agree on.
+
+pub mod catalog;
+pub mod duration;
+pub mod error;
+pub mod ids;
+pub mod params;
+pub mod policy;
+pub mod roles;
+pub mod schedule;
+pub mod usage;
+pub mod validate;
+
+pub use duration::HumanDuration;
+pub use error::{FieldError, ValidationErrors};

@@ -1,0 +1,172 @@
+//! Who uses a catalog entity: a delete is refused while anything does, with a message naming it.
+
+use crate::{catalog::Catalog, params::ParamType};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A catalog entity, by its key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EntityRef {
+    Application(String),
+    Pool(String),
+    DataQueue(String),
+    Agent { application: String, id: String },
+    Classifier { application: String, name: String },
+    LaunchSetting(String),
+    ScheduleGroup(String),
+}
+
+impl EntityRef {
+    pub fn agent(application: impl Into<String>, id: impl Into<String>) -> Self {
+        EntityRef::Agent {
+            application: application.into(),
+            id: id.into(),
+        }
+    }
+
+    pub fn classifier(application: impl Into<String>, name: impl Into<String>) -> Self {
+        EntityRef::Classifier {
+            application: application.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for EntityRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EntityRef::Application(id) => write!(f, "application '{id}'"),
+            EntityRef::Pool(id) => write!(f, "pool '{id}'"),
+            EntityRef::DataQueue(id) => write!(f, "data queue '{id}'"),
+            EntityRef::Agent { application, id } => write!(f, "agent '{application}/{id}'"),
+            EntityRef::Classifier { application, name } => {
+                write!(f, "classifier '{application}/{name}'")
+            }
+            EntityRef::LaunchSetting(id) => write!(f, "launch setting '{id}'"),
+            EntityRef::ScheduleGroup(id) => write!(f, "schedule group '{id}'"),
+        }
+    }
+}
+
+/// Every use of `target` in `catalog`, one sentence each, e.g.
+/// "launch setting 'billing.x.1' uses agent 'billing/x'". Empty when nothing uses it.
+pub fn usages(catalog: &Catalog, target: &EntityRef) -> Vec<String> {
+    let mut out = Vec::new();
+    match target {
+        EntityRef::Application(app) => {
+            let owned = |application: &str| application == app;
+            for a in catalog.agents.iter().filter(|a| owned(&a.application)) {
+                out.push(format!(
+                    "{} belongs to {target}",
+                    EntityRef::agent(&a.application, &a.id)
+                ));
+            }
+            for c in catalog.classifiers.iter().filter(|c| owned(&c.application)) {
+                out.push(format!(
+                    "{} belongs to {target}",
+                    EntityRef::classifier(&c.application, &c.name)
+                ));
+            }
+            for l in catalog
+                .launch_settings
+                .iter()
+                .filter(|l| owned(&l.application))
+            {
+                out.push(format!(
+                    "{} belongs to {target}",
+                    EntityRef::LaunchSetting(l.id.clone())
+                ));
+            }
+            for g in catalog
+                .schedule_groups
+                .iter()
+                .filter(|g| owned(&g.application))
+            {
+                out.push(format!(
+                    "{} belongs to {target}",
+                    EntityRef::ScheduleGroup(g.id.clone())
+                ));
+            }
+        }
+        EntityRef::Pool(pool) => {
+            for a in catalog
+                .applications
+                .iter()
+                .filter(|a| a.default_pool == *pool)
+            {
+                out.push(format!(
+                    "{} uses {target} as its default pool",
+                    EntityRef::Application(a.id.clone())
+                ));
+            }
+            for l in catalog
+                .launch_settings
+                .iter()
+                .filter(|l| l.pool.as_deref() == Some(pool))
+            {
+                out.push(format!(
+                    "{} uses {target}",
+                    EntityRef::LaunchSetting(l.id.clone())
+                ));
+            }
+        }
+        EntityRef::DataQueue(queue) => {
+            for a in catalog
+                .agents
+                .iter()
+                .filter(|a| a.data_queue.as_deref() == Some(queue))
+            {
+                out.push(format!(
+                    "{} uses {target}",
+                    EntityRef::agent(&a.application, &a.id)
+                ));
+            }
+        }
+        EntityRef::Agent { application, id } => {
+            for l in catalog
+                .launch_settings
+                .iter()
+                .filter(|l| l.application == *application && l.agent == *id)
+            {
+                out.push(format!(
+                    "{} uses {target}",
+                    EntityRef::LaunchSetting(l.id.clone())
+                ));
+            }
+        }
+        EntityRef::Classifier { application, name } => {
+            for a in catalog
+                .agents
+                .iter()
+                .filter(|a| a.application == *application)
+            {
+                for p in &a.parameters {
+                    if matches!(&p.ty, ParamType::Classifier(n) if n == name) {
+                        out.push(format!(
+                            "{} parameter '{}' uses {target}",
+                            EntityRef::agent(&a.application, &a.id),
+                            p.name
+                        ));
+                    }
+                }
+            }
+        }
+        EntityRef::LaunchSetting(ls) => {
+            for g in catalog
+                .schedule_groups
+                .iter()
+                .filter(|g| g.members.contains(ls))
+            {
+                out.push(format!(
+                    "{} has {target} as a member",
+                    EntityRef::ScheduleGroup(g.id.clone())
+                ));
+            }
+        }
+        // Nothing refers to a schedule group.
+        EntityRef::ScheduleGroup(_) => {}
+    }
+    out
+}

@@ -1,0 +1,47 @@
+//! Database migrations of the Agent Manager.
+//!
+//! The same migrations run on SQLite (the embedded default) and PostgreSQL (production, HA),
+//! so they only use portable column types: text, integers, double, boolean, timestamps with
+//! time zone, JSON (text on SQLite), UUID (text on SQLite) and blobs (`bytea` on PostgreSQL).
+//!
+//! Migrations are grouped by area:
+//! - [`m20261121_000001_catalog`]: applications, hosts, pools, data queues, agents,
+//!   classifiers, launch settings and schedule groups;
+//! - [`m20261121_000002_runtime`]: nodes, activations and their hosts and events, failure
+//!   logs, dead letters, the outbox, notifications and breaker trips;
+//! - [`m20261121_000003_operations_audit`]: bulk operations and the audit log;
+//! - [`m20261121_000004_accounts`]: users, API tokens and sessions.
+//!
+//! Every migration runs inside a transaction on every backend, so a failed migration leaves
+//! nothing half-applied.
+//!
+//! ```no_run
+//! use migration::{Migrator, MigratorTrait};
+//! # async fn run(db: &sea_orm_migration::sea_orm::DatabaseConnection) -> Result<(), sea_orm_migration::DbErr> {
+//! Migrator::up(db, None).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+pub use sea_orm_migration::prelude::*;
+
+pub mod m20261121_000001_catalog;
+pub mod m20261121_000002_runtime;
+pub mod m20261121_000003_operations_audit;
+pub mod m20261121_000004_accounts;
+mod util;
+
+/// Every migration of the manager's database, in order.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261121_000001_catalog::Migration),
+            Box::new(m20261121_000002_runtime::Migration),
+            Box::new(m20261121_000003_operations_audit::Migration),
+            Box::new(m20261121_000004_accounts::Migration),
+        ]
+    }
+}

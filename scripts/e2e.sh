@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Starts the built manager on a fresh SQLite database and a free port, runs the Playwright
+# suite against it, and stops it. Used by scripts/test.sh after `cargo leptos build`.
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+BIN="$ROOT/target/debug/agent-manager"
+WORK="$(mktemp -d)"
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+LOG="$WORK/manager.log"
+
+export AM_DATABASE_URL="sqlite://$WORK/e2e.sqlite?mode=rwc"
+export AM_LISTEN="127.0.0.1:$PORT"
+export AM_ADMIN_PASSWORD="e2e-admin-password"
+export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+
+"$BIN" migrate >/dev/null
+AM_NEW_USER_PASSWORD="e2e-viewer-password" "$BIN" user create viewer --role viewer >/dev/null
+
+"$BIN" serve >"$LOG" 2>&1 &
+PID=$!
+cleanup() {
+  kill "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+for _ in $(seq 1 60); do
+  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  sleep 0.5
+done
+if ! curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null; then
+  echo "the manager did not start; its log:" >&2
+  cat "$LOG" >&2
+  exit 1
+fi
+
+export BASE_URL="http://127.0.0.1:$PORT"
+export E2E_ADMIN_PASSWORD="$AM_ADMIN_PASSWORD" E2E_VIEWER_PASSWORD="e2e-viewer-password"
+status=0
+(cd end2end && npx playwright test) || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "--- manager log ---" >&2
+  tail -n 100 "$LOG" >&2
+fi
+exit "$status"

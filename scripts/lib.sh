@@ -1,0 +1,119 @@
+# Shared by scripts/run.sh and scripts/test.sh: installs and starts what is missing, and does
+# nothing for what is already there, so a second run installs nothing.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CARGO_LEPTOS_VERSION="0.3.10"
+WASM_BINDGEN_VERSION="0.2.130"
+
+log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+APT_UPDATED=0
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    log "apt-get update"
+    as_root apt-get update -qq
+    APT_UPDATED=1
+  fi
+  log "installing ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() {
+  local port=$1 what=$2
+  for _ in $(seq 1 60); do
+    port_open "$port" && return 0
+    sleep 1
+  done
+  echo "$what did not come up on port $port" >&2
+  return 1
+}
+
+ensure_rust() {
+  if ! command -v cargo >/dev/null; then
+    apt_install curl ca-certificates
+    log "installing Rust (rustup)"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+  fi
+  export PATH="$HOME/.cargo/bin:$PATH"
+  apt_install build-essential pkg-config
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    log "adding the wasm32 target"
+    rustup target add wasm32-unknown-unknown
+  fi
+  if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
+    # --debug: the tool's own speed hardly matters and a release build of it takes ~40 min.
+    log "installing cargo-leptos $CARGO_LEPTOS_VERSION (takes ~10 minutes once)"
+    cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked --debug
+  fi
+  if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+    # Not --locked: one of its locked dependencies is no longer on the registry.
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  fi
+}
+
+ensure_rabbitmq() {
+  if ! command -v rabbitmq-server >/dev/null && [ ! -x /usr/sbin/rabbitmq-server ]; then
+    apt_install rabbitmq-server
+  fi
+  if ! port_open 5672; then
+    log "starting RabbitMQ"
+    as_root rabbitmq-server -detached || true
+    wait_port 5672 RabbitMQ
+  fi
+}
+
+# Sets AM_TEST_PG_URL to a PostgreSQL database tests may create databases from.
+ensure_postgres() {
+  if [ -z "${AM_TEST_PG_URL:-}" ]; then
+    export AM_TEST_PG_URL="postgres://postgres@127.0.0.1:5432/test"
+  fi
+  if ! port_open 5432; then
+    apt_install postgresql
+    local ver
+    ver="$(ls /etc/postgresql | sort -V | tail -1)"
+    log "starting PostgreSQL $ver"
+    as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main start 2>/dev/null || as_root pg_ctlcluster "$ver" main start
+    wait_port 5432 PostgreSQL
+  fi
+  if ! psql "$AM_TEST_PG_URL" -qAtc 'select 1' >/dev/null 2>&1; then
+    # A fresh Debian cluster asks for a password over TCP: give the test role one and a database.
+    log "preparing the PostgreSQL test database"
+    as_root su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null
+    as_root su postgres -c "psql -qAtc \"SELECT 1 FROM pg_database WHERE datname='test'\" | grep -q 1 || createdb test"
+    export AM_TEST_PG_URL="postgres://postgres:postgres@127.0.0.1:5432/test"
+  fi
+}
+
+ensure_chromium_and_npm() {
+  [ -x /usr/bin/chromium ] || apt_install chromium
+  command -v npm >/dev/null || apt_install nodejs npm
+  if [ ! -d "$ROOT/end2end/node_modules/@playwright/test" ] \
+     || [ "$ROOT/end2end/package-lock.json" -nt "$ROOT/end2end/node_modules/.package-lock.json" ]; then
+    log "installing end-to-end test packages"
+    (cd "$ROOT/end2end" && npm ci --no-audit --no-fund)
+  fi
+}
+
+ensure_nextest() {
+  if ! cargo nextest --version >/dev/null 2>&1; then
+    log "installing cargo-nextest"
+    cargo install cargo-nextest --locked
+  fi
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every test: formatting, lints (server and browser builds), unit and integration tests on
+# SQLite and PostgreSQL with the real RabbitMQ, and the Playwright suite in Chromium against a
+# freshly built manager. Installs and starts whatever is missing first; safe to run again.
+. "$(dirname "$0")/lib.sh"
+
+START=$(date +%s)
+ensure_rust
+ensure_nextest
+ensure_rabbitmq
+ensure_postgres
+ensure_chromium_and_npm
+cd "$ROOT"
+
+. "$ROOT/scripts/leptos-env.sh"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
+
+log "formatting"
+cargo fmt --all --check
+
+log "building the manager and the browser bundle"
+cargo leptos build
+
+log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ)"
+cargo nextest run --workspace --no-fail-fast
+
+log "lints: server build"
+cargo clippy --workspace --all-targets -- -D warnings
+log "lints: browser build"
+RUSTFLAGS="--cfg erase_components" cargo clippy -p app -p am-domain --no-default-features --features hydrate \
+  --target wasm32-unknown-unknown -- -D warnings
+
+log "end-to-end tests (Playwright, Chromium)"
+./scripts/e2e.sh
+
+log "all tests passed in $(( $(date +%s) - START )) s"

@@ -1,0 +1,357 @@
+//! CRUD per catalog entity: `/api/v1/{applications,pools,data-queues,agents,launch-settings,
+//! schedule-groups}[/{id}]`. Agents are scoped by application: `/api/v1/agents/{application}/{id}`.
+//! Every handler checks the role (inside the service), calls one service function and maps
+//! its error.
+
+use super::json::ApiJson;
+use crate::{
+    auth::Caller,
+    error::{ApiResult, AppError, ErrorBody},
+    state::AppState,
+};
+use am_domain::usage::EntityRef;
+use am_services::catalog;
+use axum::{
+    Json, Router,
+    extract::{Path, Query, State},
+    http::StatusCode,
+    routing::post,
+};
+
+/// Handlers for an entity whose id is unique on its own.
+macro_rules! crud {
+    ($module:ident, $ty:ty, $variant:ident, $tag:literal, $collection:literal, $item:literal) => {
+        pub mod $module {
+            use super::*;
+            use $ty as Entity;
+
+            #[utoipa::path(get, path = $collection, tag = $tag, responses(
+                (status = 200, body = Vec<Entity>), (status = 401, body = ErrorBody)))]
+            pub async fn list(State(s): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<Entity>>> {
+                Ok(Json(catalog::list::<Entity>(&s.services.db, &who).await?))
+            }
+
+            #[utoipa::path(get, path = $item, tag = $tag, params(("id" = String, Path)), responses(
+                (status = 200, body = Entity), (status = 404, body = ErrorBody)))]
+            pub async fn get(State(s): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<Entity>> {
+                Ok(Json(catalog::get::<Entity>(&s.services.db, &who, &EntityRef::$variant(id)).await?))
+            }
+
+            #[utoipa::path(post, path = $collection, tag = $tag, request_body = Entity, responses(
+                (status = 201, body = Entity), (status = 403, body = ErrorBody),
+                (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+            pub async fn create(
+                State(s): State<AppState>,
+                Caller(who): Caller,
+                ApiJson(body): ApiJson<Entity>,
+            ) -> ApiResult<(StatusCode, Json<Entity>)> {
+                Ok((StatusCode::CREATED, Json(catalog::create(&s.services.db, &who, body).await?)))
+            }
+
+            #[utoipa::path(put, path = $item, tag = $tag, params(("id" = String, Path)), request_body = Entity,
+                responses((status = 200, body = Entity), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+            pub async fn update(
+                State(s): State<AppState>,
+                Caller(who): Caller,
+                Path(id): Path<String>,
+                ApiJson(body): ApiJson<Entity>,
+            ) -> ApiResult<Json<Entity>> {
+                Ok(Json(catalog::update(&s.services.db, &who, &EntityRef::$variant(id), body).await?))
+            }
+
+            #[utoipa::path(delete, path = $item, tag = $tag, params(("id" = String, Path)), responses(
+                (status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "in use")))]
+            pub async fn delete(State(s): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+                catalog::delete::<Entity>(&s.services.db, &who, &EntityRef::$variant(id)).await?;
+                Ok(StatusCode::NO_CONTENT)
+            }
+
+            pub fn router() -> Router<AppState> {
+                Router::new()
+                    .route($collection, axum::routing::get(list).post(create))
+                    .route($item, axum::routing::get(get).put(update).delete(delete))
+            }
+        }
+    };
+}
+
+/// Enable/disable endpoints for launch settings and schedule groups.
+macro_rules! switch {
+    ($variant:ident, $tag:literal, $enable:literal, $disable:literal) => {
+        #[utoipa::path(post, path = $enable, tag = $tag, params(("id" = String, Path)), responses(
+            (status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        pub async fn enable(State(s): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+            let cause = format!("enabled by {}", who.name);
+            catalog::set_enabled(&s.services.db, &who, &EntityRef::$variant(id), true, &cause).await?;
+            Ok(StatusCode::NO_CONTENT)
+        }
+
+        #[utoipa::path(post, path = $disable, tag = $tag, params(("id" = String, Path)), responses(
+            (status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        pub async fn disable(State(s): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+            let cause = format!("disabled by {}", who.name);
+            catalog::set_enabled(&s.services.db, &who, &EntityRef::$variant(id), false, &cause).await?;
+            Ok(StatusCode::NO_CONTENT)
+        }
+
+        pub fn switch_router() -> Router<AppState> {
+            Router::new().route($enable, post(enable)).route($disable, post(disable))
+        }
+    };
+}
+
+crud!(
+    applications,
+    am_domain::catalog::Application,
+    Application,
+    "applications",
+    "/api/v1/applications",
+    "/api/v1/applications/{id}"
+);
+crud!(
+    pools,
+    am_domain::catalog::Pool,
+    Pool,
+    "pools",
+    "/api/v1/pools",
+    "/api/v1/pools/{id}"
+);
+crud!(
+    data_queues,
+    am_domain::catalog::DataQueue,
+    DataQueue,
+    "data-queues",
+    "/api/v1/data-queues",
+    "/api/v1/data-queues/{id}"
+);
+
+pub mod schedule_groups {
+    use super::*;
+    crud!(
+        inner,
+        am_domain::catalog::ScheduleGroup,
+        ScheduleGroup,
+        "schedule-groups",
+        "/api/v1/schedule-groups",
+        "/api/v1/schedule-groups/{id}"
+    );
+    switch!(
+        ScheduleGroup,
+        "schedule-groups",
+        "/api/v1/schedule-groups/{id}/enable",
+        "/api/v1/schedule-groups/{id}/disable"
+    );
+
+    // The OpenAPI document names handlers by path; re-export them (and utoipa's generated
+    // path types) beside the enable/disable handlers of this module.
+    pub use inner::{__path_create, __path_delete, __path_get, __path_list, __path_update};
+
+    pub fn router() -> Router<AppState> {
+        inner::router().merge(switch_router())
+    }
+}
+
+pub mod agents {
+    use super::*;
+    use am_domain::catalog::Agent;
+
+    fn key(application: String, id: String) -> EntityRef {
+        EntityRef::Agent { application, id }
+    }
+
+    #[utoipa::path(get, path = "/api/v1/agents", tag = "agents", responses((status = 200, body = Vec<Agent>)))]
+    pub async fn list(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+    ) -> ApiResult<Json<Vec<Agent>>> {
+        Ok(Json(catalog::list::<Agent>(&s.services.db, &who).await?))
+    }
+
+    #[utoipa::path(get, path = "/api/v1/agents/{application}/{id}", tag = "agents",
+        params(("application" = String, Path), ("id" = String, Path)),
+        responses((status = 200, body = Agent), (status = 404, body = ErrorBody)))]
+    pub async fn get(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path((application, id)): Path<(String, String)>,
+    ) -> ApiResult<Json<Agent>> {
+        Ok(Json(
+            catalog::get::<Agent>(&s.services.db, &who, &key(application, id)).await?,
+        ))
+    }
+
+    #[utoipa::path(post, path = "/api/v1/agents", tag = "agents", request_body = Agent, responses(
+        (status = 201, body = Agent), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    pub async fn create(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        ApiJson(body): ApiJson<Agent>,
+    ) -> ApiResult<(StatusCode, Json<Agent>)> {
+        Ok((
+            StatusCode::CREATED,
+            Json(catalog::create(&s.services.db, &who, body).await?),
+        ))
+    }
+
+    #[utoipa::path(put, path = "/api/v1/agents/{application}/{id}", tag = "agents",
+        params(("application" = String, Path), ("id" = String, Path)), request_body = Agent,
+        responses((status = 200, body = Agent), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    pub async fn update(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path((application, id)): Path<(String, String)>,
+        ApiJson(body): ApiJson<Agent>,
+    ) -> ApiResult<Json<Agent>> {
+        Ok(Json(
+            catalog::update(&s.services.db, &who, &key(application, id), body).await?,
+        ))
+    }
+
+    #[utoipa::path(delete, path = "/api/v1/agents/{application}/{id}", tag = "agents",
+        params(("application" = String, Path), ("id" = String, Path)),
+        responses((status = 204), (status = 409, body = ErrorBody, description = "in use")))]
+    pub async fn delete(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path((application, id)): Path<(String, String)>,
+    ) -> ApiResult<StatusCode> {
+        catalog::delete::<Agent>(&s.services.db, &who, &key(application, id)).await?;
+        Ok(StatusCode::NO_CONTENT)
+    }
+
+    pub fn router() -> Router<AppState> {
+        Router::new()
+            .route("/api/v1/agents", axum::routing::get(list).post(create))
+            .route(
+                "/api/v1/agents/{application}/{id}",
+                axum::routing::get(get).put(update).delete(delete),
+            )
+    }
+}
+
+pub mod launch_settings {
+    use super::*;
+    use am_domain::catalog::LaunchSetting;
+    use serde::Deserialize;
+
+    /// `?groups=a,b`: the schedule groups a scheduled launch setting belongs to (saved with it).
+    #[derive(Debug, Deserialize, utoipa::IntoParams)]
+    pub struct GroupsQuery {
+        /// Comma-separated schedule group ids; when given, the launch setting is a member of
+        /// exactly these groups.
+        pub groups: Option<String>,
+    }
+
+    fn groups(q: GroupsQuery) -> Option<Vec<String>> {
+        q.groups.map(|g| {
+            g.split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+    }
+
+    #[utoipa::path(get, path = "/api/v1/launch-settings", tag = "launch-settings", responses((status = 200, body = Vec<LaunchSetting>)))]
+    pub async fn list(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+    ) -> ApiResult<Json<Vec<LaunchSetting>>> {
+        Ok(Json(
+            catalog::list::<LaunchSetting>(&s.services.db, &who).await?,
+        ))
+    }
+
+    #[utoipa::path(get, path = "/api/v1/launch-settings/{id}", tag = "launch-settings", params(("id" = String, Path)),
+        responses((status = 200, body = LaunchSetting), (status = 404, body = ErrorBody)))]
+    pub async fn get(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path(id): Path<String>,
+    ) -> ApiResult<Json<LaunchSetting>> {
+        Ok(Json(
+            catalog::get::<LaunchSetting>(&s.services.db, &who, &EntityRef::LaunchSetting(id))
+                .await?,
+        ))
+    }
+
+    #[utoipa::path(post, path = "/api/v1/launch-settings", tag = "launch-settings", params(GroupsQuery),
+        request_body = LaunchSetting,
+        responses((status = 201, body = LaunchSetting), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    pub async fn create(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Query(q): Query<GroupsQuery>,
+        ApiJson(body): ApiJson<LaunchSetting>,
+    ) -> ApiResult<(StatusCode, Json<LaunchSetting>)> {
+        let saved =
+            catalog::save_launch_setting(&s.services.db, &who, body, groups(q), true).await?;
+        Ok((StatusCode::CREATED, Json(saved)))
+    }
+
+    #[utoipa::path(put, path = "/api/v1/launch-settings/{id}", tag = "launch-settings",
+        params(("id" = String, Path), GroupsQuery), request_body = LaunchSetting,
+        responses((status = 200, body = LaunchSetting), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    pub async fn update(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path(id): Path<String>,
+        Query(q): Query<GroupsQuery>,
+        ApiJson(body): ApiJson<LaunchSetting>,
+    ) -> ApiResult<Json<LaunchSetting>> {
+        if body.id != id {
+            return Err(AppError::Service(am_services::ServiceError::invalid(
+                "id",
+                format!(
+                    "the id cannot be changed (this is launch setting '{id}'; the body names '{}')",
+                    body.id
+                ),
+            )));
+        }
+        catalog::get::<LaunchSetting>(&s.services.db, &who, &EntityRef::LaunchSetting(id)).await?;
+        Ok(Json(
+            catalog::save_launch_setting(&s.services.db, &who, body, groups(q), false).await?,
+        ))
+    }
+
+    #[utoipa::path(delete, path = "/api/v1/launch-settings/{id}", tag = "launch-settings", params(("id" = String, Path)),
+        responses((status = 204), (status = 409, body = ErrorBody, description = "in use")))]
+    pub async fn delete(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path(id): Path<String>,
+    ) -> ApiResult<StatusCode> {
+        catalog::delete::<LaunchSetting>(&s.services.db, &who, &EntityRef::LaunchSetting(id))
+            .await?;
+        Ok(StatusCode::NO_CONTENT)
+    }
+
+    switch!(
+        LaunchSetting,
+        "launch-settings",
+        "/api/v1/launch-settings/{id}/enable",
+        "/api/v1/launch-settings/{id}/disable"
+    );
+
+    pub fn router() -> Router<AppState> {
+        Router::new()
+            .route(
+                "/api/v1/launch-settings",
+                axum::routing::get(list).post(create),
+            )
+            .route(
+                "/api/v1/launch-settings/{id}",
+                axum::routing::get(get).put(update).delete(delete),
+            )
+            .merge(switch_router())
+    }
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .merge(applications::router())
+        .merge(pools::router())
+        .merge(data_queues::router())
+        .merge(agents::router())
+        .merge(launch_settings::router())
+        .merge(schedule_groups::router())
+}

@@ -1,0 +1,90 @@
+//! JSON request bodies whose mistakes come back as API errors with the path of the bad field
+//! (`launch_settings[2].kind: unknown variant ...`), not as a bare parser message.
+
+use crate::error::AppError;
+use am_domain::{FieldError, ValidationErrors};
+use am_services::ServiceError;
+use axum::{
+    body::Bytes,
+    extract::{FromRequest, Request},
+    http::header,
+};
+use serde::de::DeserializeOwned;
+
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("application/json") || ct.contains("+json"));
+        if !is_json {
+            return Err(AppError::BadRequest(
+                "expected a JSON body (Content-Type: application/json)".into(),
+            ));
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| AppError::BadRequest(format!("cannot read the request body: {e}")))?;
+        parse(&bytes).map(ApiJson)
+    }
+}
+
+/// Parses JSON, locating a type mismatch or unknown field by its path in the document.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() || inner.is_io() {
+            AppError::BadRequest(format!("the body is not valid JSON: {inner}"))
+        } else {
+            let path = if path == "." { String::new() } else { path };
+            let mut errors = ValidationErrors::new();
+            errors
+                .0
+                .push(FieldError::new(path, strip_position(&inner.to_string())));
+            AppError::Service(ServiceError::Invalid(errors))
+        }
+    })
+}
+
+/// serde_json appends "at line L column C", which the path already says better.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use am_domain::catalog::Catalog;
+
+    #[test]
+    fn shape_errors_carry_their_path() {
+        let body = br#"{"version":1,"launch_settings":[{"id":"a","application":"x","agent":"y","kind":"sometimes"}]}"#;
+        let Err(AppError::Service(ServiceError::Invalid(errors))) = parse::<Catalog>(body) else {
+            panic!("expected a validation error");
+        };
+        assert_eq!(errors.0[0].path, "launch_settings[0].kind");
+        assert!(
+            errors.0[0].message.contains("sometimes"),
+            "{}",
+            errors.0[0].message
+        );
+    }
+
+    #[test]
+    fn syntax_errors_are_bad_requests() {
+        assert!(matches!(
+            parse::<Catalog>(b"{nope"),
+            Err(AppError::BadRequest(_))
+        ));
+    }
+}

@@ -1,0 +1,81 @@
+//! The JSON HTTP API under `/api/v1/`, and the probes. The OpenAPI document is generated from
+//! the handlers' annotations, so it cannot drift from the code.
+
+mod catalog;
+mod entities;
+mod health;
+pub mod json;
+
+use crate::state::AppState;
+use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
+use utoipa::{
+    Modify, OpenApi,
+    openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+};
+
+/// Largest accepted catalog document: big classifiers make large imports.
+const CATALOG_BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Agent Manager API", description = "Catalog, runtime and operations of Agent Manager."),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    paths(
+        health::healthz,
+        health::readyz,
+        catalog::export,
+        catalog::import,
+        entities::applications::list, entities::applications::get, entities::applications::create,
+        entities::applications::update, entities::applications::delete,
+        entities::pools::list, entities::pools::get, entities::pools::create,
+        entities::pools::update, entities::pools::delete,
+        entities::data_queues::list, entities::data_queues::get, entities::data_queues::create,
+        entities::data_queues::update, entities::data_queues::delete,
+        entities::schedule_groups::list, entities::schedule_groups::get, entities::schedule_groups::create,
+        entities::schedule_groups::update, entities::schedule_groups::delete,
+        entities::agents::list, entities::agents::get, entities::agents::create,
+        entities::agents::update, entities::agents::delete,
+        entities::launch_settings::list, entities::launch_settings::get, entities::launch_settings::create,
+        entities::launch_settings::update, entities::launch_settings::delete,
+        entities::launch_settings::enable, entities::launch_settings::disable,
+        entities::schedule_groups::enable, entities::schedule_groups::disable,
+    ),
+    tags(
+        (name = "probes", description = "Liveness and readiness"),
+        (name = "catalog", description = "The whole catalog as one document"),
+        (name = "applications"), (name = "pools"), (name = "data-queues"), (name = "agents"),
+        (name = "launch-settings"), (name = "schedule-groups"),
+    )
+)]
+pub struct ApiDoc;
+
+async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/api/v1/openapi.json", get(openapi_json))
+        .route(
+            "/api/v1/catalog",
+            get(catalog::export)
+                .put(catalog::import)
+                .layer(DefaultBodyLimit::max(CATALOG_BODY_LIMIT)),
+        )
+        .merge(entities::router())
+}

@@ -1,0 +1,184 @@
+//! Who is calling, and may they: resolves the caller from a Bearer token or the session cookie,
+//! enforces login on every page and API call, and checks the Origin of state-changing browser
+//! requests (cookies are sent cross-site on top-level navigations; tokens are not).
+
+use crate::{error::AppError, state::AppState};
+use am_services::{
+    Principal, ServiceError,
+    accounts::{self, ClientAddr},
+};
+use app::api::SESSION_COOKIE;
+use axum::{
+    extract::{ConnectInfo, FromRequestParts, Request, State},
+    http::{HeaderMap, Method, StatusCode, Uri, header, request::Parts},
+    middleware::Next,
+    response::{IntoResponse, Redirect, Response},
+};
+use std::net::SocketAddr;
+
+/// Paths anyone may reach: probes, the login page and its server function, static assets.
+fn is_public(path: &str) -> bool {
+    matches!(
+        path,
+        "/login" | "/ui/login" | "/healthz" | "/readyz" | "/metrics" | "/api/v1/openapi.json"
+    ) || path.starts_with("/pkg/")
+        || path == "/favicon.ico"
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|line| {
+            line.split(';').find_map(|kv| {
+                let (k, v) = kv.trim().split_once('=')?;
+                (k == name).then_some(v)
+            })
+        })
+}
+
+fn is_state_changing(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// The request's Origin must be this server (as the browser addressed it) or a configured one.
+fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let origin = origin.trim_end_matches('/');
+    if allowed.iter().any(|a| a == origin) {
+        return true;
+    }
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        == Some(host)
+}
+
+fn wants_json(uri: &Uri) -> bool {
+    uri.path().starts_with("/api/") || uri.path().starts_with("/ui/")
+}
+
+pub async fn middleware(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let client = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_default();
+    req.extensions_mut().insert(ClientAddr(client));
+
+    let path = req.uri().path().to_owned();
+    let services = &state.services;
+
+    let principal = if let Some(token) = bearer(req.headers()) {
+        match accounts::resolve_token(&services.db, token).await {
+            Ok(Some(p)) => Some(p),
+            Ok(None) => return AppError::BadToken.into_response(),
+            Err(e) => return AppError::Service(e).into_response(),
+        }
+    } else {
+        if is_state_changing(req.method())
+            && !origin_allowed(req.headers(), &state.http.allowed_origins)
+        {
+            tracing::warn!(%path, origin = ?req.headers().get(header::ORIGIN), "state-changing request with a foreign or missing Origin refused");
+            return AppError::BadOrigin.into_response();
+        }
+        match cookie(req.headers(), SESSION_COOKIE) {
+            Some(secret) if !secret.is_empty() => {
+                match accounts::resolve_session(services, secret).await {
+                    Ok(p) => p,
+                    Err(e) => return AppError::Service(e).into_response(),
+                }
+            }
+            _ => None,
+        }
+    };
+
+    match principal {
+        Some(p) => {
+            if path == "/login" && req.method() == Method::GET {
+                return Redirect::to("/").into_response();
+            }
+            req.extensions_mut().insert(p);
+        }
+        None if is_public(&path) => {}
+        None if wants_json(req.uri()) => {
+            return AppError::Service(ServiceError::Unauthenticated).into_response();
+        }
+        None => {
+            return if req.method() == Method::GET {
+                Redirect::to("/login").into_response()
+            } else {
+                StatusCode::UNAUTHORIZED.into_response()
+            };
+        }
+    }
+    next.run(req).await
+}
+
+/// The authenticated caller of an API handler.
+pub struct Caller(pub Principal);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .map(Caller)
+            .ok_or(AppError::Service(ServiceError::Unauthenticated))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn origin_must_match_host_or_allow_list() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:3000"));
+        assert!(!origin_allowed(&h, &[]), "missing origin");
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:3000"),
+        );
+        assert!(origin_allowed(&h, &[]));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://evil.example"),
+        );
+        assert!(!origin_allowed(&h, &[]));
+        assert!(origin_allowed(&h, &["http://evil.example".to_owned()]));
+    }
+
+    #[test]
+    fn reads_bearer_and_cookies() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer amt_x"),
+        );
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; am_session=s3cret; b=2"),
+        );
+        assert_eq!(bearer(&h), Some("amt_x"));
+        assert_eq!(cookie(&h, "am_session"), Some("s3cret"));
+        assert_eq!(cookie(&h, "zz"), None);
+    }
+}

@@ -1,0 +1,185 @@
+//! The subcommands of `agent-manager`. Each reads the configuration once and works directly on
+//! the database; `serve` also runs the HTTP server and the broker connection.
+
+use crate::{broker, config::Config, http, state::AppState};
+use am_domain::{catalog::Catalog, roles::Role};
+use am_services::{
+    Principal, ServiceError, Services, Settings, accounts, catalog, db, health::BrokerStatus,
+};
+use anyhow::{Context, Result, bail};
+use sea_orm::DatabaseConnection;
+use std::{net::SocketAddr, path::Path, sync::Arc};
+use tokio_util::sync::CancellationToken;
+
+async fn open_db(config: &Config) -> Result<DatabaseConnection> {
+    let conn = db::connect(&config.database.url).await?;
+    db::migrate(&conn).await?;
+    Ok(conn)
+}
+
+/// Errors from services, shown in full (this is the operator's own terminal).
+fn explain(e: ServiceError) -> anyhow::Error {
+    match e {
+        ServiceError::Invalid(errors) => {
+            let lines: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+            anyhow::anyhow!("{} error(s):\n{}", errors.len(), lines.join("\n"))
+        }
+        other => anyhow::anyhow!(other),
+    }
+}
+
+pub async fn migrate(config: &Config) -> Result<()> {
+    open_db(config).await?;
+    println!("database is up to date");
+    Ok(())
+}
+
+pub async fn serve(config: Config) -> Result<()> {
+    let conn = open_db(&config).await?;
+    if let Some(generated) =
+        accounts::ensure_first_admin(&conn, config.admin.initial_password.as_deref())
+            .await
+            .map_err(explain)?
+    {
+        // Printed once, on the terminal only: it is not logged.
+        println!(
+            "\n  First admin created. User: admin  Password: {generated}\n  (shown only now; set AM_ADMIN_PASSWORD to choose it)\n"
+        );
+    }
+
+    let broker_status = BrokerStatus::default();
+    let services = Services::new(conn, broker_status.clone(), Settings::default());
+    let stop = CancellationToken::new();
+    let broker_task = tokio::spawn(broker::supervise(
+        config.broker.url.clone(),
+        broker_status,
+        stop.clone(),
+    ));
+
+    let mut leptos_options = leptos::config::get_configuration(None)
+        .context("reading the Leptos site configuration")?
+        .leptos_options;
+    leptos_options.site_addr = config.http.listen;
+    let state = AppState {
+        services,
+        leptos_options,
+        http: Arc::new(config.http.clone()),
+    };
+    let app = http::router(state);
+
+    let listener = tokio::net::TcpListener::bind(config.http.listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (AM_LISTEN)", config.http.listen))?;
+    tracing::info!(listen = %config.http.listen, "agent-manager serving");
+    println!("agent-manager listening on http://{}", config.http.listen);
+    let shutdown = stop.clone();
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        shutdown.cancel();
+    })
+    .await?;
+    stop.cancel();
+    let _ = broker_task.await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down");
+}
+
+pub async fn catalog_export(config: &Config, file: &Path) -> Result<()> {
+    let conn = open_db(config).await?;
+    let doc = catalog::export(&conn, &Principal::cli())
+        .await
+        .map_err(explain)?;
+    let json = serde_json::to_string_pretty(&doc)?;
+    if file == Path::new("-") {
+        println!("{json}");
+    } else {
+        tokio::fs::write(file, json + "\n")
+            .await
+            .with_context(|| format!("writing {}", file.display()))?;
+        eprintln!("catalog written to {}", file.display());
+    }
+    Ok(())
+}
+
+pub async fn catalog_import(config: &Config, file: &Path) -> Result<()> {
+    let text = if file == Path::new("-") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
+        s
+    } else {
+        tokio::fs::read_to_string(file)
+            .await
+            .with_context(|| format!("reading {}", file.display()))?
+    };
+    let doc: Catalog = match crate::api::json::parse(text.as_bytes()) {
+        Ok(doc) => doc,
+        Err(crate::error::AppError::Service(e)) => return Err(explain(e)),
+        Err(e) => bail!("{}: {e}", file.display()),
+    };
+    let conn = open_db(config).await?;
+    let summary = catalog::import(&conn, &Principal::cli(), doc)
+        .await
+        .map_err(explain)?;
+    println!(
+        "catalog imported: {} created, {} updated, {} deleted",
+        summary.created.len(),
+        summary.updated.len(),
+        summary.deleted.len()
+    );
+    Ok(())
+}
+
+pub async fn user_create(
+    config: &Config,
+    name: &str,
+    role: Role,
+    password: Option<String>,
+) -> Result<()> {
+    let conn = open_db(config).await?;
+    let (password, generated) = match password {
+        Some(p) => (p, false),
+        None => (accounts::generate_password(), true),
+    };
+    let user = accounts::create_user(&conn, &Principal::cli(), name, &password, role)
+        .await
+        .map_err(explain)?;
+    println!("user '{}' created with role {}", user.name, user.role);
+    if generated {
+        println!("password: {password}");
+    }
+    Ok(())
+}
+
+pub async fn token_create(config: &Config, user: &str, name: &str) -> Result<()> {
+    let conn = open_db(config).await?;
+    let token = accounts::create_token(&conn, &Principal::cli(), user, name)
+        .await
+        .map_err(explain)?;
+    println!("{token}");
+    Ok(())
+}

@@ -1,0 +1,305 @@
+//! Configuration, read once at start-up from the environment and an optional TOML file
+//! (`AM_CONFIG`, or `--config`). Environment variables win over the file. Every bad value is
+//! reported with the name of the variable (or file key) it came from.
+
+use am_services::db::DEFAULT_DATABASE_URL;
+use serde::Deserialize;
+use std::{net::SocketAddr, path::Path};
+
+pub const DEFAULT_AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database: DatabaseConfig,
+    pub broker: BrokerConfig,
+    pub http: HttpConfig,
+    pub admin: AdminConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct DatabaseConfig {
+    pub url: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct BrokerConfig {
+    pub url: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub listen: SocketAddr,
+    /// Origins allowed on state-changing browser requests besides the request's own host,
+    /// e.g. `https://manager.example.com` behind a reverse proxy.
+    pub allowed_origins: Vec<String>,
+    /// Mark the session cookie `Secure` (set when served over HTTPS).
+    pub secure_cookies: bool,
+}
+
+#[derive(Clone)]
+pub struct AdminConfig {
+    /// Password of the first admin; generated and printed once when unset.
+    pub initial_password: Option<String>,
+}
+
+impl std::fmt::Debug for AdminConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminConfig")
+            .field(
+                "initial_password",
+                &self.initial_password.as_ref().map(|_| "***"),
+            )
+            .finish()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{key}: {message}")]
+    Invalid { key: String, message: String },
+    #[error("cannot read the configuration file {path}: {message}")]
+    File { path: String, message: String },
+}
+
+/// The optional file's shape: the same settings as the environment, lower-case, without `AM_`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    database_url: Option<String>,
+    amqp_url: Option<String>,
+    listen: Option<String>,
+    admin_password: Option<String>,
+    allowed_origins: Option<Vec<String>>,
+    secure_cookies: Option<bool>,
+}
+
+/// Where a raw value came from, for error messages.
+struct Source<'a> {
+    env: &'a dyn Fn(&str) -> Option<String>,
+    file_path: Option<String>,
+}
+
+impl Source<'_> {
+    fn get(
+        &self,
+        env_key: &str,
+        file_value: Option<String>,
+        file_key: &str,
+    ) -> Option<(String, String)> {
+        if let Some(v) = (self.env)(env_key) {
+            return Some((env_key.to_owned(), v));
+        }
+        file_value.map(|v| {
+            (
+                format!(
+                    "{} ({file_key})",
+                    self.file_path.as_deref().unwrap_or("config file")
+                ),
+                v,
+            )
+        })
+    }
+}
+
+impl Config {
+    /// Reads the process environment and the file it points to (or `file` if given).
+    pub fn from_env(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Self::load(&env, file)
+    }
+
+    pub fn load(
+        env: &dyn Fn(&str) -> Option<String>,
+        file: Option<&Path>,
+    ) -> Result<Config, ConfigError> {
+        let file_path = file
+            .map(|p| p.display().to_string())
+            .or_else(|| env("AM_CONFIG"));
+        let file_cfg = match &file_path {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+                toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::File {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?
+            }
+            None => FileConfig::default(),
+        };
+        let FileConfig {
+            database_url,
+            amqp_url,
+            listen,
+            admin_password,
+            allowed_origins,
+            secure_cookies,
+        } = file_cfg;
+        let src = Source { env, file_path };
+
+        let database = match src.get("AM_DATABASE_URL", database_url, "database_url") {
+            Some((key, url)) => {
+                if !(url.starts_with("sqlite:")
+                    || url.starts_with("postgres://")
+                    || url.starts_with("postgresql://"))
+                {
+                    return Err(ConfigError::Invalid {
+                        key,
+                        message: format!(
+                            "`{}` is not a supported database URL (expected sqlite:... or postgres://...)",
+                            am_services::db::redact_url(&url)
+                        ),
+                    });
+                }
+                url
+            }
+            None => DEFAULT_DATABASE_URL.to_owned(),
+        };
+
+        let broker = match src.get("AM_AMQP_URL", amqp_url, "amqp_url") {
+            Some((key, raw)) => {
+                let parsed = url::Url::parse(&raw).map_err(|e| ConfigError::Invalid {
+                    key: key.clone(),
+                    message: format!("`{}` is not a URL: {e}", am_services::db::redact_url(&raw)),
+                })?;
+                if !matches!(parsed.scheme(), "amqp" | "amqps") {
+                    return Err(ConfigError::Invalid {
+                        key,
+                        message: format!(
+                            "scheme `{}` is not supported (expected amqp:// or amqps://)",
+                            parsed.scheme()
+                        ),
+                    });
+                }
+                raw
+            }
+            None => DEFAULT_AMQP_URL.to_owned(),
+        };
+
+        let listen = match src.get("AM_LISTEN", listen, "listen") {
+            Some((key, raw)) => raw.parse::<SocketAddr>().map_err(|_| ConfigError::Invalid {
+                key,
+                message: format!("`{raw}` is not a socket address (expected e.g. 127.0.0.1:3000 or 0.0.0.0:8080)"),
+            })?,
+            None => DEFAULT_LISTEN.parse().map_err(|_| ConfigError::Invalid {
+                key: "AM_LISTEN".into(),
+                message: "built-in default is invalid".into(),
+            })?,
+        };
+
+        let initial_password = src
+            .get("AM_ADMIN_PASSWORD", admin_password, "admin_password")
+            .map(|(_, v)| v);
+        if let Some(p) = &initial_password {
+            if p.chars().count() < 8 {
+                return Err(ConfigError::Invalid {
+                    key: "AM_ADMIN_PASSWORD".into(),
+                    message: "must be at least 8 characters".into(),
+                });
+            }
+        }
+
+        let allowed_origins = match env("AM_ALLOWED_ORIGINS") {
+            Some(v) => v
+                .split(',')
+                .map(|s| s.trim().trim_end_matches('/').to_owned())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            None => allowed_origins.unwrap_or_default(),
+        };
+        for (i, o) in allowed_origins.iter().enumerate() {
+            if url::Url::parse(o).is_err() {
+                return Err(ConfigError::Invalid {
+                    key: format!("AM_ALLOWED_ORIGINS[{i}]"),
+                    message: format!(
+                        "`{o}` is not an origin (expected e.g. https://manager.example.com)"
+                    ),
+                });
+            }
+        }
+        let secure_cookies = match env("AM_SECURE_COOKIES") {
+            Some(v) => match v.as_str() {
+                "true" | "1" | "yes" => true,
+                "false" | "0" | "no" => false,
+                other => {
+                    return Err(ConfigError::Invalid {
+                        key: "AM_SECURE_COOKIES".into(),
+                        message: format!("`{other}` is not a boolean (expected true or false)"),
+                    });
+                }
+            },
+            None => secure_cookies.unwrap_or(false),
+        };
+
+        Ok(Config {
+            database: DatabaseConfig { url: database },
+            broker: BrokerConfig { url: broker },
+            http: HttpConfig {
+                listen,
+                allowed_origins,
+                secure_cookies,
+            },
+            admin: AdminConfig { initial_password },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
+        Config::load(&move |k| map.get(k).cloned(), None)
+    }
+
+    #[test]
+    fn defaults_need_no_configuration() {
+        let c = load(&[]).expect("defaults");
+        assert_eq!(c.database.url, DEFAULT_DATABASE_URL);
+        assert_eq!(c.broker.url, DEFAULT_AMQP_URL);
+        assert_eq!(c.http.listen.to_string(), DEFAULT_LISTEN);
+        assert!(c.admin.initial_password.is_none());
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let e = load(&[("AM_LISTEN", "localhost")]).expect_err("bad listen");
+        assert!(e.to_string().starts_with("AM_LISTEN: `localhost`"), "{e}");
+        let e = load(&[("AM_AMQP_URL", "http://x")]).expect_err("bad scheme");
+        assert!(e.to_string().starts_with("AM_AMQP_URL:"), "{e}");
+        let e = load(&[("AM_DATABASE_URL", "mysql://u:pw@h/db")]).expect_err("bad db");
+        assert!(
+            e.to_string().contains("AM_DATABASE_URL") && !e.to_string().contains("pw"),
+            "{e}"
+        );
+        let e = load(&[("AM_ADMIN_PASSWORD", "short")]).expect_err("short");
+        assert!(e.to_string().starts_with("AM_ADMIN_PASSWORD:"), "{e}");
+    }
+
+    #[test]
+    fn file_values_are_used_and_env_wins() {
+        let dir = std::env::temp_dir().join(format!("am-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("am.toml");
+        std::fs::write(
+            &path,
+            "listen = \"127.0.0.1:4000\"\namqp_url = \"amqp://h:5672/%2f\"\n",
+        )
+        .expect("write");
+        let env = |k: &str| (k == "AM_LISTEN").then(|| "127.0.0.1:5000".to_owned());
+        let c = Config::load(&env, Some(&path)).expect("loads");
+        assert_eq!(c.http.listen.to_string(), "127.0.0.1:5000");
+        assert_eq!(c.broker.url, "amqp://h:5672/%2f");
+        std::fs::write(&path, "listen = 3\n").expect("write");
+        let e = Config::load(&|_| None, Some(&path)).expect_err("bad file");
+        assert!(matches!(e, ConfigError::File { .. }), "{e}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,11 @@
+//! The `agent-manager` binary's library: configuration, HTTP (JSON API and admin UI), the
+//! broker connection and the command-line commands. `main.rs` only parses arguments.
+
+pub mod api;
+pub mod auth;
+pub mod broker;
+pub mod commands;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod state;

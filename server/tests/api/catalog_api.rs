@@ -1,0 +1,255 @@
+use crate::{TestApp, demo_catalog, on_both_backends};
+use am_domain::roles::Role;
+use axum::http::StatusCode;
+
+on_both_backends!(
+    import_with_several_mistakes_returns_422_with_every_path,
+    import_then_export_round_trips,
+    crud_per_entity,
+);
+
+async fn import_with_several_mistakes_returns_422_with_every_path(app: TestApp) {
+    let admin = app.token(Role::Admin).await;
+    let mut doc = demo_catalog();
+    doc["applications"][0]["default_pool"] = "missing".into();
+    doc["schedule_groups"][0]["cron"] = "61 0 * * *".into();
+    doc["schedule_groups"][0]["time_zone"] = "Mars/Base".into();
+    let echo = doc["launch_settings"]
+        .as_array_mut()
+        .expect("list")
+        .iter_mut()
+        .find(|l| l["id"] == "demo.echo.1")
+        .expect("echo");
+    echo["parameters"]["organisations"] = serde_json::json!(["acme", "x"]);
+
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(doc))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    let body = r.json();
+    let errors = body["errors"].as_array().expect("errors");
+    let has = |path_prefix: &str, needle: &str| {
+        errors.iter().any(|e| {
+            e["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with(path_prefix))
+                && e["message"].as_str().is_some_and(|m| m.contains(needle))
+        })
+    };
+    assert!(errors.len() >= 4, "{body}");
+    assert!(has("applications[0].default_pool", "missing"), "{body}");
+    assert!(has("schedule_groups[0].cron", "minute"), "{body}");
+    assert!(has("schedule_groups[0].time_zone", "Mars/Base"), "{body}");
+    assert!(
+        has(
+            "launch_settings[",
+            "value 'x' is not in classifier 'organisations'"
+        ),
+        "{body}"
+    );
+
+    // Nothing was written.
+    let r = app.api("GET", "/api/v1/catalog", Some(&admin), None).await;
+    assert_eq!(r.json()["applications"], serde_json::json!([]));
+
+    // A shape error names its path too.
+    let mut doc = demo_catalog();
+    doc["launch_settings"][1]["kind"] = "sometimes".into();
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(doc))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.json()["errors"][0]["path"], "launch_settings[1].kind");
+}
+
+async fn import_then_export_round_trips(app: TestApp) {
+    let admin = app.token(Role::Admin).await;
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(demo_catalog()))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let exported = app
+        .api("GET", "/api/v1/catalog", Some(&admin), None)
+        .await
+        .json();
+
+    let mut expected: am_domain::catalog::Catalog =
+        serde_json::from_value(demo_catalog()).expect("parse");
+    expected.normalize();
+    let got: am_domain::catalog::Catalog =
+        serde_json::from_value(exported.clone()).expect("parse export");
+    assert_eq!(got, expected);
+
+    // The export is itself a valid import that changes nothing.
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(exported))
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let summary = r.json();
+    assert_eq!(summary["created"], serde_json::json!([]));
+    assert_eq!(summary["updated"], serde_json::json!([]));
+    assert_eq!(summary["deleted"], serde_json::json!([]));
+}
+
+async fn crud_per_entity(app: TestApp) {
+    let admin = app.token(Role::Admin).await;
+    let viewer = app.token(Role::Viewer).await;
+    assert_eq!(
+        app.api("PUT", "/api/v1/catalog", Some(&admin), Some(demo_catalog()))
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    for (list, item) in [
+        ("/api/v1/applications", "/api/v1/applications/demo"),
+        ("/api/v1/pools", "/api/v1/pools/demo-pool"),
+        ("/api/v1/data-queues", "/api/v1/data-queues/demo.events"),
+        ("/api/v1/agents", "/api/v1/agents/demo/echo"),
+        (
+            "/api/v1/launch-settings",
+            "/api/v1/launch-settings/demo.echo.1",
+        ),
+        (
+            "/api/v1/schedule-groups",
+            "/api/v1/schedule-groups/demo.nightly",
+        ),
+    ] {
+        let r = app.api("GET", list, Some(&viewer), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{list}");
+        assert!(!r.json().as_array().expect("array").is_empty(), "{list}");
+        let r = app.api("GET", item, Some(&viewer), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{item}: {}", r.text());
+        // PUT of the same body is accepted and changes nothing harmful.
+        let body = r.json();
+        let r = app.api("PUT", item, Some(&admin), Some(body.clone())).await;
+        assert_eq!(r.status, StatusCode::OK, "{item}: {}", r.text());
+        assert_eq!(r.json(), body);
+    }
+
+    assert_eq!(
+        app.api("GET", "/api/v1/pools/nope", Some(&viewer), None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+
+    // Deleting what is in use: 409 naming the user.
+    let r = app
+        .api(
+            "DELETE",
+            "/api/v1/data-queues/demo.events",
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert!(r.text().contains("demo/echo"), "{}", r.text());
+
+    // An invalid field comes back relative to the entity.
+    let bad = serde_json::json!({"id": "q2", "kind": "queue", "address": "amq.reserved"});
+    let r = app
+        .api("POST", "/api/v1/data-queues", Some(&admin), Some(bad))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.json()["errors"][0]["path"], "address", "{}", r.text());
+
+    // A scheduled launch setting is created together with its group membership.
+    let mut ls = app
+        .api(
+            "GET",
+            "/api/v1/launch-settings/demo.fail.nightly",
+            Some(&admin),
+            None,
+        )
+        .await
+        .json();
+    ls["id"] = "demo.fail.extra".into();
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/launch-settings",
+            Some(&admin),
+            Some(ls.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/launch-settings?groups=demo.nightly",
+            Some(&admin),
+            Some(ls),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+
+    // Operators enable and disable; the status is visible.
+    let operator = app.token(Role::Operator).await;
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/launch-settings/demo.echo.1/disable",
+            Some(&operator),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    let r = app
+        .api(
+            "GET",
+            "/api/v1/launch-settings/demo.echo.1",
+            Some(&viewer),
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["enabled"], false);
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/schedule-groups/demo.nightly/disable",
+            Some(&viewer),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+
+    // Delete: LS, then its agent.
+    let r = app
+        .api(
+            "DELETE",
+            "/api/v1/launch-settings/demo.echo.1",
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    let r = app
+        .api("DELETE", "/api/v1/agents/demo/echo", Some(&admin), None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+}
+
+#[tokio::test]
+async fn openapi_document_lists_every_entity() {
+    let app = TestApp::new(am_services::testing::Backend::Sqlite).await;
+    let r = app.api("GET", "/api/v1/openapi.json", None, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let doc = r.json();
+    let paths = doc["paths"].as_object().expect("paths");
+    for p in [
+        "/api/v1/catalog",
+        "/api/v1/applications/{id}",
+        "/api/v1/pools/{id}",
+        "/api/v1/data-queues/{id}",
+        "/api/v1/agents/{application}/{id}",
+        "/api/v1/launch-settings/{id}",
+        "/api/v1/launch-settings/{id}/enable",
+        "/api/v1/schedule-groups/{id}/disable",
+        "/readyz",
+    ] {
+        assert!(paths.contains_key(p), "missing {p}");
+    }
+    assert!(doc["components"]["schemas"]["LaunchSetting"].is_object());
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+}

@@ -1,0 +1,152 @@
+//! The manager's HTTP surface driven in-process (`router(state)` + `oneshot`, no socket), on
+//! SQLite and PostgreSQL, with the real RabbitMQ where the broker matters.
+
+mod catalog_api;
+mod pages;
+mod probes;
+mod security;
+
+use am_domain::roles::Role;
+use am_services::{
+    Principal, Services, Settings, accounts,
+    health::BrokerStatus,
+    testing::{Backend, TestDb},
+};
+use axum::{
+    Router,
+    body::Body,
+    http::{Request, Response, StatusCode, header},
+};
+use http_body_util::BodyExt;
+use server::{config::HttpConfig, state::AppState};
+use std::sync::Arc;
+use tower::ServiceExt;
+
+/// Runs an `async fn(TestApp)` case once per database backend.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$case($crate::TestApp::new(am_services::testing::Backend::Sqlite).await).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::$case($crate::TestApp::new(am_services::testing::Backend::Postgres).await).await;
+                }
+            }
+        )*
+    };
+}
+
+pub struct TestApp {
+    pub router: Router,
+    pub services: Services,
+    _db: TestDb,
+}
+
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: axum::http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl TestResponse {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+impl TestApp {
+    pub async fn new(backend: Backend) -> Self {
+        Self::with_broker(backend, BrokerStatus::default()).await
+    }
+
+    pub async fn with_broker(backend: Backend, broker: BrokerStatus) -> Self {
+        let db = TestDb::new(backend).await;
+        let services = Services::new(db.db.clone(), broker, Settings::default());
+        let leptos_options = leptos::config::LeptosOptions::builder()
+            .output_name("agent-manager")
+            .build();
+        let state = AppState {
+            services: services.clone(),
+            leptos_options,
+            http: Arc::new(HttpConfig {
+                listen: ([127, 0, 0, 1], 3000).into(),
+                allowed_origins: vec![],
+                secure_cookies: false,
+            }),
+        };
+        TestApp {
+            router: server::http::router(state),
+            services,
+            _db: db,
+        }
+    }
+
+    /// A user with `role` and an API token for them.
+    pub async fn token(&self, role: Role) -> String {
+        let name = format!("{role}-{}", uuid::Uuid::new_v4().simple());
+        let cli = Principal::cli();
+        accounts::create_user(&self.services.db, &cli, &name, "a long password", role)
+            .await
+            .expect("user");
+        accounts::create_token(&self.services.db, &cli, &name, "test")
+            .await
+            .expect("token")
+    }
+
+    pub async fn send(&self, req: Request<Body>) -> TestResponse {
+        let resp: Response<Body> = self.router.clone().oneshot(req).await.expect("infallible");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes()
+            .to_vec();
+        TestResponse {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn api(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> TestResponse {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, "127.0.0.1:3000");
+        if let Some(t) = token {
+            b = b.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        let req = match body {
+            Some(v) => b
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(v.to_string())),
+            None => b.body(Body::empty()),
+        }
+        .expect("request");
+        self.send(req).await
+    }
+}
+
+pub fn demo_catalog() -> serde_json::Value {
+    serde_json::from_str(include_str!("../../../demo/catalog.json")).expect("demo catalog")
+}

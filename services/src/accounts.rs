@@ -1,0 +1,452 @@
+//! Users, password checks, login sessions and API tokens (SPEC §6).
+//!
+//! Secrets handed out (session cookies, API tokens) are random 256-bit values; only their
+//! SHA-256 is stored, so a leaked database does not leak usable credentials.
+
+use crate::{
+    ServiceError, Services,
+    audit::{self, AuditEntry},
+    entity::{api_tokens, sessions, users},
+    error::ServiceResult,
+};
+use am_domain::roles::Role;
+use argon2::{
+    Argon2, PasswordHash, PasswordHasher, PasswordVerifier,
+    password_hash::{SaltString, rand_core::OsRng},
+};
+use base64::Engine;
+use chrono::Utc;
+use rand::RngCore;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    Set, TransactionTrait,
+};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Prefix of API tokens, so leaked tokens are recognisable by secret scanners.
+pub const TOKEN_PREFIX: &str = "amt_";
+
+/// Who is making a request, and how they proved it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Principal {
+    pub user_id: i64,
+    pub name: String,
+    pub role: Role,
+    pub via: AuthMethod,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AuthMethod {
+    /// A browser session cookie: state-changing requests need an Origin check.
+    Session,
+    /// A Bearer API token.
+    Token,
+    /// The command line, working directly on the database.
+    Cli,
+}
+
+impl Principal {
+    /// `Ok` when the principal's role allows `need`.
+    pub fn require(&self, need: Role) -> ServiceResult<()> {
+        if self.role.allows(need) {
+            Ok(())
+        } else {
+            Err(ServiceError::Forbidden {
+                have: self.role,
+                need,
+            })
+        }
+    }
+
+    /// The operator of the command line, who owns the database anyway.
+    pub fn cli() -> Self {
+        Principal {
+            user_id: 0,
+            name: "cli".into(),
+            role: Role::Admin,
+            via: AuthMethod::Cli,
+        }
+    }
+}
+
+/// A user as listed to admins (never with the password hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserInfo {
+    pub id: i64,
+    pub name: String,
+    pub role: Role,
+    pub disabled: bool,
+}
+
+fn random_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn sha256_hex(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// A readable random password for generated accounts.
+pub fn generate_password() -> String {
+    let mut bytes = [0u8; 18];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Argon2id hash; CPU-heavy, so it runs off the async workers.
+pub async fn hash_password(password: String) -> ServiceResult<String> {
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| ServiceError::Internal(format!("hashing a password failed: {e}")))
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(format!("password hashing task failed: {e}")))?
+}
+
+async fn verify_password(password: String, hash: String) -> bool {
+    tokio::task::spawn_blocking(move || match PasswordHash::new(&hash) {
+        Ok(parsed) => Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok(),
+        Err(_) => false,
+    })
+    .await
+    .unwrap_or(false)
+}
+
+fn validate_user_name(name: &str) -> ServiceResult<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ServiceError::invalid(
+            "name",
+            format!("user name '{name}' must be 1–64 letters, digits, '.', '_', '-' or '@'"),
+        ))
+    }
+}
+
+fn validate_password(password: &str) -> ServiceResult<()> {
+    if password.chars().count() < 8 {
+        return Err(ServiceError::invalid(
+            "password",
+            "password must be at least 8 characters",
+        ));
+    }
+    Ok(())
+}
+
+fn parse_role(s: &str) -> ServiceResult<Role> {
+    s.parse()
+        .map_err(|e: String| ServiceError::Internal(format!("stored role is invalid: {e}")))
+}
+
+/// Creates a user; audited.
+pub async fn create_user(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    name: &str,
+    password: &str,
+    role: Role,
+) -> ServiceResult<UserInfo> {
+    actor.require(Role::Admin)?;
+    validate_user_name(name)?;
+    validate_password(password)?;
+    let hash = hash_password(password.to_owned()).await?;
+    let txn = db.begin().await?;
+    if users::Entity::find()
+        .filter(users::Column::Name.eq(name))
+        .one(&txn)
+        .await?
+        .is_some()
+    {
+        return Err(ServiceError::Conflict(format!(
+            "user '{name}' already exists"
+        )));
+    }
+    let model = users::ActiveModel {
+        name: Set(name.to_owned()),
+        password_hash: Set(hash),
+        role: Set(role.as_str().to_owned()),
+        disabled: Set(false),
+        created_at: Set(Utc::now()),
+        last_login_at: Set(None),
+        ..Default::default()
+    }
+    .insert(&txn)
+    .await?;
+    let info = UserInfo {
+        id: model.id,
+        name: model.name,
+        role,
+        disabled: false,
+    };
+    audit::record(
+        &txn,
+        AuditEntry::new(actor, "create", "user", name).after(&info),
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(info)
+}
+
+/// Creates the first admin when there is no user at all. Returns the generated password when
+/// none was configured, for the caller to print once.
+pub async fn ensure_first_admin(
+    db: &DatabaseConnection,
+    configured_password: Option<&str>,
+) -> ServiceResult<Option<String>> {
+    let txn = db.begin().await?;
+    let any = users::Entity::find().one(&txn).await?.is_some();
+    txn.commit().await?;
+    if any {
+        return Ok(None);
+    }
+    let (password, generated) = match configured_password {
+        Some(p) => (p.to_owned(), None),
+        None => {
+            let p = generate_password();
+            (p.clone(), Some(p))
+        }
+    };
+    match create_user(db, &Principal::cli(), "admin", &password, Role::Admin).await {
+        Ok(_) => Ok(generated),
+        // Another replica created it between our check and insert: fine.
+        Err(ServiceError::Conflict(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Checks a name and password, with the login rate limit applied per user name and per client.
+pub async fn authenticate(
+    services: &Services,
+    name: &str,
+    password: &str,
+    client: &str,
+) -> ServiceResult<Principal> {
+    let now = std::time::Instant::now();
+    let keys = [format!("user:{name}"), format!("client:{client}")];
+    let key_refs = [keys[0].as_str(), keys[1].as_str()];
+    if let Err(retry_after_secs) = services.login_limiter.check(&key_refs, now) {
+        return Err(ServiceError::RateLimited { retry_after_secs });
+    }
+    let user = users::Entity::find()
+        .filter(users::Column::Name.eq(name))
+        .one(&services.db)
+        .await?;
+    let ok = match &user {
+        Some(u) if !u.disabled => {
+            verify_password(password.to_owned(), u.password_hash.clone()).await
+        }
+        _ => {
+            // Same work whether or not the user exists, so timing does not reveal user names.
+            let _ = hash_password(password.to_owned()).await;
+            false
+        }
+    };
+    match user {
+        Some(u) if ok => {
+            services.login_limiter.record_success(&key_refs[..1]);
+            let mut active: users::ActiveModel = u.clone().into();
+            active.last_login_at = Set(Some(Utc::now()));
+            active.update(&services.db).await?;
+            Ok(Principal {
+                user_id: u.id,
+                name: u.name,
+                role: parse_role(&u.role)?,
+                via: AuthMethod::Session,
+            })
+        }
+        _ => {
+            services.login_limiter.record_failure(&key_refs, now);
+            Err(ServiceError::BadCredentials)
+        }
+    }
+}
+
+/// Starts a login session; returns the cookie secret.
+pub async fn create_session(services: &Services, principal: &Principal) -> ServiceResult<String> {
+    let secret = random_secret();
+    let now = Utc::now();
+    sessions::ActiveModel {
+        id: Set(sha256_hex(&secret)),
+        user_id: Set(principal.user_id),
+        created_at: Set(now),
+        expires_at: Set(now + services.settings.session_ttl),
+        last_seen_at: Set(now),
+    }
+    .insert(&services.db)
+    .await?;
+    // Expired sessions are cleaned up opportunistically at login, which is rare enough.
+    sessions::Entity::delete_many()
+        .filter(sessions::Column::ExpiresAt.lt(now))
+        .exec(&services.db)
+        .await?;
+    Ok(secret)
+}
+
+/// The principal of a session cookie, sliding its expiry forward.
+pub async fn resolve_session(
+    services: &Services,
+    secret: &str,
+) -> ServiceResult<Option<Principal>> {
+    let now = Utc::now();
+    let Some(session) = sessions::Entity::find_by_id(sha256_hex(secret))
+        .one(&services.db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if session.expires_at < now {
+        return Ok(None);
+    }
+    let Some(user) = users::Entity::find_by_id(session.user_id)
+        .one(&services.db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if user.disabled {
+        return Ok(None);
+    }
+    // Refresh at most once a minute to keep page loads from writing on every request.
+    if now - session.last_seen_at > chrono::Duration::minutes(1) {
+        let mut active: sessions::ActiveModel = session.into();
+        active.last_seen_at = Set(now);
+        active.expires_at = Set(now + services.settings.session_ttl);
+        active.update(&services.db).await?;
+    }
+    Ok(Some(Principal {
+        user_id: user.id,
+        name: user.name,
+        role: parse_role(&user.role)?,
+        via: AuthMethod::Session,
+    }))
+}
+
+pub async fn delete_session(db: &impl ConnectionTrait, secret: &str) -> ServiceResult<()> {
+    sessions::Entity::delete_by_id(sha256_hex(secret))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Creates an API token for a user; returns the token, which is shown only this once.
+pub async fn create_token(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    user_name: &str,
+    token_name: &str,
+) -> ServiceResult<String> {
+    actor.require(Role::Admin)?;
+    let txn = db.begin().await?;
+    let Some(user) = users::Entity::find()
+        .filter(users::Column::Name.eq(user_name))
+        .one(&txn)
+        .await?
+    else {
+        return Err(ServiceError::NotFound(format!("user '{user_name}'")));
+    };
+    let token = format!("{TOKEN_PREFIX}{}", random_secret());
+    let prefix: String = token.chars().take(TOKEN_PREFIX.len() + 6).collect();
+    api_tokens::ActiveModel {
+        user_id: Set(user.id),
+        name: Set(token_name.to_owned()),
+        token_hash: Set(sha256_hex(&token)),
+        prefix: Set(prefix.clone()),
+        created_at: Set(Utc::now()),
+        last_used_at: Set(None),
+        expires_at: Set(None),
+        revoked_at: Set(None),
+        ..Default::default()
+    }
+    .insert(&txn)
+    .await?;
+    audit::record(
+        &txn,
+        AuditEntry::new(
+            actor,
+            "create",
+            "api_token",
+            &format!("{user_name}/{token_name}"),
+        )
+        .after(&serde_json::json!({ "user": user_name, "name": token_name, "prefix": prefix })),
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(token)
+}
+
+/// The principal of a Bearer token, if the token is valid.
+pub async fn resolve_token(
+    db: &impl ConnectionTrait,
+    token: &str,
+) -> ServiceResult<Option<Principal>> {
+    if !token.starts_with(TOKEN_PREFIX) {
+        return Ok(None);
+    }
+    let now = Utc::now();
+    let Some(row) = api_tokens::Entity::find()
+        .filter(api_tokens::Column::TokenHash.eq(sha256_hex(token)))
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if row.revoked_at.is_some() || row.expires_at.is_some_and(|e| e < now) {
+        return Ok(None);
+    }
+    let Some(user) = users::Entity::find_by_id(row.user_id).one(db).await? else {
+        return Ok(None);
+    };
+    if user.disabled {
+        return Ok(None);
+    }
+    if row
+        .last_used_at
+        .is_none_or(|t| now - t > chrono::Duration::minutes(1))
+    {
+        let mut active: api_tokens::ActiveModel = row.into();
+        active.last_used_at = Set(Some(now));
+        active.update(db).await?;
+    }
+    Ok(Some(Principal {
+        user_id: user.id,
+        name: user.name,
+        role: parse_role(&user.role)?,
+        via: AuthMethod::Token,
+    }))
+}
+
+/// Every user, for the admin's users page.
+pub async fn list_users(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+) -> ServiceResult<Vec<UserInfo>> {
+    actor.require(Role::Admin)?;
+    let rows = users::Entity::find().all(db).await?;
+    rows.into_iter()
+        .map(|u| {
+            Ok(UserInfo {
+                id: u.id,
+                role: parse_role(&u.role)?,
+                name: u.name,
+                disabled: u.disabled,
+            })
+        })
+        .collect()
+}
+
+/// The client's address as the HTTP layer saw it, for rate limiting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientAddr(pub String);

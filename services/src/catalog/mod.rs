@@ -1,0 +1,330 @@
+//! The catalog service: every change to applications, pools, data queues, classifiers, agents,
+//! launch settings and schedule groups.
+//!
+//! Each write runs the same way, whatever its size (one field or a whole import):
+//! 1. begin a transaction and bump the catalog revision, which serializes catalog writers
+//!    across threads and manager replicas (row lock on PostgreSQL, write lock on SQLite);
+//! 2. load the catalog, apply the change in memory, validate the **whole** result with the
+//!    pure rules of `am-domain` (so a change can never break a rule elsewhere);
+//! 3. write only the difference, with one audit entry per changed entity, and commit.
+
+mod kinds;
+mod rows;
+mod store;
+
+pub use kinds::{CatalogEntity, display_id};
+pub use store::{ChangeSummary, load};
+
+use crate::{Principal, ServiceError, entity::catalog_meta, error::ServiceResult};
+use am_domain::{
+    ValidationErrors,
+    catalog::{Catalog, LaunchSetting},
+    roles::Role,
+    usage::{EntityRef, usages},
+    validate::{entity_path, validate_catalog},
+};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    QueryFilter, TransactionTrait,
+    sea_query::{Expr, ExprTrait},
+};
+
+/// Takes the catalog write lock for the rest of `txn` and returns the new revision.
+async fn lock(txn: &DatabaseTransaction) -> ServiceResult<()> {
+    catalog_meta::Entity::update_many()
+        .col_expr(
+            catalog_meta::Column::Revision,
+            Expr::col(catalog_meta::Column::Revision).add(1),
+        )
+        .filter(catalog_meta::Column::Id.eq(1))
+        .exec(txn)
+        .await?;
+    Ok(())
+}
+
+/// Errors located in the changed entity are given relative to it (`parameters.org_id`), as a
+/// form shows them; errors the change causes elsewhere keep their full catalog path.
+fn relative_to(errors: ValidationErrors, prefix: Option<&str>) -> ValidationErrors {
+    let Some(prefix) = prefix else { return errors };
+    ValidationErrors(
+        errors
+            .0
+            .into_iter()
+            .map(|mut e| {
+                if let Some(rest) = e.path.strip_prefix(prefix) {
+                    if rest.is_empty() {
+                        e.path = String::new();
+                    } else if let Some(r) = rest.strip_prefix('.') {
+                        e.path = r.to_owned();
+                    }
+                }
+                e
+            })
+            .collect(),
+    )
+}
+
+/// Runs `change` against the current catalog and commits the result if it is valid.
+/// `focus` names the entity the caller is editing, for relative error paths.
+async fn apply<F>(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    need: Role,
+    focus: Option<&EntityRef>,
+    cause: Option<&str>,
+    change: F,
+) -> ServiceResult<(Catalog, ChangeSummary)>
+where
+    F: FnOnce(&mut Catalog) -> ServiceResult<()>,
+{
+    actor.require(need)?;
+    let txn = db.begin().await?;
+    lock(&txn).await?;
+    let old = store::load(&txn).await?;
+    let mut new = old.clone();
+    change(&mut new)?;
+    new.normalize();
+    if let Err(errors) = validate_catalog(&new) {
+        let prefix = focus.and_then(|f| entity_path(&new, f));
+        return Err(ServiceError::Invalid(relative_to(
+            errors,
+            prefix.as_deref(),
+        )));
+    }
+    let summary = store::sync(&txn, actor, &old, &new, cause).await?;
+    txn.commit().await?;
+    if !summary.is_empty() {
+        tracing::info!(actor = %actor.name, created = summary.created.len(), updated = summary.updated.len(),
+            deleted = summary.deleted.len(), "catalog changed");
+    }
+    Ok((new, summary))
+}
+
+/// The whole catalog, for export and for pages that show it.
+pub async fn export(db: &impl ConnectionTrait, actor: &Principal) -> ServiceResult<Catalog> {
+    actor.require(Role::Viewer)?;
+    store::load(db).await
+}
+
+/// Replaces the whole catalog with `catalog`: validated in full first, written all or nothing.
+pub async fn import(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    catalog: Catalog,
+) -> ServiceResult<ChangeSummary> {
+    // Check before taking the lock: a broken document should not even queue behind writers.
+    let mut candidate = catalog;
+    candidate.normalize();
+    validate_catalog(&candidate).map_err(ServiceError::Invalid)?;
+    let (_, summary) = apply(
+        db,
+        actor,
+        Role::Admin,
+        None,
+        Some("catalog import"),
+        move |c| {
+            *c = candidate;
+            Ok(())
+        },
+    )
+    .await?;
+    Ok(summary)
+}
+
+pub async fn list<E: CatalogEntity>(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+) -> ServiceResult<Vec<E>> {
+    actor.require(Role::Viewer)?;
+    let catalog = store::load(db).await?;
+    Ok(E::list(&catalog).clone())
+}
+
+pub async fn get<E: CatalogEntity>(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    key: &EntityRef,
+) -> ServiceResult<E> {
+    actor.require(Role::Viewer)?;
+    let catalog = store::load(db).await?;
+    E::find(&catalog, key)
+        .cloned()
+        .ok_or_else(|| ServiceError::NotFound(key.to_string()))
+}
+
+pub async fn create<E: CatalogEntity>(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    entity: E,
+) -> ServiceResult<E> {
+    let key = entity.key();
+    let created = entity.clone();
+    apply(db, actor, Role::Admin, Some(&key), None, |c| {
+        if E::position(c, &key).is_some() {
+            return Err(ServiceError::Conflict(format!("{key} already exists")));
+        }
+        E::list_mut(c).push(entity);
+        Ok(())
+    })
+    .await?;
+    Ok(created)
+}
+
+/// Replaces the entity named `key`. Its id is its identity: renaming is refused.
+pub async fn update<E: CatalogEntity>(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    key: &EntityRef,
+    entity: E,
+) -> ServiceResult<E> {
+    if &entity.key() != key {
+        return Err(ServiceError::invalid(
+            "id",
+            format!(
+                "the id cannot be changed (this is {key}; the body names {})",
+                entity.key()
+            ),
+        ));
+    }
+    let updated = entity.clone();
+    apply(db, actor, Role::Admin, Some(key), None, |c| {
+        let i = E::position(c, key).ok_or_else(|| ServiceError::NotFound(key.to_string()))?;
+        E::list_mut(c)[i] = entity;
+        Ok(())
+    })
+    .await?;
+    Ok(updated)
+}
+
+/// Deletes the entity, refused while anything uses it (the message names every user).
+pub async fn delete<E: CatalogEntity>(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    key: &EntityRef,
+) -> ServiceResult<()> {
+    apply(db, actor, Role::Admin, None, None, |c| {
+        let i = E::position(c, key).ok_or_else(|| ServiceError::NotFound(key.to_string()))?;
+        let users = usages(c, key);
+        if !users.is_empty() {
+            return Err(ServiceError::Conflict(format!(
+                "{key} is in use: {}",
+                users.join("; ")
+            )));
+        }
+        E::list_mut(c).remove(i);
+        Ok(())
+    })
+    .await?;
+    Ok(())
+}
+
+/// Creates or replaces a launch setting and, when `groups` is given, makes it a member of
+/// exactly those schedule groups (appended at the end of groups it was not in yet). A
+/// scheduled launch setting must be in a group, so both are saved in one step.
+pub async fn save_launch_setting(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    setting: LaunchSetting,
+    groups: Option<Vec<String>>,
+    create_only: bool,
+) -> ServiceResult<LaunchSetting> {
+    let key = EntityRef::LaunchSetting(setting.id.clone());
+    let saved = setting.clone();
+    apply(db, actor, Role::Admin, Some(&key), None, |c| {
+        match (LaunchSetting::position(c, &key), create_only) {
+            (Some(_), true) => return Err(ServiceError::Conflict(format!("{key} already exists"))),
+            (Some(i), false) => c.launch_settings[i] = setting,
+            (None, _) => c.launch_settings.push(setting),
+        }
+        if let Some(groups) = groups {
+            let mut missing = ValidationErrors::new();
+            for (i, g) in groups.iter().enumerate() {
+                if c.schedule_group(g).is_none() {
+                    missing.push(format!("groups[{i}]"), format!("no schedule group '{g}'"));
+                }
+            }
+            if !missing.is_empty() {
+                return Err(ServiceError::Invalid(missing));
+            }
+            let id = saved_id(&key);
+            for g in &mut c.schedule_groups {
+                let wanted = groups.contains(&g.id);
+                let present = g.members.iter().any(|m| m == id);
+                if wanted && !present {
+                    g.members.push(id.to_owned());
+                } else if !wanted && present {
+                    g.members.retain(|m| m != id);
+                }
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(saved)
+}
+
+fn saved_id(key: &EntityRef) -> &str {
+    match key {
+        EntityRef::LaunchSetting(id) => id,
+        _ => "",
+    }
+}
+
+/// Enables or disables a launch setting or schedule group (operators may do this; it is not a
+/// catalog edit). Audited with the cause.
+pub async fn set_enabled(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    key: &EntityRef,
+    enabled: bool,
+    cause: &str,
+) -> ServiceResult<ChangeSummary> {
+    let (_, summary) = apply(db, actor, Role::Operator, Some(key), Some(cause), |c| {
+        match key {
+            EntityRef::LaunchSetting(id) => {
+                let ls = c.launch_settings.iter_mut().find(|l| &l.id == id);
+                ls.ok_or_else(|| ServiceError::NotFound(key.to_string()))?
+                    .enabled = enabled;
+            }
+            EntityRef::ScheduleGroup(id) => {
+                let g = c.schedule_groups.iter_mut().find(|g| &g.id == id);
+                g.ok_or_else(|| ServiceError::NotFound(key.to_string()))?
+                    .enabled = enabled;
+            }
+            other => {
+                return Err(ServiceError::invalid(
+                    "",
+                    format!("{other} cannot be enabled or disabled"),
+                ));
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_relative_to_the_focused_entity() {
+        let mut errors = ValidationErrors::new();
+        errors.push("launch_settings[3].parameters.org_id", "bad");
+        errors.push("launch_settings[3]", "whole");
+        errors.push("launch_settings[30].id", "other entity");
+        errors.push("schedule_groups[0].members[1]", "elsewhere");
+        let rel = relative_to(errors, Some("launch_settings[3]"));
+        let paths: Vec<&str> = rel.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "parameters.org_id",
+                "",
+                "launch_settings[30].id",
+                "schedule_groups[0].members[1]"
+            ]
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Connecting to the manager's database and bringing its schema up to date.
+
+use migration::{Migrator, MigratorTrait};
+use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+use std::time::Duration;
+
+/// The embedded default: a SQLite file under `./data/`, created on first use.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/agent-manager.sqlite?mode=rwc";
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbSetupError {
+    #[error("cannot create the directory {dir} for the SQLite database: {source}")]
+    CreateDir { dir: String, source: std::io::Error },
+    #[error("cannot connect to the database {url}: {source}")]
+    Connect { url: String, source: DbErr },
+    #[error("migrating the database failed: {0}")]
+    Migrate(DbErr),
+}
+
+/// Connects with pool settings suited to the backend. SQLite files get their directory created.
+pub async fn connect(url: &str) -> Result<DatabaseConnection, DbSetupError> {
+    let is_sqlite = url.starts_with("sqlite:");
+    if is_sqlite {
+        if let Some(dir) = sqlite_dir(url) {
+            std::fs::create_dir_all(&dir).map_err(|source| DbSetupError::CreateDir {
+                dir: dir.clone(),
+                source,
+            })?;
+        }
+    }
+    let mut opts = ConnectOptions::new(url.to_owned());
+    opts.connect_timeout(Duration::from_secs(10))
+        .acquire_timeout(Duration::from_secs(10))
+        .sqlx_logging(false);
+    if is_sqlite {
+        // One writer at a time is all SQLite allows; a small pool avoids lock contention, and an
+        // in-memory database only exists within a single connection.
+        let max = if url.contains(":memory:") || url.contains("mode=memory") {
+            1
+        } else {
+            4
+        };
+        opts.max_connections(max).min_connections(1);
+        opts.map_sqlx_sqlite_opts(|o| {
+            o.foreign_keys(true)
+                .busy_timeout(Duration::from_secs(10))
+                .journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+        });
+    } else {
+        opts.max_connections(16).min_connections(1);
+    }
+    Database::connect(opts)
+        .await
+        .map_err(|source| DbSetupError::Connect {
+            url: redact_url(url),
+            source,
+        })
+}
+
+/// Applies every pending migration.
+pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbSetupError> {
+    Migrator::up(db, None).await.map_err(DbSetupError::Migrate)
+}
+
+/// Directory of a SQLite file URL, if it has one.
+fn sqlite_dir(url: &str) -> Option<String> {
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = path.split('?').next().unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    let parent = std::path::Path::new(path).parent()?;
+    let s = parent.to_string_lossy().into_owned();
+    if s.is_empty() { None } else { Some(s) }
+}
+
+/// The URL without its password, fit for logs and error messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme_end + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_sqlite_dirs() {
+        assert_eq!(
+            sqlite_dir("sqlite://data/x.sqlite?mode=rwc").as_deref(),
+            Some("data")
+        );
+        assert_eq!(sqlite_dir("sqlite:/tmp/a/b.db").as_deref(), Some("/tmp/a"));
+        assert_eq!(sqlite_dir("sqlite::memory:"), None);
+        assert_eq!(sqlite_dir("sqlite://x.db"), None);
+    }
+
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(
+            redact_url("postgres://am:secret@db:5432/am"),
+            "postgres://am:***@db:5432/am"
+        );
+        assert_eq!(redact_url("postgres://am@db/am"), "postgres://am@db/am");
+        assert_eq!(redact_url("sqlite://data/x"), "sqlite://data/x");
+    }
+}

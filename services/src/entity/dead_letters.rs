@@ -1,0 +1,41 @@
+//! Dead-lettered data messages, with their headers, body and replay state.
+//!
+//! Table `dead_letters`.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "dead_letters")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    /// Unique: the same dead-lettered delivery is stored once.
+    #[sea_orm(unique)]
+    pub dedupe_key: String,
+    pub launch_setting_id: Option<String>,
+    pub data_queue_id: Option<String>,
+    pub message_id: Option<String>,
+    pub routing_key: Option<String>,
+    pub headers: Json,
+    #[sea_orm(column_type = "Blob")]
+    pub body: Vec<u8>,
+    pub content_type: Option<String>,
+    pub error_type: Option<String>,
+    #[sea_orm(column_type = "Text")]
+    pub error_message: Option<String>,
+    pub attempts: i32,
+    pub first_failure_at: Option<DateTimeUtc>,
+    pub last_failure_at: Option<DateTimeUtc>,
+    pub host: Option<String>,
+    pub received_at: DateTimeUtc,
+    pub status: String,
+    pub park_until: Option<DateTimeUtc>,
+    pub replay_count: i32,
+    pub replayed_at: Option<DateTimeUtc>,
+    pub replayed_by: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

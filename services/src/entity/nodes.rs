@@ -1,0 +1,26 @@
+//! Nodes: one application instance on one host, as last heard from.
+//!
+//! Table `nodes`.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
+#[sea_orm(table_name = "nodes")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub application_id: String,
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub host: String,
+    pub version: String,
+    pub capacity: i32,
+    pub running: i32,
+    pub load: f64,
+    pub started_at: DateTimeUtc,
+    pub last_heartbeat_at: DateTimeUtc,
+    pub status: String,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,75 @@
+//! Schedule groups: a cron schedule and an ordered list of scheduled launch settings.
+//!
+//! Table `schedule_groups`.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "schedule_groups")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    pub title: String,
+    pub application_id: String,
+    pub cron: String,
+    pub time_zone: String,
+    pub misfire_policy: String,
+    pub enabled: bool,
+    pub current_status: String,
+    pub last_result: Option<String>,
+    pub last_result_at: Option<DateTimeUtc>,
+    pub last_fire_at: Option<DateTimeUtc>,
+    pub next_fire_at: Option<DateTimeUtc>,
+    #[sea_orm(column_type = "Text")]
+    pub disabled_reason: Option<String>,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::applications::Entity",
+        from = "Column::ApplicationId",
+        to = "super::applications::Column::Id"
+    )]
+    Applications,
+    #[sea_orm(has_many = "super::schedule_group_members::Entity")]
+    ScheduleGroupMembers,
+    #[sea_orm(has_many = "super::activations::Entity")]
+    Activations,
+}
+
+impl Related<super::applications::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Applications.def()
+    }
+}
+
+impl Related<super::schedule_group_members::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::ScheduleGroupMembers.def()
+    }
+}
+
+impl Related<super::activations::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Activations.def()
+    }
+}
+
+impl Related<super::launch_settings::Entity> for Entity {
+    fn to() -> RelationDef {
+        super::schedule_group_members::Relation::LaunchSettings.def()
+    }
+
+    fn via() -> Option<RelationDef> {
+        Some(
+            super::schedule_group_members::Relation::ScheduleGroups
+                .def()
+                .rev(),
+        )
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,57 @@
+//! The manager's persistence and services.
+//!
+//! Both front doors of the manager — the JSON HTTP API and the Leptos server functions of the
+//! admin UI — call the functions here, so every write goes through the same validation, the
+//! same transaction and the same audit entry whichever door it came through.
+
+pub mod accounts;
+pub mod audit;
+pub mod catalog;
+pub mod db;
+pub mod entity;
+pub mod error;
+pub mod health;
+pub mod login_limit;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use accounts::{AuthMethod, Principal};
+pub use error::ServiceError;
+
+use sea_orm::DatabaseConnection;
+use std::sync::Arc;
+
+/// Handles every service function needs; cheap to clone.
+#[derive(Clone)]
+pub struct Services {
+    pub db: DatabaseConnection,
+    pub broker: health::BrokerStatus,
+    pub login_limiter: Arc<login_limit::LoginLimiter>,
+    pub settings: Arc<Settings>,
+}
+
+/// Tunables of the services, read once at start-up by the binary.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a login session lives without being used.
+    pub session_ttl: chrono::Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            session_ttl: chrono::Duration::hours(12),
+        }
+    }
+}
+
+impl Services {
+    pub fn new(db: DatabaseConnection, broker: health::BrokerStatus, settings: Settings) -> Self {
+        Self {
+            db,
+            broker,
+            login_limiter: Arc::new(login_limit::LoginLimiter::default()),
+            settings: Arc::new(settings),
+        }
+    }
+}
