@@ -14,9 +14,6 @@ export AM_LISTEN="127.0.0.1:$PORT"
 export AM_ADMIN_PASSWORD="e2e-admin-password"
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
 
-"$BIN" migrate >/dev/null
-AM_NEW_USER_PASSWORD="e2e-viewer-password" "$BIN" user create viewer --role viewer >/dev/null
-
 "$BIN" serve >"$LOG" 2>&1 &
 PID=$!
 cleanup() {
@@ -35,6 +32,9 @@ if ! curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null; then
   cat "$LOG" >&2
   exit 1
 fi
+
+# After the first start, so the first admin comes from AM_ADMIN_PASSWORD as on a real install.
+AM_NEW_USER_PASSWORD="e2e-viewer-password" "$BIN" user create viewer --role viewer >/dev/null
 
 export BASE_URL="http://127.0.0.1:$PORT"
 export E2E_ADMIN_PASSWORD="$AM_ADMIN_PASSWORD" E2E_VIEWER_PASSWORD="e2e-viewer-password"

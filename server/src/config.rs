@@ -192,13 +192,14 @@ impl Config {
         let initial_password = src
             .get("AM_ADMIN_PASSWORD", admin_password, "admin_password")
             .map(|(_, v)| v);
-        if let Some(p) = &initial_password {
-            if p.chars().count() < 8 {
-                return Err(ConfigError::Invalid {
-                    key: "AM_ADMIN_PASSWORD".into(),
-                    message: "must be at least 8 characters".into(),
-                });
-            }
+        if initial_password
+            .as_ref()
+            .is_some_and(|p| p.chars().count() < 8)
+        {
+            return Err(ConfigError::Invalid {
+                key: "AM_ADMIN_PASSWORD".into(),
+                message: "must be at least 8 characters".into(),
+            });
         }
 
         let allowed_origins = match env("AM_ALLOWED_ORIGINS") {

@@ -20,13 +20,11 @@ pub enum DbSetupError {
 /// Connects with pool settings suited to the backend. SQLite files get their directory created.
 pub async fn connect(url: &str) -> Result<DatabaseConnection, DbSetupError> {
     let is_sqlite = url.starts_with("sqlite:");
-    if is_sqlite {
-        if let Some(dir) = sqlite_dir(url) {
-            std::fs::create_dir_all(&dir).map_err(|source| DbSetupError::CreateDir {
-                dir: dir.clone(),
-                source,
-            })?;
-        }
+    if is_sqlite && let Some(dir) = sqlite_dir(url) {
+        std::fs::create_dir_all(&dir).map_err(|source| DbSetupError::CreateDir {
+            dir: dir.clone(),
+            source,
+        })?;
     }
     let mut opts = ConnectOptions::new(url.to_owned());
     opts.connect_timeout(Duration::from_secs(10))

@@ -173,15 +173,15 @@ fn diff<'a, E: CatalogEntity>(old: &'a Catalog, new: &'a Catalog) -> Diff<'a, E>
 /// Classifiers can hold tens of thousands of values; the audit log keeps their size, not a copy.
 fn audit_view<E: CatalogEntity>(e: &E) -> serde_json::Value {
     let mut v = serde_json::to_value(e).unwrap_or(serde_json::Value::Null);
-    if E::LIST == "classifiers" {
-        if let Some(obj) = v.as_object_mut() {
-            let n = obj
-                .get("values")
-                .and_then(|x| x.as_array())
-                .map_or(0, Vec::len);
-            obj.remove("values");
-            obj.insert("values_count".into(), n.into());
-        }
+    if E::LIST == "classifiers"
+        && let Some(obj) = v.as_object_mut()
+    {
+        let n = obj
+            .get("values")
+            .and_then(|x| x.as_array())
+            .map_or(0, Vec::len);
+        obj.remove("values");
+        obj.insert("values_count".into(), n.into());
     }
     v
 }
