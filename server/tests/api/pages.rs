@@ -1,13 +1,12 @@
-use crate::TestApp;
-use am_services::testing::Backend;
+use crate::{TestApp, on_both_backends};
 use axum::{
     body::Body,
     http::{Request, StatusCode, header},
 };
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pages_need_a_login_and_the_login_page_renders_on_the_server() {
-    let app = TestApp::new(Backend::Sqlite).await;
+on_both_backends!(pages_need_a_login_and_the_login_page_renders_on_the_server);
+
+async fn pages_need_a_login_and_the_login_page_renders_on_the_server(app: TestApp) {
     let get = |path: &str, cookie: Option<&str>| {
         let mut b = Request::builder()
             .uri(path)

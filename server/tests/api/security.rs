@@ -5,7 +5,10 @@ use axum::{
     http::{Request, StatusCode, header},
 };
 
-on_both_backends!(api_needs_a_token_and_the_right_role);
+on_both_backends!(
+    api_needs_a_token_and_the_right_role,
+    browser_writes_need_an_allowed_origin
+);
 
 async fn api_needs_a_token_and_the_right_role(app: TestApp) {
     let r = app.api("GET", "/api/v1/catalog", None, None).await;
@@ -59,9 +62,7 @@ async fn api_needs_a_token_and_the_right_role(app: TestApp) {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
 }
 
-#[tokio::test]
-async fn browser_writes_need_an_allowed_origin() {
-    let app = TestApp::new(am_services::testing::Backend::Sqlite).await;
+async fn browser_writes_need_an_allowed_origin(app: TestApp) {
     let form = |origin: Option<&str>| {
         let mut b = Request::builder()
             .method("POST")
