@@ -21,6 +21,10 @@ async fn import_with_several_mistakes_returns_422_with_every_path(app: TestApp) 
         .find(|l| l["id"] == "demo.echo.1")
         .expect("echo");
     echo["parameters"]["organisations"] = serde_json::json!(["acme", "x"]);
+    // Paths index the document as sent, not the catalog's sorted order: `demo.poison.1` is the
+    // third launch setting in the file and would be the fourth once sorted.
+    assert_eq!(doc["launch_settings"][2]["id"], "demo.poison.1");
+    doc["launch_settings"][2]["failure_threshold"] = 0.into();
 
     let r = app
         .api("PUT", "/api/v1/catalog", Some(&admin), Some(doc))
@@ -36,7 +40,13 @@ async fn import_with_several_mistakes_returns_422_with_every_path(app: TestApp) 
                 && e["message"].as_str().is_some_and(|m| m.contains(needle))
         })
     };
-    assert!(errors.len() >= 4, "{body}");
+    assert!(errors.len() >= 5, "{body}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["path"] == "launch_settings[2].failure_threshold"),
+        "{body}"
+    );
     assert!(has("applications[0].default_pool", "missing"), "{body}");
     assert!(has("schedule_groups[0].cron", "minute"), "{body}");
     assert!(has("schedule_groups[0].time_zone", "Mars/Base"), "{body}");

@@ -112,10 +112,11 @@ pub async fn import(
     actor: &Principal,
     catalog: Catalog,
 ) -> ServiceResult<ChangeSummary> {
-    // Check before taking the lock: a broken document should not even queue behind writers.
+    // Check before taking the lock (a broken document should not even queue behind writers),
+    // and before sorting, so that error paths point into the document as the caller wrote it.
     let mut candidate = catalog;
-    candidate.normalize();
     validate_catalog(&candidate).map_err(ServiceError::Invalid)?;
+    candidate.normalize();
     let (_, summary) = apply(
         db,
         actor,
