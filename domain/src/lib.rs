@@ -15,6 +15,7 @@ pub mod roles;
 pub mod schedule;
 pub mod usage;
 pub mod validate;
+pub mod wire;
 
 pub use duration::HumanDuration;
 pub use error::{FieldError, ValidationErrors};

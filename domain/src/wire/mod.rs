@@ -1,0 +1,410 @@
+//! The RabbitMQ protocol between the manager and the nodes: versioned JSON messages, the header
+//! names both sides read, and the broker names of the topology ([`names`]).
+//!
+//! Every message travels in an [`Envelope`] `{"v": 1, "type": "...", ...}`. A receiver decodes
+//! with [`decode`], which tells a message of a newer version, an unknown type and plain garbage
+//! apart so the receiver can quarantine it with a precise reason instead of crashing.
+//!
+//! ```
+//! use am_domain::wire::{self, ToNode, Stop};
+//! let bytes = wire::encode(&ToNode::Stop(Stop {
+//!     launch_setting: "billing.export.1".into(),
+//!     reason: "disabled by operator".into(),
+//! }));
+//! let back: ToNode = wire::decode(&bytes).unwrap();
+//! assert!(matches!(back, ToNode::Stop(s) if s.launch_setting == "billing.export.1"));
+//! ```
+
+pub mod names;
+#[cfg(test)]
+mod tests;
+
+use crate::{
+    HumanDuration,
+    catalog::{
+        ClassifierValue, Concurrency, DataQueueKind, DeadLetterSettings, InputKind, LaunchKind,
+        MessageFilter, OverlapPolicy, RetryPolicy,
+    },
+    params::ParamSpec,
+};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use std::fmt;
+
+/// Version of the protocol this crate writes and reads.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Header with our own attempt counter on data messages (1 = first delivery). We keep our own
+/// because `x-death` is not chronological and no longer updated for republished messages.
+pub const ATTEMPT_HEADER: &str = "x-am-attempt";
+/// Header with the time of the first failure of a data message (RFC 3339).
+pub const FIRST_FAILURE_HEADER: &str = "x-am-first-failure";
+/// Dead-letter headers (SPEC §4.2): the data queue the message came from.
+pub const DL_DATA_QUEUE_HEADER: &str = "x-am-data-queue";
+/// Dead-letter header: the launch setting (subscription) that gave up on the message.
+pub const DL_LAUNCH_SETTING_HEADER: &str = "x-am-launch-setting";
+/// Dead-letter header: how many times the message was delivered.
+pub const DL_ATTEMPTS_HEADER: &str = "x-am-attempts";
+/// Dead-letter header: error type of the last failure.
+pub const DL_ERROR_TYPE_HEADER: &str = "x-am-last-error-type";
+/// Dead-letter header: message of the last failure.
+pub const DL_ERROR_MESSAGE_HEADER: &str = "x-am-last-error-message";
+/// Dead-letter header: time of the last failure (RFC 3339).
+pub const DL_LAST_FAILURE_HEADER: &str = "x-am-last-failure";
+/// Dead-letter header: host of the node that gave up.
+pub const DL_HOST_HEADER: &str = "x-am-host";
+/// Header on quarantined control messages: why they were rejected.
+pub const QUARANTINE_REASON_HEADER: &str = "x-am-quarantine-reason";
+
+/// Identifies one activation (a UUID chosen by the manager), kept as text so this crate stays
+/// free of random-number dependencies in the browser build.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ActivationId(pub String);
+
+impl fmt::Display for ActivationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for ActivationId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+
+impl From<String> for ActivationId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+
+/// A message with its protocol version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope<M> {
+    pub v: u32,
+    #[serde(flatten)]
+    pub message: M,
+}
+
+/// Why bytes could not be read as a protocol message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("not a JSON object with a numeric `v`: {0}")]
+    Malformed(String),
+    #[error("protocol version {found} is not supported (this node speaks {PROTOCOL_VERSION})")]
+    UnsupportedVersion { found: u64 },
+    #[error("invalid message: {0}")]
+    Invalid(String),
+}
+
+/// Encodes a message in the current protocol version.
+pub fn encode<M: Serialize>(message: &M) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Out<'a, M> {
+        v: u32,
+        #[serde(flatten)]
+        message: &'a M,
+    }
+    // Our message types contain only maps with string keys, so serialization cannot fail;
+    // an empty body would be quarantined by the receiver rather than crash anyone.
+    serde_json::to_vec(&Out {
+        v: PROTOCOL_VERSION,
+        message,
+    })
+    .unwrap_or_default()
+}
+
+/// Decodes a message, checking the version before the shape so that a newer sender gets a
+/// precise reason.
+pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, WireError> {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| WireError::Malformed(e.to_string()))?;
+    let obj = value
+        .as_object_mut()
+        .ok_or_else(|| WireError::Malformed("not an object".into()))?;
+    let v = obj
+        .remove("v")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| WireError::Malformed("missing `v`".into()))?;
+    if v != u64::from(PROTOCOL_VERSION) {
+        return Err(WireError::UnsupportedVersion { found: v });
+    }
+    serde_json::from_value(value).map_err(|e| WireError::Invalid(e.to_string()))
+}
+
+// ---------------------------------------------------------------- manager → node
+
+/// Commands the manager sends to one node's control queue.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a few commands per activation; boxing would only make matching clumsier"
+)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ToNode {
+    Launch(Launch),
+    /// Stop every activation of a launch setting on this node (disabled, breaker elsewhere).
+    Stop(Stop),
+    /// Interrupt one activation.
+    Interrupt(Interrupt),
+}
+
+/// Run a launch setting's agent once (one activation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    pub activation_id: ActivationId,
+    pub launch_setting: String,
+    pub agent: String,
+    pub kind: LaunchKind,
+    /// Effective parameter values (defaults applied by the manager; the node applies the
+    /// published schema's defaults again for values still missing).
+    #[serde(default)]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// Grows with every dispatch of the activation; reports carry it back so the manager can
+    /// ignore a late answer of a node it gave up on.
+    pub fencing_token: u64,
+    #[serde(default = "default_overlap")]
+    pub overlap: OverlapPolicy,
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    #[serde(default)]
+    pub dead_letter: DeadLetterSettings,
+    /// Breaker threshold `M`.
+    #[serde(default = "default_threshold")]
+    pub failure_threshold: u32,
+    /// Messages agents only: where their messages come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<Subscription>,
+    /// Scheduled messages agents: finish when no message came for this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<HumanDuration>,
+}
+
+fn default_overlap() -> OverlapPolicy {
+    OverlapPolicy::Allow
+}
+
+fn default_threshold() -> u32 {
+    crate::catalog::DEFAULT_FAILURE_THRESHOLD
+}
+
+/// The data source of a messages launch setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subscription {
+    pub data_queue: String,
+    /// The data queue's exchange (its address).
+    pub address: String,
+    pub kind: DataQueueKind,
+    #[serde(default)]
+    pub filter: MessageFilter,
+    /// Delayed launch settings: messages reach the subscription after this delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<HumanDuration>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stop {
+    pub launch_setting: String,
+    #[serde(default)]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interrupt {
+    pub activation_id: ActivationId,
+    #[serde(default)]
+    pub reason: String,
+}
+
+// ---------------------------------------------------------------- node → manager
+
+/// Reports a node sends to the manager's reports queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ToManager {
+    Publication(Publication),
+    Heartbeat(Heartbeat),
+    Activation(ActivationReport),
+    Failure(FailureReport),
+    BreakerTripped(BreakerTripped),
+}
+
+impl ToManager {
+    /// The activation the report concerns, if any.
+    pub fn activation_id(&self) -> Option<&ActivationId> {
+        match self {
+            ToManager::Publication(_) | ToManager::Heartbeat(_) => None,
+            ToManager::Activation(r) => Some(&r.activation_id),
+            ToManager::Failure(r) => Some(&r.activation_id),
+            ToManager::BreakerTripped(r) => Some(&r.activation_id),
+        }
+    }
+}
+
+/// What a node offers, sent at start-up and after every reconnect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Publication {
+    pub application: String,
+    pub host: String,
+    /// Version of the application (free text).
+    pub version: String,
+    /// How many activations the node runs at once.
+    pub capacity: u32,
+    pub agents: Vec<PublishedAgent>,
+    pub classifiers: Vec<PublishedClassifier>,
+}
+
+/// An agent as its code describes it. The suggestions only seed a new catalog entry;
+/// operators own those fields afterwards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedAgent {
+    pub id: String,
+    pub title: String,
+    pub input: InputKind,
+    pub parameters: Vec<ParamSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_data_queue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_concurrency: Option<Concurrency>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_overlap: Option<OverlapPolicy>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublishedClassifier {
+    pub name: String,
+    pub title: String,
+    pub values: Vec<ClassifierValue>,
+}
+
+/// Per-launch-setting counters since the node started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    pub processed: u64,
+    pub failed: u64,
+    pub retried: u64,
+    pub dead_lettered: u64,
+}
+
+/// One launch setting running on the node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunningLaunchSetting {
+    pub launch_setting: String,
+    pub activations: Vec<ActivationId>,
+    pub counters: Counters,
+}
+
+/// Periodic liveness of a node and of its running activations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    pub application: String,
+    pub host: String,
+    pub capacity: u32,
+    pub running: Vec<RunningLaunchSetting>,
+    /// One-minute load average of the host, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Reports dropped because the outbox was full while the broker was away.
+    #[serde(default)]
+    pub dropped_reports: u64,
+    /// Control messages rejected to the quarantine queue.
+    #[serde(default)]
+    pub quarantined: u64,
+    pub at: DateTime<Utc>,
+}
+
+/// Lifecycle of one activation on one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActivationReport {
+    pub application: String,
+    pub host: String,
+    pub activation_id: ActivationId,
+    pub launch_setting: String,
+    pub fencing_token: u64,
+    pub event: ActivationEvent,
+    pub at: DateTime<Utc>,
+}
+
+/// What happened to an activation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum ActivationEvent {
+    /// The node took the launch.
+    Accepted,
+    /// The node refused the launch (overlap policy `skip`, capacity, unknown agent).
+    Skipped {
+        reason: String,
+    },
+    Started,
+    Progress {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        done: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<u64>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        message: String,
+    },
+    Finished {
+        result: ActivationResult,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// Result of a finished activation (`running` is never a result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActivationResult {
+    Succeeded,
+    Failed,
+    Interrupted,
+}
+
+/// One error a node caught.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureReport {
+    pub application: String,
+    pub host: String,
+    pub activation_id: ActivationId,
+    pub launch_setting: String,
+    pub agent: String,
+    pub error_type: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub details: String,
+    /// The AMQP message id of the data message, if the failure concerns one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_message_id: Option<String>,
+    /// Delivery attempt of the data message (1 for standalone runs).
+    pub attempt: u32,
+    /// The agent said the condition is temporary; the breaker ignores it.
+    #[serde(default)]
+    pub temporary: bool,
+    /// What became of the data message: `retry` or `dead-letter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disposition: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+/// An error type and message, as the breaker remembers them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    pub error_type: String,
+    pub message: String,
+}
+
+/// The node stopped an activation because it failed too often in a row (SPEC §4.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BreakerTripped {
+    pub application: String,
+    pub host: String,
+    pub activation_id: ActivationId,
+    pub launch_setting: String,
+    pub consecutive_failures: u32,
+    /// Length of the run of the same error type that ended the streak.
+    pub same_type_failures: u32,
+    pub last_errors: Vec<ErrorSummary>,
+    pub at: DateTime<Utc>,
+}

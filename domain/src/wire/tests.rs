@@ -1,0 +1,158 @@
+use super::*;
+use serde_json::json;
+
+fn launch() -> Launch {
+    Launch {
+        activation_id: "0b8f6c1e-7d8a-4c1e-9d7a-2f1e3c4b5a69".into(),
+        launch_setting: "billing.export.1".into(),
+        agent: "export".into(),
+        kind: LaunchKind::Stream,
+        parameters: serde_json::Map::from_iter([("limit".to_owned(), json!(5))]),
+        fencing_token: 3,
+        overlap: OverlapPolicy::Skip,
+        retry: RetryPolicy::default(),
+        dead_letter: DeadLetterSettings::default(),
+        failure_threshold: 10,
+        subscription: Some(Subscription {
+            data_queue: "invoices".into(),
+            address: "invoices".into(),
+            kind: DataQueueKind::Queue,
+            filter: MessageFilter::default(),
+            delay: None,
+        }),
+        idle_timeout: None,
+    }
+}
+
+#[test]
+fn commands_round_trip_with_version_and_type() {
+    let msg = ToNode::Launch(launch());
+    let bytes = encode(&msg);
+    let value: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(value["v"], json!(1));
+    assert_eq!(value["type"], json!("launch"));
+    assert_eq!(value["retry"]["initial_delay"], json!("1s"));
+    assert_eq!(decode::<ToNode>(&bytes), Ok(msg));
+}
+
+#[test]
+fn minimal_launch_gets_defaults() {
+    let bytes = br#"{"v":1,"type":"launch","activation_id":"a1","launch_setting":"x.1",
+        "agent":"sleep","kind":"scheduled","fencing_token":1}"#;
+    let ToNode::Launch(l) = decode::<ToNode>(bytes).expect("valid") else {
+        panic!("not a launch");
+    };
+    assert_eq!(l.overlap, OverlapPolicy::Allow);
+    assert_eq!(l.failure_threshold, 10);
+    assert_eq!(l.retry.max_deliveries, 10);
+    assert!(l.subscription.is_none());
+}
+
+#[test]
+fn reports_round_trip() {
+    let at = DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+        .expect("time")
+        .with_timezone(&Utc);
+    let reports = [
+        ToManager::Activation(ActivationReport {
+            application: "billing".into(),
+            host: "h1".into(),
+            activation_id: "a1".into(),
+            launch_setting: "x.1".into(),
+            fencing_token: 2,
+            event: ActivationEvent::Finished {
+                result: ActivationResult::Failed,
+                error: Some("boom".into()),
+            },
+            at,
+        }),
+        ToManager::BreakerTripped(BreakerTripped {
+            application: "billing".into(),
+            host: "h1".into(),
+            activation_id: "a1".into(),
+            launch_setting: "x.1".into(),
+            consecutive_failures: 3,
+            same_type_failures: 3,
+            last_errors: vec![ErrorSummary {
+                error_type: "Io".into(),
+                message: "disk".into(),
+            }],
+            at,
+        }),
+        ToManager::Heartbeat(Heartbeat {
+            application: "billing".into(),
+            host: "h1".into(),
+            capacity: 4,
+            running: vec![RunningLaunchSetting {
+                launch_setting: "x.1".into(),
+                activations: vec!["a1".into()],
+                counters: Counters {
+                    processed: 5,
+                    ..Counters::default()
+                },
+            }],
+            load: Some(0.5),
+            dropped_reports: 0,
+            quarantined: 1,
+            at,
+        }),
+    ];
+    for r in reports {
+        let bytes = encode(&r);
+        assert_eq!(decode::<ToManager>(&bytes).as_ref(), Ok(&r));
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&encode(&ToManager::Activation(ActivationReport {
+            application: "a".into(),
+            host: "h".into(),
+            activation_id: "a1".into(),
+            launch_setting: "x.1".into(),
+            fencing_token: 1,
+            event: ActivationEvent::Skipped {
+                reason: "overlap".into(),
+            },
+            at,
+        })))
+        .expect("json");
+    assert_eq!(v["type"], json!("activation"));
+    assert_eq!(v["event"]["event"], json!("skipped"));
+}
+
+#[test]
+fn bad_input_is_classified() {
+    assert!(matches!(
+        decode::<ToNode>(b"not json"),
+        Err(WireError::Malformed(_))
+    ));
+    assert!(matches!(
+        decode::<ToNode>(b"[1]"),
+        Err(WireError::Malformed(_))
+    ));
+    assert!(matches!(
+        decode::<ToNode>(br#"{"type":"stop","launch_setting":"x"}"#),
+        Err(WireError::Malformed(_))
+    ));
+    assert_eq!(
+        decode::<ToNode>(br#"{"v":2,"type":"stop","launch_setting":"x"}"#),
+        Err(WireError::UnsupportedVersion { found: 2 })
+    );
+    assert!(matches!(
+        decode::<ToNode>(br#"{"v":1,"type":"explode"}"#),
+        Err(WireError::Invalid(_))
+    ));
+    assert!(matches!(
+        decode::<ToNode>(br#"{"v":1,"type":"interrupt"}"#),
+        Err(WireError::Invalid(_))
+    ));
+}
+
+#[test]
+fn names_are_prefixed() {
+    let n = names::Names::new("t-1");
+    assert_eq!(n.control_exchange(), "t-1.control");
+    assert_eq!(n.node_queue("billing", "h1"), "t-1.node.billing.h1");
+    assert_eq!(n.reports_queue(), "t-1.reports");
+    assert_eq!(n.dead_letter_queue(), "t-1.dead-letters");
+    assert_eq!(n.delay_queue("x.1"), "t-1.ls.x.1.delay");
+    assert_eq!(names::Names::default().prefix(), "am");
+}
