@@ -1,13 +1,26 @@
-//! `agent-client`: the library applications embed to become Agent Manager nodes.
-//!
-//! This release is the empty shell the workspace is built around; the runtime (publication,
-//! launches, shared subscriptions, retries, dead letters, breaker) arrives with the wire
-//! protocol. Until then the crate only re-exports the shared vocabulary.
-//!
-//! ```
-//! use agent_client::domain::catalog::Concurrency;
-//! assert_ne!(Concurrency::Any, Concurrency::Many);
-//! ```
+#![doc = include_str!("../README.md")]
 
-/// The types and rules shared with the manager.
+mod agent;
+mod breaker;
+mod broker;
+mod consumer;
+mod context;
+mod error;
+mod node;
+mod outbox;
+mod runtime;
+mod topology;
+
+pub use agent::{AgentSpec, Classifier, MessageAgent, StandaloneAgent};
+pub use context::{Context, Message};
+pub use error::{AgentError, ErrorKind, NodeError};
+pub use node::{DEFAULT_AMQP_URL, Node, NodeBuilder};
+pub use topology::{SUBSCRIPTION_DELIVERY_LIMIT, Topology};
+
+/// The types and rules shared with the manager (catalog, parameters, wire protocol).
+///
+/// ```
+/// use agent_client::domain::wire::names::Names;
+/// assert_eq!(Names::default().reports_queue(), "am.reports");
+/// ```
 pub use am_domain as domain;

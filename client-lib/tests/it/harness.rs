@@ -1,0 +1,429 @@
+//! A stand-in for the manager: sends commands to nodes, reads their reports, publishes data
+//! messages and inspects queues. Every broker object it or its nodes declare lives under a
+//! unique prefix (queues also expire when unused) and is deleted by [`Harness::cleanup`].
+
+use agent_client::{
+    NodeBuilder, Topology,
+    domain::{
+        HumanDuration,
+        catalog::{
+            DataQueueKind, DeadLetterSettings, LaunchKind, MessageFilter, OverlapPolicy,
+            RetryPolicy,
+        },
+        wire::{
+            self, ActivationEvent, ActivationId, ActivationResult, Launch, Subscription, ToManager,
+            ToNode,
+        },
+    },
+};
+use futures_util::StreamExt;
+use lapin::{
+    BasicProperties, Channel, Connection, ConnectionProperties,
+    message::BasicGetMessage,
+    options::{
+        BasicAckOptions, BasicConsumeOptions, BasicGetOptions, BasicPublishOptions,
+        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions,
+    },
+    types::{AMQPValue, FieldTable, LongString},
+};
+use std::{
+    collections::BTreeSet,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+pub fn amqp_url() -> String {
+    std::env::var("AM_TEST_AMQP_URL")
+        .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned())
+}
+
+pub const APP: &str = "app";
+
+pub struct Harness {
+    pub topology: Topology,
+    conn: Connection,
+    channel: Channel,
+    reports: Arc<Mutex<Vec<ToManager>>>,
+    created: Mutex<Created>,
+}
+
+#[derive(Default)]
+struct Created {
+    hosts: BTreeSet<String>,
+    launch_settings: BTreeSet<(String, Vec<Duration>)>,
+    exchanges: BTreeSet<String>,
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env()
+                    .unwrap_or_else(|_| "warn".into()),
+            )
+            .with_test_writer()
+            .try_init();
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let topology = Topology::new(format!("t-{}", &id[..12])).ephemeral(Duration::from_secs(60));
+        let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
+            .await
+            .expect("the test broker is reachable");
+        let channel = conn.create_channel().await.expect("channel");
+        channel
+            .confirm_select(ConfirmSelectOptions::default())
+            .await
+            .expect("confirms");
+        topology
+            .declare_manager_side(&channel)
+            .await
+            .expect("manager topology");
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let reader = conn.create_channel().await.expect("channel");
+        let mut consumer = reader
+            .basic_consume(
+                topology.names().reports_queue().as_str().into(),
+                "".into(),
+                BasicConsumeOptions {
+                    no_ack: true,
+                    ..BasicConsumeOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("consume reports");
+        let sink = Arc::clone(&reports);
+        tokio::spawn(async move {
+            while let Some(Ok(d)) = consumer.next().await {
+                let report: ToManager = wire::decode(&d.data).expect("nodes send valid reports");
+                sink.lock().expect("lock").push(report);
+            }
+        });
+        Harness {
+            topology,
+            conn,
+            channel,
+            reports,
+            created: Mutex::new(Created::default()),
+        }
+    }
+
+    pub fn prefix(&self) -> &str {
+        self.topology.names().prefix()
+    }
+
+    /// A node builder wired to this harness, with short timings.
+    pub fn node(&self, host: &str) -> NodeBuilder {
+        self.created
+            .lock()
+            .expect("lock")
+            .hosts
+            .insert(host.to_owned());
+        NodeBuilder::new(APP, host)
+            .amqp_url(amqp_url())
+            .topology(self.topology.clone())
+            .heartbeat_every(Duration::from_millis(200))
+            .interrupt_grace(Duration::from_secs(2))
+            .shutdown_timeout(Duration::from_secs(5))
+            .default_idle_timeout(Duration::from_millis(500))
+    }
+
+    /// A unique data exchange name for this test.
+    pub fn address(&self, name: &str) -> String {
+        let a = format!("{}.data.{name}", self.prefix());
+        self.created
+            .lock()
+            .expect("lock")
+            .exchanges
+            .insert(a.clone());
+        a
+    }
+
+    /// A launch of a standalone agent.
+    pub fn launch(&self, launch_setting: &str, agent: &str) -> Launch {
+        Launch {
+            activation_id: ActivationId(uuid::Uuid::new_v4().to_string()),
+            launch_setting: launch_setting.to_owned(),
+            agent: agent.to_owned(),
+            kind: LaunchKind::Scheduled,
+            parameters: serde_json::Map::new(),
+            fencing_token: 1,
+            overlap: OverlapPolicy::Allow,
+            retry: fast_retry(3),
+            dead_letter: DeadLetterSettings::default(),
+            failure_threshold: 10,
+            subscription: None,
+            idle_timeout: None,
+        }
+    }
+
+    /// A stream launch of a messages agent on `address`, with fast retries; its subscription
+    /// is declared before this returns so that messages published next are not lost.
+    pub async fn stream(&self, launch_setting: &str, agent: &str, address: &str) -> Launch {
+        let mut l = self.launch(launch_setting, agent);
+        l.kind = LaunchKind::Stream;
+        l.subscription = Some(Subscription {
+            data_queue: "dq".into(),
+            address: address.to_owned(),
+            kind: DataQueueKind::Queue,
+            filter: MessageFilter::default(),
+            delay: None,
+        });
+        l
+    }
+
+    /// Declares the launch's subscription as a node would (idempotent, same arguments).
+    pub async fn subscribe(&self, launch: &Launch) {
+        let sub = launch.subscription.as_ref().expect("a messages launch");
+        let delays: Vec<Duration> = (1..=launch.retry.max_deliveries.max(1))
+            .map(|a| agent_client::domain::policy::retry_delay(&launch.retry, a))
+            .collect();
+        self.created
+            .lock()
+            .expect("lock")
+            .launch_settings
+            .insert((launch.launch_setting.clone(), delays));
+        self.topology
+            .declare_subscription(&self.channel, &launch.launch_setting, sub)
+            .await
+            .expect("subscription");
+    }
+
+    pub async fn send(&self, host: &str, cmd: &ToNode) {
+        self.send_raw(host, &wire::encode(cmd)).await;
+    }
+
+    pub async fn send_raw(&self, host: &str, bytes: &[u8]) {
+        let names = self.topology.names();
+        let confirm = self
+            .channel
+            .basic_publish(
+                names.control_exchange().as_str().into(),
+                names.node_routing_key(APP, host).as_str().into(),
+                BasicPublishOptions {
+                    mandatory: true,
+                    ..BasicPublishOptions::default()
+                },
+                bytes,
+                BasicProperties::default().with_delivery_mode(2),
+            )
+            .await
+            .expect("publish")
+            .await
+            .expect("confirm");
+        assert!(
+            confirm.take_message().is_none(),
+            "the node's control queue exists"
+        );
+    }
+
+    pub async fn publish(&self, address: &str, body: &[u8], headers: &[(&str, &str)]) {
+        let mut table = FieldTable::default();
+        for (k, v) in headers {
+            table.insert((*k).into(), AMQPValue::LongString(LongString::from(*v)));
+        }
+        self.channel
+            .basic_publish(
+                address.into(),
+                "".into(),
+                BasicPublishOptions::default(),
+                body,
+                BasicProperties::default()
+                    .with_delivery_mode(2)
+                    .with_message_id(format!("m-{}", String::from_utf8_lossy(body)).into())
+                    .with_headers(table),
+            )
+            .await
+            .expect("publish")
+            .await
+            .expect("confirm");
+    }
+
+    pub fn reports(&self) -> Vec<ToManager> {
+        self.reports.lock().expect("lock").clone()
+    }
+
+    /// Waits for a report matching `pred`.
+    pub async fn wait_for(
+        &self,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&ToManager) -> bool,
+    ) -> ToManager {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(r) = self.reports().into_iter().find(|r| pred(r)) {
+                return r;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!(
+                    "no report {what} within {timeout:?}; got {:#?}",
+                    self.reports()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn wait_event(
+        &self,
+        activation: &ActivationId,
+        timeout: Duration,
+        pred: impl Fn(&ActivationEvent) -> bool,
+    ) -> ActivationEvent {
+        match self
+            .wait_for(&format!("for {activation}"), timeout, |r| {
+                matches!(r, ToManager::Activation(a) if &a.activation_id == activation && pred(&a.event))
+            })
+            .await
+        {
+            ToManager::Activation(a) => a.event,
+            _ => unreachable!(),
+        }
+    }
+
+    pub async fn finished(
+        &self,
+        activation: &ActivationId,
+        timeout: Duration,
+    ) -> (ActivationResult, Option<String>) {
+        match self
+            .wait_event(activation, timeout, |e| {
+                matches!(e, ActivationEvent::Finished { .. })
+            })
+            .await
+        {
+            ActivationEvent::Finished { result, error } => (result, error),
+            _ => unreachable!(),
+        }
+    }
+
+    pub async fn started(&self, activation: &ActivationId) {
+        self.wait_event(activation, Duration::from_secs(10), |e| {
+            matches!(e, ActivationEvent::Started)
+        })
+        .await;
+    }
+
+    /// Takes up to `n` messages from a queue, waiting up to `timeout` for them.
+    pub async fn take(&self, queue: &str, n: usize, timeout: Duration) -> Vec<BasicGetMessage> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut out = Vec::new();
+        while out.len() < n && tokio::time::Instant::now() < deadline {
+            match self
+                .channel
+                .basic_get(queue.into(), BasicGetOptions::default())
+                .await
+                .expect("basic.get")
+            {
+                Some(m) => {
+                    m.delivery
+                        .acker
+                        .ack(BasicAckOptions::default())
+                        .await
+                        .expect("ack");
+                    out.push(m);
+                }
+                None => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+        out
+    }
+
+    /// Messages ready in a queue.
+    pub async fn depth(&self, queue: &str) -> u32 {
+        self.inspect(queue).await.message_count()
+    }
+
+    /// Consumers of a queue.
+    pub async fn consumers(&self, queue: &str) -> u32 {
+        self.inspect(queue).await.consumer_count()
+    }
+
+    async fn inspect(&self, queue: &str) -> lapin::Queue {
+        let ch = self.conn.create_channel().await.expect("channel");
+        let q = ch
+            .queue_declare(
+                queue.into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("queue exists");
+        let _ = ch.close(200, "".into()).await;
+        q
+    }
+
+    /// Deletes everything this test declared.
+    pub async fn cleanup(self) {
+        let names = self.topology.names().clone();
+        let created = std::mem::take(&mut *self.created.lock().expect("lock"));
+        let mut queues = vec![
+            names.reports_queue(),
+            names.quarantine_queue(),
+            names.dead_letter_queue(),
+        ];
+        for host in &created.hosts {
+            queues.push(names.node_queue(APP, host));
+        }
+        for (ls, delays) in &created.launch_settings {
+            queues.push(names.subscription(ls));
+            queues.push(names.delay_queue(ls));
+            queues.extend(delays.iter().map(|d| names.retry_queue(ls, *d)));
+        }
+        let mut exchanges: Vec<String> = created.exchanges.into_iter().collect();
+        exchanges.push(names.control_exchange());
+        // A delete of something absent may close the channel: one channel per delete.
+        for q in queues {
+            if let Ok(ch) = self.conn.create_channel().await {
+                let _ = ch
+                    .queue_delete(q.as_str().into(), QueueDeleteOptions::default())
+                    .await;
+                let _ = ch.close(200, "".into()).await;
+            }
+        }
+        for e in exchanges {
+            if let Ok(ch) = self.conn.create_channel().await {
+                let _ = ch
+                    .exchange_delete(e.as_str().into(), ExchangeDeleteOptions::default())
+                    .await;
+                let _ = ch.close(200, "".into()).await;
+            }
+        }
+        let _ = self.conn.close(200, "test done".into()).await;
+    }
+}
+
+pub fn fast_retry(max_deliveries: u32) -> RetryPolicy {
+    RetryPolicy {
+        initial_delay: HumanDuration::from_millis(100),
+        multiplier: 2.0,
+        max_delay: HumanDuration::from_millis(400),
+        max_deliveries,
+    }
+}
+
+/// Closes a node's broker connection from the broker side, as a network cut would.
+pub async fn close_connection_of(prefix: &str, host: &str) {
+    let name = format!("am-node {APP}@{host} ({prefix})");
+    let out = tokio::process::Command::new("rabbitmqctl")
+        .args(["-q", "list_connections", "pid", "client_properties"])
+        .output()
+        .await
+        .expect("rabbitmqctl runs (the tests need it to cut connections)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let pid = text
+        .lines()
+        .find(|l| l.contains(&name))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("connection `{name}` not found in {text}"))
+        .to_owned();
+    let status = tokio::process::Command::new("rabbitmqctl")
+        .args(["-q", "close_connection", &pid, "test cuts the connection"])
+        .status()
+        .await
+        .expect("rabbitmqctl");
+    assert!(status.success(), "close_connection failed");
+}
