@@ -194,3 +194,114 @@ async fn publish_batch(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broker;
+    use am_domain::wire::ToManager;
+    use futures_util::StreamExt;
+    use lapin::{
+        Connection, ConnectionProperties,
+        options::{BasicConsumeOptions, QueueDeclareOptions, QueueDeleteOptions},
+        types::FieldTable,
+    };
+    use std::sync::Arc;
+
+    fn url() -> String {
+        std::env::var("AM_TEST_AMQP_URL")
+            .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned())
+    }
+
+    fn report(i: u32) -> ToManager {
+        // Any report will do; a heartbeat-sized one keeps the test readable.
+        ToManager::Heartbeat(am_domain::wire::Heartbeat {
+            application: "app".into(),
+            host: format!("h{i}"),
+            capacity: i,
+            running: Vec::new(),
+            load: None,
+            dropped_reports: 0,
+            quarantined: 0,
+            at: chrono::Utc::now(),
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reports_wait_for_the_broker_and_are_resent_until_confirmed() {
+        let queue = format!("t-outbox-{}", std::process::id());
+        let outbox = Arc::new(Outbox::new(3));
+        // No broker yet: the buffer keeps the newest three and counts the rest.
+        for i in 0..5 {
+            outbox.push(&report(i));
+        }
+        assert_eq!((outbox.pending(), outbox.dropped()), (3, 2));
+
+        let (tx, link) = broker::link();
+        let stop = CancellationToken::new();
+        let runner = {
+            let (outbox, link, queue, stop) = (
+                Arc::clone(&outbox),
+                link.clone(),
+                queue.clone(),
+                stop.clone(),
+            );
+            tokio::spawn(async move { outbox.run(link, queue, stop).await })
+        };
+        let conn = Arc::new(
+            Connection::connect(&url(), ConnectionProperties::default())
+                .await
+                .expect("broker"),
+        );
+        // The queue does not exist yet: the broker returns the reports, which stay pending.
+        tx.send_replace(Some(Arc::clone(&conn)));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(outbox.pending(), 3, "unconfirmed reports are kept");
+
+        let ch = conn.create_channel().await.expect("channel");
+        let mut args = FieldTable::default();
+        args.insert(
+            "x-expires".into(),
+            lapin::types::AMQPValue::LongLongInt(30_000),
+        );
+        ch.queue_declare(queue.as_str().into(), QueueDeclareOptions::default(), args)
+            .await
+            .expect("declare");
+        assert!(
+            outbox.flush(Duration::from_secs(5)).await,
+            "sent once the queue exists"
+        );
+        let mut consumer = ch
+            .basic_consume(
+                queue.as_str().into(),
+                "".into(),
+                BasicConsumeOptions {
+                    no_ack: true,
+                    ..BasicConsumeOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .expect("consume");
+        let mut hosts = Vec::new();
+        while hosts.len() < 3 {
+            let d = tokio::time::timeout(Duration::from_secs(5), consumer.next())
+                .await
+                .expect("a report")
+                .expect("stream")
+                .expect("delivery");
+            match wire::decode::<ToManager>(&d.data).expect("valid") {
+                ToManager::Heartbeat(hb) => hosts.push(hb.host),
+                other => panic!("{other:?}"),
+            }
+        }
+        // Oldest first; a resend may duplicate, never lose or reorder the first copies.
+        assert_eq!(&hosts[..3], ["h2", "h3", "h4"]);
+        stop.cancel();
+        runner.await.expect("runner ends");
+        let _ = ch
+            .queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+            .await;
+        let _ = conn.close(200, "done".into()).await;
+    }
+}

@@ -346,6 +346,16 @@ impl Shared {
         let mut wait_for = Vec::new();
         let permit = {
             let mut running = self.running();
+            if running
+                .values()
+                .flatten()
+                .any(|r| r.id == launch.activation_id)
+            {
+                // A command delivered twice (at-least-once) must not run the activation twice.
+                drop(running);
+                tracing::info!("duplicate launch ignored: the activation already runs here");
+                return;
+            }
             let list = running.entry(launch.launch_setting.clone()).or_default();
             let mut permit = None;
             match launch.overlap {

@@ -133,3 +133,71 @@ async fn a_cut_connection_is_restored_and_consumption_resumes() {
     node.shutdown().await;
     h.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_returns_the_message_in_hand_and_the_prefetched_ones() {
+    let h = Harness::new().await;
+    let l = log();
+    let leaving = h
+        .node("h1")
+        .interrupt_grace(Duration::from_millis(300))
+        .messages(
+            probe_spec().prefetch(5),
+            Probe::ok("h1", &l).holding(Duration::from_secs(600)),
+        )
+        .start()
+        .await
+        .expect("starts");
+    leaving.ready(T).await.expect("ready");
+    let address = h.address("handover");
+    let launch = h.stream("app.probe.1", "probe", &address).await;
+    h.subscribe(&launch).await;
+    h.send("h1", &ToNode::Launch(launch.clone())).await;
+    h.started(&launch.activation_id).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for body in ["a", "b", "c"] {
+        h.publish(&address, body.as_bytes(), &[]).await;
+    }
+    let deadline = tokio::time::Instant::now() + T;
+    while seen(&l).is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The agent ignores the interruption: after the grace its message goes back.
+    leaving.shutdown().await;
+    assert_eq!(
+        h.finished(&launch.activation_id, T).await.0,
+        ActivationResult::Interrupted
+    );
+    let subscription = h.topology.names().subscription("app.probe.1");
+    assert_eq!(
+        h.depth(&subscription).await,
+        3,
+        "all three wait in the broker again"
+    );
+
+    let staying = h
+        .node("h2")
+        .messages(probe_spec(), Probe::ok("h2", &l))
+        .start()
+        .await
+        .expect("starts");
+    staying.ready(T).await.expect("ready");
+    let mut second = launch.clone();
+    second.activation_id = wire::ActivationId(uuid::Uuid::new_v4().to_string());
+    h.send("h2", &ToNode::Launch(second)).await;
+    let deadline = tokio::time::Instant::now() + T;
+    while seen(&l).iter().filter(|s| s.host == "h2").count() < 3
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut bodies: Vec<String> = seen(&l)
+        .into_iter()
+        .filter(|s| s.host == "h2")
+        .map(|s| s.body)
+        .collect();
+    bodies.sort();
+    assert_eq!(bodies, ["a", "b", "c"]);
+    staying.shutdown().await;
+    h.cleanup().await;
+}

@@ -220,6 +220,8 @@ async fn overlap_policies_skip_interrupt_and_allow() {
     let first = long(&h, OverlapPolicy::Allow);
     h.send("h1", &ToNode::Launch(first.clone())).await;
     h.started(&first.activation_id).await;
+    // The same command again (a redelivery) does not start a second run.
+    h.send("h1", &ToNode::Launch(first.clone())).await;
 
     let skipped = long(&h, OverlapPolicy::Skip);
     h.send("h1", &ToNode::Launch(skipped.clone())).await;
