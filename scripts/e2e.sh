@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the built manager on a fresh SQLite database and a free port, runs the Playwright
-# suite against it, and stops it. Used by scripts/test.sh after `cargo leptos build`.
+# suite against it (arguments go to `playwright test`, e.g. a file name), and stops it.
+# Used by scripts/test.sh after `cargo leptos build`.
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
@@ -39,7 +40,7 @@ AM_NEW_USER_PASSWORD="e2e-viewer-password" "$BIN" user create viewer --role view
 export BASE_URL="http://127.0.0.1:$PORT"
 export E2E_ADMIN_PASSWORD="$AM_ADMIN_PASSWORD" E2E_VIEWER_PASSWORD="e2e-viewer-password"
 status=0
-(cd end2end && npx playwright test) || status=$?
+(cd end2end && npx playwright test "$@") || status=$?
 if [ "$status" -ne 0 ]; then
   echo "--- manager log ---" >&2
   tail -n 100 "$LOG" >&2

@@ -1,6 +1,8 @@
 //! Server functions of the UI. Each one resolves the caller, checks the role and calls one
 //! service function; nothing else happens here.
 
+pub mod catalog;
+
 use crate::error::UiError;
 use am_domain::roles::Role;
 use leptos::prelude::*;

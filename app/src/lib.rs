@@ -9,13 +9,16 @@ pub mod components;
 pub mod error;
 pub mod pages;
 
+use api::catalog::Kind;
 use components::layout::Layout;
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
+    SsrMode,
     components::{ParentRoute, Route, Router, Routes},
     path,
 };
+use pages::{catalog_list::CatalogListPage, entities, launch_settings, schedule_groups};
 
 /// The HTML document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -55,13 +58,25 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/login") view=pages::login::LoginPage />
                 <ParentRoute path=path!("") view=Layout>
                     <Route path=path!("") view=pages::dashboard::DashboardPage />
-                    <Route path=path!("applications") view=|| pages::planned("Applications", "applications and the agents and classifiers their nodes published") />
+                    <Route ssr=SsrMode::Async path=path!("applications") view=|| view! { <CatalogListPage kind=Kind::Applications /> } />
+                    <Route ssr=SsrMode::Async path=path!("applications/new") view=entities::ApplicationPage />
+                    <Route ssr=SsrMode::Async path=path!("applications/:id") view=entities::ApplicationPage />
                     <Route path=path!("nodes") view=|| pages::planned("Nodes", "live hosts, their load and last heartbeat") />
-                    <Route path=path!("pools") view=|| pages::planned("Pools", "pools and their hosts") />
-                    <Route path=path!("data-queues") view=|| pages::planned("Data queues", "data queues, their kind and delay") />
-                    <Route path=path!("agents") view=|| pages::planned("Agents", "agents, their concurrency and overlap policy") />
-                    <Route path=path!("launch-settings") view=|| pages::planned("Launch settings", "launch settings with typed parameter forms") />
-                    <Route path=path!("schedule-groups") view=|| pages::planned("Schedule groups", "cron schedules and their ordered members") />
+                    <Route ssr=SsrMode::Async path=path!("pools") view=|| view! { <CatalogListPage kind=Kind::Pools /> } />
+                    <Route ssr=SsrMode::Async path=path!("pools/new") view=entities::PoolPage />
+                    <Route ssr=SsrMode::Async path=path!("pools/:id") view=entities::PoolPage />
+                    <Route ssr=SsrMode::Async path=path!("data-queues") view=|| view! { <CatalogListPage kind=Kind::DataQueues /> } />
+                    <Route ssr=SsrMode::Async path=path!("data-queues/new") view=entities::DataQueuePage />
+                    <Route ssr=SsrMode::Async path=path!("data-queues/:id") view=entities::DataQueuePage />
+                    <Route ssr=SsrMode::Async path=path!("agents") view=|| view! { <CatalogListPage kind=Kind::Agents /> } />
+                    <Route ssr=SsrMode::Async path=path!("agents/new") view=entities::AgentPage />
+                    <Route ssr=SsrMode::Async path=path!("agents/:application/:id") view=entities::AgentPage />
+                    <Route ssr=SsrMode::Async path=path!("launch-settings") view=|| view! { <CatalogListPage kind=Kind::LaunchSettings /> } />
+                    <Route ssr=SsrMode::Async path=path!("launch-settings/new") view=launch_settings::LaunchSettingPage />
+                    <Route ssr=SsrMode::Async path=path!("launch-settings/:id") view=launch_settings::LaunchSettingPage />
+                    <Route ssr=SsrMode::Async path=path!("schedule-groups") view=|| view! { <CatalogListPage kind=Kind::ScheduleGroups /> } />
+                    <Route ssr=SsrMode::Async path=path!("schedule-groups/new") view=schedule_groups::ScheduleGroupPage />
+                    <Route ssr=SsrMode::Async path=path!("schedule-groups/:id") view=schedule_groups::ScheduleGroupPage />
                     <Route path=path!("activations") view=|| pages::planned("Activations", "activations and their per-host timeline") />
                     <Route path=path!("failures") view=|| pages::planned("Failure logs", "failure drill-down by launch setting, activation and host") />
                     <Route path=path!("dead-letters") view=|| pages::planned("Dead letters", "dead letters: view, replay, delete") />

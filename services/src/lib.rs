@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod audit;
 pub mod catalog;
+pub mod classifiers;
 pub mod db;
 pub mod entity;
 pub mod error;

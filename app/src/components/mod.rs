@@ -1,3 +1,5 @@
 //! Building blocks shared by pages.
 
+pub mod forms;
 pub mod layout;
+pub mod params;

@@ -1,7 +1,11 @@
 //! Pages of the admin UI.
 
+pub mod catalog_list;
 pub mod dashboard;
+pub mod entities;
+pub mod launch_settings;
 pub mod login;
+pub mod schedule_groups;
 
 use leptos::prelude::*;
 

@@ -8,10 +8,12 @@
 //!    pure rules of `am-domain` (so a change can never break a rule elsewhere);
 //! 3. write only the difference, with one audit entry per changed entity, and commit.
 
+mod browse;
 mod kinds;
 mod rows;
 mod store;
 
+pub use browse::{Browse, ListFilter, ListPage, MAX_PAGE_SIZE, browse, overview};
 pub use kinds::{CatalogEntity, display_id};
 pub use store::{ChangeSummary, load};
 

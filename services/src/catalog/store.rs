@@ -25,6 +25,12 @@ const INSERT_BATCH: usize = 500;
 
 /// Loads every catalog entity, lists in key order.
 pub async fn load(db: &impl ConnectionTrait) -> ServiceResult<Catalog> {
+    load_with(db, true).await
+}
+
+/// As [`load`]; without classifier values when `values` is false (pages that only list
+/// entities need not read a 50,000-value classifier).
+pub async fn load_with(db: &impl ConnectionTrait, with_values: bool) -> ServiceResult<Catalog> {
     let mut catalog = Catalog::new();
 
     let mut hosts_by_pool: HashMap<String, Vec<String>> = HashMap::new();
@@ -58,13 +64,17 @@ pub async fn load(db: &impl ConnectionTrait) -> ServiceResult<Catalog> {
         .collect::<ServiceResult<_>>()?;
 
     let mut values: HashMap<(String, String), Vec<ClassifierValue>> = HashMap::new();
-    for v in classifier_values::Entity::find()
-        .order_by_asc(classifier_values::Column::ApplicationId)
-        .order_by_asc(classifier_values::Column::ClassifierName)
-        .order_by_asc(classifier_values::Column::Position)
-        .all(db)
-        .await?
-    {
+    let value_rows = if with_values {
+        classifier_values::Entity::find()
+            .order_by_asc(classifier_values::Column::ApplicationId)
+            .order_by_asc(classifier_values::Column::ClassifierName)
+            .order_by_asc(classifier_values::Column::Position)
+            .all(db)
+            .await?
+    } else {
+        Vec::new()
+    };
+    for v in value_rows {
         values
             .entry((v.application_id, v.classifier_name))
             .or_default()

@@ -2,6 +2,7 @@
 //! PostgreSQL, each on a database of its own.
 
 mod accounts;
+mod browsing;
 mod catalog;
 
 use am_domain::{catalog::Catalog, roles::Role};

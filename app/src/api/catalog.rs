@@ -1,0 +1,491 @@
+//! Server functions of the catalog pages. Each checks the caller's role (inside the service),
+//! calls one service function and maps its error; the forms send JSON so nested entities
+//! (parameters, retry policies, group members) travel whole.
+
+use crate::error::UiError;
+use am_domain::{
+    catalog::{
+        Agent, Application, Catalog, ClassifierValue, DataQueue, LaunchSetting, Pool, ScheduleGroup,
+    },
+    roles::Role,
+    usage::EntityRef,
+};
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+
+/// Rows per list page unless the URL asks otherwise.
+pub const PAGE_SIZE: u64 = 25;
+
+/// The kinds of entity list pages show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Applications,
+    Pools,
+    DataQueues,
+    Agents,
+    LaunchSettings,
+    ScheduleGroups,
+}
+
+impl Kind {
+    /// Path of the list page, also the URL segment of detail pages.
+    pub fn path(self) -> &'static str {
+        match self {
+            Kind::Applications => "/applications",
+            Kind::Pools => "/pools",
+            Kind::DataQueues => "/data-queues",
+            Kind::Agents => "/agents",
+            Kind::LaunchSettings => "/launch-settings",
+            Kind::ScheduleGroups => "/schedule-groups",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Kind::Applications => "Applications",
+            Kind::Pools => "Pools",
+            Kind::DataQueues => "Data queues",
+            Kind::Agents => "Agents",
+            Kind::LaunchSettings => "Launch settings",
+            Kind::ScheduleGroups => "Schedule groups",
+        }
+    }
+
+    /// Whether entities of this kind belong to an application (the list filters by it).
+    pub fn scoped(self) -> bool {
+        !matches!(self, Kind::Pools | Kind::DataQueues)
+    }
+
+    /// Column headings of the list, after the id.
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            Kind::Applications => &["Title", "Default pool", "Agents"],
+            Kind::Pools => &["Title", "Hosts"],
+            Kind::DataQueues => &["Title", "Kind", "Address", "Delay"],
+            Kind::Agents => &["Application", "Title", "Input", "Concurrency", "Overlap"],
+            Kind::LaunchSettings => &["Application", "Agent", "Kind", "Status"],
+            Kind::ScheduleGroups => &["Application", "Cron", "Members", "Status"],
+        }
+    }
+}
+
+/// What a list page asks for; carried in the URL (`?q=&application=&page=`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListQuery {
+    pub q: String,
+    pub application: String,
+    /// One-based.
+    pub page: u64,
+}
+
+/// One row of a list: the id, the link to the entity and the other cells as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListRow {
+    pub id: String,
+    pub href: String,
+    pub cells: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListView {
+    pub rows: Vec<ListRow>,
+    pub total: u64,
+    pub page: u64,
+    pub page_size: u64,
+    /// Applications, for the filter's choices.
+    pub applications: Vec<String>,
+    pub role: Role,
+}
+
+/// The catalog as forms need it (classifier values left out) and who is looking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogView {
+    pub catalog: Catalog,
+    pub role: Role,
+}
+
+/// An entity a form saves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "entity", rename_all = "snake_case")]
+pub enum AnyEntity {
+    Application(Application),
+    Pool(Pool),
+    DataQueue(DataQueue),
+    Agent(Agent),
+    ScheduleGroup(ScheduleGroup),
+}
+
+/// A page of classifier values matching a search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassifierPage {
+    pub values: Vec<ClassifierValue>,
+    pub more: bool,
+}
+
+/// An entity's key as server functions receive it (externally tagged, unlike `EntityRef`,
+/// whose internally tagged newtype variants JSON cannot carry).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Key {
+    Application(String),
+    Pool(String),
+    DataQueue(String),
+    Agent { application: String, id: String },
+    Classifier { application: String, name: String },
+    LaunchSetting(String),
+    ScheduleGroup(String),
+}
+
+impl From<EntityRef> for Key {
+    fn from(r: EntityRef) -> Self {
+        match r {
+            EntityRef::Application(id) => Key::Application(id),
+            EntityRef::Pool(id) => Key::Pool(id),
+            EntityRef::DataQueue(id) => Key::DataQueue(id),
+            EntityRef::Agent { application, id } => Key::Agent { application, id },
+            EntityRef::Classifier { application, name } => Key::Classifier { application, name },
+            EntityRef::LaunchSetting(id) => Key::LaunchSetting(id),
+            EntityRef::ScheduleGroup(id) => Key::ScheduleGroup(id),
+        }
+    }
+}
+
+impl From<Key> for EntityRef {
+    fn from(k: Key) -> Self {
+        match k {
+            Key::Application(id) => EntityRef::Application(id),
+            Key::Pool(id) => EntityRef::Pool(id),
+            Key::DataQueue(id) => EntityRef::DataQueue(id),
+            Key::Agent { application, id } => EntityRef::Agent { application, id },
+            Key::Classifier { application, name } => EntityRef::Classifier { application, name },
+            Key::LaunchSetting(id) => EntityRef::LaunchSetting(id),
+            Key::ScheduleGroup(id) => EntityRef::ScheduleGroup(id),
+        }
+    }
+}
+
+/// Relative link to an entity's page.
+pub fn entity_href(key: &EntityRef) -> String {
+    match key {
+        EntityRef::Application(id) => format!("/applications/{id}"),
+        EntityRef::Pool(id) => format!("/pools/{id}"),
+        EntityRef::DataQueue(id) => format!("/data-queues/{id}"),
+        EntityRef::Agent { application, id } => format!("/agents/{application}/{id}"),
+        EntityRef::Classifier { application, .. } => format!("/applications/{application}"),
+        EntityRef::LaunchSetting(id) => format!("/launch-settings/{id}"),
+        EntityRef::ScheduleGroup(id) => format!("/schedule-groups/{id}"),
+    }
+}
+
+/// Current status of a launch setting or group as the catalog knows it (runtime status arrives
+/// with the scheduler): `disabled` or `waiting`.
+pub fn catalog_status(enabled: bool) -> &'static str {
+    if enabled { "waiting" } else { "disabled" }
+}
+
+#[cfg(feature = "ssr")]
+mod rows {
+    //! Turning entities into list rows (presentation only).
+
+    use super::*;
+    use am_domain::catalog::{Concurrency, DataQueueKind, InputKind, LaunchKind, OverlapPolicy};
+
+    pub fn application(a: Application, catalog: &Catalog) -> ListRow {
+        let agents = catalog
+            .agents
+            .iter()
+            .filter(|g| g.application == a.id)
+            .count();
+        ListRow {
+            href: entity_href(&EntityRef::Application(a.id.clone())),
+            cells: vec![a.title, a.default_pool, agents.to_string()],
+            id: a.id,
+        }
+    }
+
+    pub fn pool(p: Pool) -> ListRow {
+        ListRow {
+            href: entity_href(&EntityRef::Pool(p.id.clone())),
+            cells: vec![p.title, p.hosts.join(", ")],
+            id: p.id,
+        }
+    }
+
+    pub fn data_queue(q: DataQueue) -> ListRow {
+        ListRow {
+            href: entity_href(&EntityRef::DataQueue(q.id.clone())),
+            cells: vec![
+                q.title.clone(),
+                match q.kind {
+                    DataQueueKind::Queue => "queue",
+                    DataQueueKind::Topic => "topic",
+                }
+                .into(),
+                q.effective_address().to_owned(),
+                q.delay.map(|d| d.to_string()).unwrap_or_default(),
+            ],
+            id: q.id,
+        }
+    }
+
+    pub fn agent(a: Agent) -> ListRow {
+        ListRow {
+            href: entity_href(&EntityRef::agent(&a.application, &a.id)),
+            cells: vec![
+                a.application,
+                a.title,
+                match a.input {
+                    InputKind::Standalone => "standalone",
+                    InputKind::Messages => "messages",
+                }
+                .into(),
+                match a.concurrency {
+                    Concurrency::Any => "ANY",
+                    Concurrency::Many => "MANY",
+                }
+                .into(),
+                match a.overlap {
+                    OverlapPolicy::Allow => "allow",
+                    OverlapPolicy::Skip => "skip",
+                    OverlapPolicy::Interrupt => "interrupt",
+                }
+                .into(),
+            ],
+            id: a.id,
+        }
+    }
+
+    pub fn launch_setting(l: LaunchSetting) -> ListRow {
+        ListRow {
+            href: entity_href(&EntityRef::LaunchSetting(l.id.clone())),
+            cells: vec![
+                l.application,
+                l.agent,
+                match l.kind {
+                    LaunchKind::Stream => "stream",
+                    LaunchKind::Scheduled => "scheduled",
+                }
+                .into(),
+                catalog_status(l.enabled).into(),
+            ],
+            id: l.id,
+        }
+    }
+
+    pub fn schedule_group(g: ScheduleGroup) -> ListRow {
+        ListRow {
+            href: entity_href(&EntityRef::ScheduleGroup(g.id.clone())),
+            cells: vec![
+                g.application,
+                format!("{} ({})", g.cron, g.time_zone),
+                g.members.len().to_string(),
+                catalog_status(g.enabled).into(),
+            ],
+            id: g.id,
+        }
+    }
+}
+
+/// One page of a list, filtered on the server.
+#[server(prefix = "/ui", endpoint = "catalog_list", input = Json)]
+pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiError> {
+    use super::ssr::*;
+    use am_services::catalog::{ListFilter, browse, overview};
+    let who = require(Role::Viewer)?;
+    let s = services()?;
+    let page = query.page.max(1);
+    let filter = ListFilter {
+        text: query.q,
+        application: if kind.scoped() {
+            query.application
+        } else {
+            String::new()
+        },
+        offset: (page - 1) * PAGE_SIZE,
+        limit: PAGE_SIZE,
+    };
+    let db = &s.db;
+    let catalog = overview(db, &who).await?;
+    let (rows, total) = match kind {
+        Kind::Applications => {
+            let p = browse::<Application>(db, &who, &filter).await?;
+            let rows = p
+                .items
+                .into_iter()
+                .map(|a| rows::application(a, &catalog))
+                .collect();
+            (rows, p.total)
+        }
+        Kind::Pools => {
+            let p = browse::<Pool>(db, &who, &filter).await?;
+            (p.items.into_iter().map(rows::pool).collect(), p.total)
+        }
+        Kind::DataQueues => {
+            let p = browse::<DataQueue>(db, &who, &filter).await?;
+            (p.items.into_iter().map(rows::data_queue).collect(), p.total)
+        }
+        Kind::Agents => {
+            let p = browse::<Agent>(db, &who, &filter).await?;
+            (p.items.into_iter().map(rows::agent).collect(), p.total)
+        }
+        Kind::LaunchSettings => {
+            let p = browse::<LaunchSetting>(db, &who, &filter).await?;
+            let rows = p.items.into_iter().map(rows::launch_setting).collect();
+            (rows, p.total)
+        }
+        Kind::ScheduleGroups => {
+            let p = browse::<ScheduleGroup>(db, &who, &filter).await?;
+            let rows = p.items.into_iter().map(rows::schedule_group).collect();
+            (rows, p.total)
+        }
+    };
+    Ok(ListView {
+        rows,
+        total,
+        page,
+        page_size: PAGE_SIZE,
+        applications: catalog.applications.into_iter().map(|a| a.id).collect(),
+        role: who.role,
+    })
+}
+
+/// The catalog for forms (without classifier values) and the caller's role.
+#[server(prefix = "/ui", endpoint = "load_catalog_view", input = Json)]
+pub async fn load_catalog_view() -> Result<CatalogView, UiError> {
+    use super::ssr::*;
+    let who = require(Role::Viewer)?;
+    let catalog = am_services::catalog::overview(&services()?.db, &who).await?;
+    Ok(CatalogView {
+        catalog,
+        role: who.role,
+    })
+}
+
+/// Creates (`create`) or replaces an entity.
+#[server(prefix = "/ui", endpoint = "save_entity", input = Json)]
+pub async fn save_entity(entity: AnyEntity, create: bool) -> Result<String, UiError> {
+    use super::ssr::*;
+    use am_services::catalog::{self, CatalogEntity};
+    let who = require(Role::Admin)?;
+    let db = &services()?.db;
+    macro_rules! save {
+        ($e:expr) => {{
+            let e = $e;
+            let key = e.key();
+            if create {
+                catalog::create(db, &who, e).await?;
+            } else {
+                catalog::update(db, &who, &key, e).await?;
+            }
+            Ok(entity_href(&key))
+        }};
+    }
+    match entity {
+        AnyEntity::Application(e) => save!(e),
+        AnyEntity::Pool(e) => save!(e),
+        AnyEntity::DataQueue(e) => save!(e),
+        AnyEntity::Agent(e) => save!(e),
+        AnyEntity::ScheduleGroup(e) => save!(e),
+    }
+}
+
+/// Creates or replaces a launch setting; a scheduled one is saved with its groups.
+#[server(prefix = "/ui", endpoint = "save_launch_setting", input = Json)]
+pub async fn save_launch_setting(
+    setting: LaunchSetting,
+    groups: Option<Vec<String>>,
+    create: bool,
+) -> Result<String, UiError> {
+    use super::ssr::*;
+    let who = require(Role::Admin)?;
+    let key = EntityRef::LaunchSetting(setting.id.clone());
+    am_services::catalog::save_launch_setting(&services()?.db, &who, setting, groups, create)
+        .await?;
+    Ok(entity_href(&key))
+}
+
+/// Deletes an entity; refused while anything uses it.
+#[server(prefix = "/ui", endpoint = "delete_entity", input = Json)]
+pub async fn delete_entity(key: Key) -> Result<(), UiError> {
+    use super::ssr::*;
+    use am_services::catalog::delete;
+    let key = EntityRef::from(key);
+    let who = require(Role::Admin)?;
+    let db = &services()?.db;
+    match &key {
+        EntityRef::Application(_) => delete::<Application>(db, &who, &key).await?,
+        EntityRef::Pool(_) => delete::<Pool>(db, &who, &key).await?,
+        EntityRef::DataQueue(_) => delete::<DataQueue>(db, &who, &key).await?,
+        EntityRef::Agent { .. } => delete::<Agent>(db, &who, &key).await?,
+        EntityRef::LaunchSetting(_) => delete::<LaunchSetting>(db, &who, &key).await?,
+        EntityRef::ScheduleGroup(_) => delete::<ScheduleGroup>(db, &who, &key).await?,
+        EntityRef::Classifier { .. } => {
+            return Err(UiError::Forbidden(
+                "classifiers are published by the application's nodes".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Enables or disables a launch setting or a schedule group (operators and admins).
+#[server(prefix = "/ui", endpoint = "set_enabled", input = Json)]
+pub async fn set_enabled(key: Key, enabled: bool) -> Result<(), UiError> {
+    use super::ssr::*;
+    let key = EntityRef::from(key);
+    let who = require(Role::Operator)?;
+    let cause = format!(
+        "{} by {} in the UI",
+        if enabled { "enabled" } else { "disabled" },
+        who.name
+    );
+    am_services::catalog::set_enabled(&services()?.db, &who, &key, enabled, &cause).await?;
+    Ok(())
+}
+
+/// Values of a classifier matching `text`, searched in the database.
+#[server(prefix = "/ui", endpoint = "search_classifier", input = Json)]
+pub async fn search_classifier(
+    application: String,
+    classifier: String,
+    text: String,
+) -> Result<ClassifierPage, UiError> {
+    use super::ssr::*;
+    let who = require(Role::Viewer)?;
+    let r = am_services::classifiers::search(
+        &services()?.db,
+        &who,
+        &application,
+        &classifier,
+        &text,
+        20,
+    )
+    .await?;
+    Ok(ClassifierPage {
+        values: r.values,
+        more: r.more,
+    })
+}
+
+/// Labels of saved classifier codes.
+#[server(prefix = "/ui", endpoint = "classifier_labels", input = Json)]
+pub async fn classifier_labels(
+    application: String,
+    classifier: String,
+    codes: Vec<String>,
+) -> Result<Vec<ClassifierValue>, UiError> {
+    use super::ssr::*;
+    let who = require(Role::Viewer)?;
+    Ok(
+        am_services::classifiers::lookup(&services()?.db, &who, &application, &classifier, &codes)
+            .await?,
+    )
+}
+
+/// The server's clock (milliseconds since the epoch), for previews computed in the browser.
+#[server(prefix = "/ui", endpoint = "server_now", input = Json)]
+pub async fn server_now() -> Result<i64, UiError> {
+    super::ssr::require(Role::Viewer)?;
+    Ok(chrono::Utc::now().timestamp_millis())
+}

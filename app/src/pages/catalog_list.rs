@@ -1,0 +1,173 @@
+//! The list page of one kind of catalog entity: filtered and paginated on the server, the
+//! filters in the URL so a view can be shared and reloaded, readable without JavaScript.
+
+use crate::api::catalog::{Kind, ListQuery, ListView, catalog_list};
+use am_domain::roles::Role;
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+fn query_string(q: &ListQuery, page: u64) -> String {
+    fn enc(s: &str) -> String {
+        s.bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    }
+    let mut parts = vec![];
+    if !q.q.is_empty() {
+        parts.push(format!("q={}", enc(&q.q)));
+    }
+    if !q.application.is_empty() {
+        parts.push(format!("application={}", enc(&q.application)));
+    }
+    if page > 1 {
+        parts.push(format!("page={page}"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+#[component]
+pub fn CatalogListPage(kind: Kind) -> impl IntoView {
+    let query_map = use_query_map();
+    let query = Memo::new(move |_| {
+        let m = query_map.get();
+        ListQuery {
+            q: m.get("q").unwrap_or_default(),
+            application: m.get("application").unwrap_or_default(),
+            page: m
+                .get("page")
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(1)
+                .max(1),
+        }
+    });
+    let data = Resource::new(move || query.get(), move |q| catalog_list(kind, q));
+
+    view! {
+        <section data-test=format!("list-{}", kind.path().trim_start_matches('/'))>
+            <div class="page-head">
+                <h1>{kind.title()}</h1>
+                <Suspense fallback=|| ()>
+                    {move || {
+                        data.get()
+                            .and_then(Result::ok)
+                            .filter(|v| v.role.allows(Role::Admin))
+                            .map(|_| {
+                                view! {
+                                    <a class="button primary" href=format!("{}/new", kind.path()) data-test="new">
+                                        "New"
+                                    </a>
+                                }
+                            })
+                    }}
+                </Suspense>
+            </div>
+            <form method="get" action=kind.path() class="filters" data-test="filters">
+                <label>
+                    <span class="label">"Search"</span>
+                    <input
+                        type="search"
+                        name="q"
+                        data-test="filter-q"
+                        placeholder="id or title"
+                        value=move || query.get().q
+                    />
+                </label>
+                {kind
+                    .scoped()
+                    .then(|| {
+                        view! {
+                            <label>
+                                <span class="label">"Application"</span>
+                                <select name="application" data-test="filter-application">
+                                    <option value="">"all"</option>
+                                    <Suspense fallback=|| ()>
+                                        {move || {
+                                            let current = query.get().application;
+                                            data.get()
+                                                .and_then(Result::ok)
+                                                .map(|v| {
+                                                    v.applications
+                                                        .into_iter()
+                                                        .map(|a| {
+                                                            let selected = a == current;
+                                                            view! { <option value=a.clone() selected=selected>{a.clone()}</option> }
+                                                        })
+                                                        .collect_view()
+                                                })
+                                        }}
+                                    </Suspense>
+                                </select>
+                            </label>
+                        }
+                    })}
+                <button type="submit" data-test="filter-apply">"Filter"</button>
+            </form>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || {
+                    data.get()
+                        .map(|r| match r {
+                            Ok(v) => view! { <ListTable kind view=v query=query.get() /> }.into_any(),
+                            Err(e) => view! { <p class="error" data-test="list-error">{e.to_string()}</p> }.into_any(),
+                        })
+                }}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
+    let pages = view.total.div_ceil(view.page_size).max(1);
+    let first = (view.page - 1) * view.page_size + 1;
+    let last = (first + view.rows.len() as u64).saturating_sub(1);
+    let summary = if view.total == 0 {
+        "Nothing matches.".to_owned()
+    } else {
+        format!("{first}–{last} of {}", view.total)
+    };
+    let prev = (view.page > 1).then(|| query_string(&query, view.page - 1));
+    let next = (view.page < pages).then(|| query_string(&query, view.page + 1));
+    view! {
+        <div class="table-wrap">
+            <table class="list" data-test="list">
+                <thead>
+                    <tr>
+                        <th>"Id"</th>
+                        {kind.columns().iter().map(|c| view! { <th>{*c}</th> }).collect_view()}
+                    </tr>
+                </thead>
+                <tbody>
+                    {view
+                        .rows
+                        .into_iter()
+                        .map(|r| {
+                            view! {
+                                <tr data-test="list-row" data-id=r.id.clone()>
+                                    <td>
+                                        <a href=r.href data-test="list-link">{r.id.clone()}</a>
+                                    </td>
+                                    {r.cells.into_iter().zip(kind.columns()).map(|(c, h)| view! { <td data-label=*h>{c}</td> }).collect_view()}
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+        <nav class="pager" aria-label="Pages">
+            <span class="muted" data-test="list-summary">{summary}</span>
+            {prev.map(|q| view! { <a href=format!("{}{q}", kind.path()) data-test="page-prev">"← Previous"</a> })}
+            <span data-test="page-number">{format!("page {} of {pages}", view.page)}</span>
+            {next.map(|q| view! { <a href=format!("{}{q}", kind.path()) data-test="page-next">"Next →"</a> })}
+        </nav>
+    }
+}

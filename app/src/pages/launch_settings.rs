@@ -1,0 +1,590 @@
+//! The launch setting page: which agent runs, where, with which typed parameters; the stream
+//! options (mode, filter, breaker, retries, dead letters) or the schedule groups; enable and
+//! disable for operators.
+
+use crate::{
+    api::catalog::{CatalogView, DeleteEntity, SaveLaunchSetting, SetEnabled, catalog_status},
+    components::{
+        forms::*,
+        params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
+    },
+    pages::entities::{EntityPage, delete_action},
+};
+use am_domain::{
+    HumanDuration,
+    catalog::{
+        Catalog, DeadLetterPolicy, InputKind, LaunchKind, LaunchSetting, MessageFilter, StreamMode,
+    },
+    policy::same_type_threshold,
+    roles::Role,
+    usage::EntityRef,
+};
+use leptos::prelude::*;
+use leptos_router::hooks::use_navigate;
+use std::collections::BTreeMap;
+
+#[component]
+pub fn LaunchSettingPage() -> impl IntoView {
+    view! {
+        <EntityPage
+            noun="launch setting"
+            list="/launch-settings"
+            find=|v, p| match p.get("id") {
+                None => Some(None),
+                Some(id) => v.catalog.launch_setting(&id).cloned().map(Some),
+            }
+            form=|e, v| view! { <LaunchSettingForm existing=e view=v /> }.into_any()
+        />
+    }
+}
+
+fn new_setting(c: &Catalog) -> LaunchSetting {
+    let application = c
+        .applications
+        .first()
+        .map(|a| a.id.clone())
+        .unwrap_or_default();
+    LaunchSetting {
+        id: String::new(),
+        title: String::new(),
+        agent: c
+            .agents
+            .iter()
+            .find(|a| a.application == application)
+            .map(|a| a.id.clone())
+            .unwrap_or_default(),
+        application,
+        kind: LaunchKind::Scheduled,
+        enabled: true,
+        pool: None,
+        parameters: Default::default(),
+        stream_mode: None,
+        filter: None,
+        failure_threshold: am_domain::catalog::DEFAULT_FAILURE_THRESHOLD,
+        retry: Default::default(),
+        dead_letter: Default::default(),
+        recovery: Default::default(),
+        idle_timeout: None,
+        webhook_url: None,
+    }
+}
+
+fn kind_str(k: LaunchKind) -> &'static str {
+    match k {
+        LaunchKind::Stream => "stream",
+        LaunchKind::Scheduled => "scheduled",
+    }
+}
+
+fn dl_str(p: DeadLetterPolicy) -> &'static str {
+    match p {
+        DeadLetterPolicy::DeadLetter => "dead-letter",
+        DeadLetterPolicy::Park => "park",
+        DeadLetterPolicy::RetryForever => "retry-forever",
+    }
+}
+
+/// Local problems of fields the server would only see as unparseable input.
+#[derive(Default, Clone, PartialEq)]
+struct LocalErrors(BTreeMap<&'static str, String>);
+
+fn parse_duration(errs: &mut LocalErrors, path: &'static str, text: &str) -> Option<HumanDuration> {
+    match text.trim().parse::<HumanDuration>() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            errs.0.insert(path, e.to_string());
+            None
+        }
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(
+    errs: &mut LocalErrors,
+    path: &'static str,
+    text: &str,
+    what: &str,
+) -> Option<T> {
+    match text.trim().parse::<T>() {
+        Ok(v) => Some(v),
+        Err(_) => {
+            errs.0
+                .insert(path, format!("expected {what}, got '{}'", text.trim()));
+            None
+        }
+    }
+}
+
+#[component]
+fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl IntoView {
+    let creating = existing.is_none();
+    let role = view.role;
+    let can_edit = role.allows(Role::Admin);
+    let catalog = StoredValue::new(view.catalog.clone());
+    let errors = FormErrors::new();
+    let delete = delete_action(errors, "/launch-settings");
+    let base = existing
+        .clone()
+        .unwrap_or_else(|| new_setting(&view.catalog));
+
+    let id = RwSignal::new(base.id.clone());
+    let title = RwSignal::new(base.title.clone());
+    let application = RwSignal::new(base.application.clone());
+    let agent = RwSignal::new(base.agent.clone());
+    let kind = RwSignal::new(kind_str(base.kind).to_owned());
+    let pool = RwSignal::new(base.pool.clone().unwrap_or_default());
+    let mode = RwSignal::new(
+        match base.stream_mode.unwrap_or_default() {
+            StreamMode::Asap => "asap",
+            StreamMode::Delayed => "delayed",
+        }
+        .to_owned(),
+    );
+    let filter = RwSignal::new(
+        base.filter
+            .as_ref()
+            .map(|f| {
+                f.headers
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default(),
+    );
+    let threshold = RwSignal::new(base.failure_threshold.to_string());
+    let initial_delay = RwSignal::new(base.retry.initial_delay.to_string());
+    let multiplier = RwSignal::new(base.retry.multiplier.to_string());
+    let max_delay = RwSignal::new(base.retry.max_delay.to_string());
+    let max_deliveries = RwSignal::new(base.retry.max_deliveries.to_string());
+    let dl_policy = RwSignal::new(dl_str(base.dead_letter.policy).to_owned());
+    let park = RwSignal::new(base.dead_letter.park_cooldown.to_string());
+    let notify = RwSignal::new(
+        base.dead_letter
+            .notify_threshold
+            .map(|n| n.to_string())
+            .unwrap_or_default(),
+    );
+    let groups = RwSignal::new(
+        view.catalog
+            .schedule_groups
+            .iter()
+            .filter(|g| g.members.contains(&base.id) && !base.id.is_empty())
+            .map(|g| g.id.clone())
+            .collect::<Vec<_>>(),
+    );
+    let local = RwSignal::new(LocalErrors::default());
+    let show_errors = RwSignal::new(false);
+
+    // Parameter controls, rebuilt when another agent is chosen (values of the saved agent kept).
+    let saved_params = base.parameters.clone();
+    let saved_agent = (base.application.clone(), base.agent.clone());
+    let states: Memo<Vec<ParamStateBox>> = Memo::new(move |_| {
+        let (app, ag) = (application.get(), agent.get());
+        let specs = catalog
+            .with_value(|c| c.agent(&app, &ag).map(|a| a.parameters.clone()))
+            .unwrap_or_default();
+        let values = if (app.clone(), ag.clone()) == saved_agent {
+            saved_params.clone()
+        } else {
+            Default::default()
+        };
+        param_states(&specs, &values)
+            .into_iter()
+            .map(ParamStateBox)
+            .collect()
+    });
+
+    let agent_row = Memo::new(move |_| {
+        let (app, ag) = (application.get(), agent.get());
+        catalog.with_value(|c| c.agent(&app, &ag).cloned())
+    });
+    let is_messages = Signal::derive(move || {
+        agent_row.with(|a| a.as_ref().is_some_and(|a| a.input == InputKind::Messages))
+    });
+
+    let apps: Vec<(String, String)> = view
+        .catalog
+        .applications
+        .iter()
+        .map(|a| (a.id.clone(), a.id.clone()))
+        .collect();
+    let agents = Signal::derive(move || {
+        let app = application.get();
+        catalog.with_value(|c| {
+            c.agents
+                .iter()
+                .filter(|a| a.application == app)
+                .map(|a| {
+                    let input = match a.input {
+                        InputKind::Messages => "messages",
+                        InputKind::Standalone => "standalone",
+                    };
+                    (a.id.clone(), format!("{} ({input})", a.id))
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    let pools = Signal::derive(move || {
+        let app = application.get();
+        catalog.with_value(|c| {
+            let default = c
+                .application(&app)
+                .map(|a| a.default_pool.clone())
+                .unwrap_or_default();
+            let mut v = vec![(String::new(), format!("application's default ({default})"))];
+            v.extend(c.pools.iter().map(|p| (p.id.clone(), p.id.clone())));
+            v
+        })
+    });
+    let kinds = Signal::derive(move || {
+        if is_messages.get() {
+            options(&[
+                ("stream", "stream — runs continuously"),
+                ("scheduled", "scheduled — run by schedule groups"),
+            ])
+        } else {
+            options(&[("scheduled", "scheduled — run by schedule groups")])
+        }
+    });
+    // A standalone agent has no stream launch settings.
+    Effect::new(move |_| {
+        if !is_messages.get() && kind.get_untracked() == "stream" {
+            kind.set("scheduled".into());
+        }
+    });
+    let group_choices = Signal::derive(move || {
+        let app = application.get();
+        catalog.with_value(|c| {
+            c.schedule_groups
+                .iter()
+                .filter(|g| g.application == app)
+                .map(|g| {
+                    (
+                        g.id.clone(),
+                        format!("{} — {} ({})", g.id, g.cron, g.time_zone),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+
+    let lerr = move |p: &'static str| {
+        let server = errors.at(p);
+        Signal::derive(move || {
+            let mut v: Vec<String> = local.with(|l| l.0.get(p).cloned().into_iter().collect());
+            v.extend(server.get());
+            v
+        })
+    };
+
+    // Save.
+    let save = ServerAction::<SaveLaunchSetting>::new();
+    let saved = RwSignal::new(false);
+    let navigate = use_navigate();
+    Effect::new(move |_| match save.value().get() {
+        Some(Ok(href)) => {
+            errors.0.set(None);
+            saved.set(true);
+            if creating {
+                navigate(&href, Default::default());
+            }
+        }
+        Some(Err(e)) => {
+            saved.set(false);
+            errors.0.set(Some(e));
+        }
+        None => {}
+    });
+    let base_for_save = base.clone();
+    let on_save = Callback::new(move |()| {
+        show_errors.set(true);
+        saved.set(false);
+        let mut errs = LocalErrors::default();
+        let mut ls = base_for_save.clone();
+        ls.id = id.get_untracked().trim().to_owned();
+        ls.title = title.get_untracked();
+        ls.application = application.get_untracked();
+        ls.agent = agent.get_untracked();
+        ls.kind = if kind.get_untracked() == "stream" {
+            LaunchKind::Stream
+        } else {
+            LaunchKind::Scheduled
+        };
+        ls.pool = Some(pool.get_untracked()).filter(|p| !p.is_empty());
+        let st: Vec<ParamState> = states.get_untracked().into_iter().map(|b| b.0).collect();
+        ls.parameters = collect_values(&st);
+        let param_errors = collect_errors(&st, &ls.application);
+        if let Some(m) = parse_num::<u32>(
+            &mut errs,
+            "failure_threshold",
+            &threshold.get_untracked(),
+            "a whole number",
+        ) {
+            ls.failure_threshold = m;
+        }
+        if ls.kind == LaunchKind::Stream {
+            ls.stream_mode = Some(if mode.get_untracked() == "delayed" {
+                StreamMode::Delayed
+            } else {
+                StreamMode::Asap
+            });
+            let mut headers = BTreeMap::new();
+            for line in filter
+                .get_untracked()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+            {
+                match line.split_once('=') {
+                    Some((k, v)) if !k.trim().is_empty() => {
+                        headers.insert(k.trim().to_owned(), v.trim().to_owned());
+                    }
+                    _ => {
+                        errs.0.insert(
+                            "filter",
+                            format!("'{line}': write each header as name=value"),
+                        );
+                    }
+                }
+            }
+            ls.filter = (!headers.is_empty()).then_some(MessageFilter { headers });
+            if let Some(d) = parse_duration(
+                &mut errs,
+                "retry.initial_delay",
+                &initial_delay.get_untracked(),
+            ) {
+                ls.retry.initial_delay = d;
+            }
+            if let Some(m) = parse_num::<f64>(
+                &mut errs,
+                "retry.multiplier",
+                &multiplier.get_untracked(),
+                "a number",
+            ) {
+                ls.retry.multiplier = m;
+            }
+            if let Some(d) =
+                parse_duration(&mut errs, "retry.max_delay", &max_delay.get_untracked())
+            {
+                ls.retry.max_delay = d;
+            }
+            if let Some(n) = parse_num::<u32>(
+                &mut errs,
+                "retry.max_deliveries",
+                &max_deliveries.get_untracked(),
+                "a whole number",
+            ) {
+                ls.retry.max_deliveries = n;
+            }
+            ls.dead_letter.policy = match dl_policy.get_untracked().as_str() {
+                "park" => DeadLetterPolicy::Park,
+                "retry-forever" => DeadLetterPolicy::RetryForever,
+                _ => DeadLetterPolicy::DeadLetter,
+            };
+            if let Some(d) = parse_duration(
+                &mut errs,
+                "dead_letter.park_cooldown",
+                &park.get_untracked(),
+            ) {
+                ls.dead_letter.park_cooldown = d;
+            }
+            let n = notify.get_untracked();
+            ls.dead_letter.notify_threshold = if n.trim().is_empty() {
+                None
+            } else {
+                parse_num::<u32>(
+                    &mut errs,
+                    "dead_letter.notify_threshold",
+                    &n,
+                    "a whole number",
+                )
+            };
+        } else {
+            ls.stream_mode = None;
+            ls.filter = None;
+        }
+        let blocked = !errs.0.is_empty() || !param_errors.is_empty();
+        local.set(errs);
+        if blocked {
+            errors.0.set(None);
+            return;
+        }
+        let groups = (ls.kind == LaunchKind::Scheduled).then(|| groups.get_untracked());
+        save.dispatch(SaveLaunchSetting {
+            setting: ls,
+            groups,
+            create: creating,
+        });
+    });
+    let key = EntityRef::LaunchSetting(base.id.clone());
+    let on_delete = {
+        let key = key.clone();
+        Callback::new(move |()| {
+            delete.dispatch(DeleteEntity {
+                key: key.clone().into(),
+            });
+        })
+    };
+    let server_errors = Callback::new(move |p: String| errors.under(p));
+    let derived_n = move || {
+        threshold
+            .get()
+            .trim()
+            .parse::<u32>()
+            .map(|m| {
+                format!(
+                    "N = {} (trips after N consecutive failures of one error type, or M of any)",
+                    same_type_threshold(m)
+                )
+            })
+            .unwrap_or_default()
+    };
+    let stream = move || kind.get() == "stream";
+    let app_for_params = move || application.get();
+
+    view! {
+        <h1>{match &existing { Some(e) => format!("Launch setting {}", e.id), None => "New launch setting".into() }}</h1>
+        {existing.clone().map(|e| view! { <StatusPanel setting=e role /> })}
+        <form class="card form" data-test="launch-setting-form" on:submit=|ev| ev.prevent_default()>
+            <FormBanner errors saved />
+            <TextField label="Id" test="field-id" value=id errors=lerr("id") readonly=!creating || !can_edit
+                hint="names the broker subscription, e.g. billing.invoice-export.1" />
+            <TextField label="Title" test="field-title" value=title errors=lerr("title") readonly=!can_edit />
+            <div class="row">
+                <SelectField label="Application" test="field-application" value=application options=apps
+                    errors=lerr("application") disabled=!creating || !can_edit />
+                <SelectField label="Agent" test="field-agent" value=agent options=agents errors=lerr("agent") disabled=!creating || !can_edit />
+            </div>
+            <div class="row">
+                <SelectField label="Kind" test="field-kind" value=kind options=kinds errors=lerr("kind") disabled=!can_edit />
+                <SelectField label="Pool" test="field-pool" value=pool options=pools errors=lerr("pool") disabled=!can_edit />
+            </div>
+
+            <h2>"Parameters"</h2>
+            {move || {
+                let st: Vec<ParamState> = states.get().into_iter().map(|b| b.0).collect();
+                view! { <ParamForm states=st application=app_for_params() readonly=!can_edit show_errors server_errors /> }
+            }}
+            <FieldErrors errors=errors.at("parameters") test="parameters" />
+
+            <Show when=stream>
+                <h2>"Stream"</h2>
+                <div class="row">
+                    <SelectField label="Mode" test="field-stream-mode" value=mode errors=lerr("stream_mode") disabled=!can_edit
+                        options=options(&[("asap", "ASAP — as soon as published"), ("delayed", "Delayed — after the data queue's delay")]) />
+                </div>
+                <TextField label="Message filter" test="field-filter" value=filter errors=lerr("filter") readonly=!can_edit multiline=true
+                    placeholder="region=eu" hint="one header per line as name=value; every header must match" />
+                <h3>"Breaker"</h3>
+                <div class="row">
+                    <TextField label="Failure threshold M" test="field-threshold" value=threshold errors=lerr("failure_threshold") readonly=!can_edit />
+                    <p class="derived" data-test="derived-n">{derived_n}</p>
+                </div>
+                <h3>"Retries"</h3>
+                <div class="row">
+                    <TextField label="First delay" test="field-initial-delay" value=initial_delay errors=lerr("retry.initial_delay") readonly=!can_edit />
+                    <TextField label="Multiplier" test="field-multiplier" value=multiplier errors=lerr("retry.multiplier") readonly=!can_edit />
+                    <TextField label="Longest delay" test="field-max-delay" value=max_delay errors=lerr("retry.max_delay") readonly=!can_edit />
+                    <TextField label="Max deliveries" test="field-max-deliveries" value=max_deliveries errors=lerr("retry.max_deliveries") readonly=!can_edit />
+                </div>
+                <h3>"Dead letters"</h3>
+                <div class="row">
+                    <SelectField label="Policy" test="field-dead-letter" value=dl_policy errors=lerr("dead_letter.policy") disabled=!can_edit
+                        options=options(&[("dead-letter", "dead-letter — to the dead-letter queue"), ("park", "park — replay once after a cool-down"), ("retry-forever", "retry forever — the breaker stops it")]) />
+                    <TextField label="Park cool-down" test="field-park-cooldown" value=park errors=lerr("dead_letter.park_cooldown") readonly=!can_edit />
+                    <TextField label="Notify at" test="field-notify" value=notify errors=lerr("dead_letter.notify_threshold") readonly=!can_edit
+                        hint="dead letters waiting; empty: never" />
+                </div>
+            </Show>
+            <Show when=move || !stream()>
+                <h2>"Schedule groups"</h2>
+                <p class="hint">"A scheduled launch setting runs when a group that contains it fires; it must be in at least one."</p>
+                <div class="checks" data-test="field-groups">
+                    {move || {
+                        let choices = group_choices.get();
+                        if choices.is_empty() {
+                            return view! {
+                                <p class="muted">"This application has no schedule group yet. "
+                                <a href="/schedule-groups/new">"Create one"</a>" first."</p>
+                            }.into_any();
+                        }
+                        choices.into_iter().map(|(g, text)| {
+                            let gid = g.clone();
+                            let checked = move || groups.with(|v| v.contains(&gid));
+                            let gid2 = g.clone();
+                            view! {
+                                <label class="field check">
+                                    <input type="checkbox" data-test="group-choice" data-group=g.clone() disabled=!can_edit
+                                        checked=checked() prop:checked=checked
+                                        on:change=move |ev| {
+                                            let on = event_target_checked(&ev);
+                                            groups.update(|v| {
+                                                v.retain(|x| x != &gid2);
+                                                if on { v.push(gid2.clone()); }
+                                            });
+                                        } />
+                                    <span>{text}</span>
+                                </label>
+                            }
+                        }).collect_view().into_any()
+                    }}
+                </div>
+                <FieldErrors errors=errors.under("groups".into()) test="groups" />
+            </Show>
+            <FormActions can_edit creating pending=save.pending() on_save on_delete />
+        </form>
+    }
+}
+
+/// A `ParamState` in a memo: states compare by identity of their signals.
+#[derive(Clone)]
+struct ParamStateBox(ParamState);
+
+impl PartialEq for ParamStateBox {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.items == other.0.items
+    }
+}
+
+/// Current status, last result and the operator's buttons.
+#[component]
+fn StatusPanel(setting: LaunchSetting, role: Role) -> impl IntoView {
+    let enabled = RwSignal::new(setting.enabled);
+    let toggle = ServerAction::<SetEnabled>::new();
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| match toggle.value().get() {
+        Some(Ok(())) => {
+            enabled.update(|e| *e = !*e);
+            error.set(None);
+        }
+        Some(Err(e)) => error.set(Some(e.to_string())),
+        None => {}
+    });
+    let key = EntityRef::LaunchSetting(setting.id.clone());
+    let can_operate = role.allows(Role::Operator);
+    view! {
+        <div class="card status-panel" data-test="status-panel">
+            <div>
+                <span class="label">"Current status"</span>
+                <span class=move || format!("pill {}", catalog_status(enabled.get())) data-test="current-status">
+                    {move || catalog_status(enabled.get())}
+                </span>
+            </div>
+            <div>
+                <span class="label">"Last result"</span>
+                <span class="pill none" data-test="last-result">"no activation yet"</span>
+            </div>
+            {can_operate.then(|| view! {
+                <div class="actions">
+                    <button type="button" data-test="toggle-enabled" disabled=move || toggle.pending().get()
+                        on:click=move |_| {
+                            toggle.dispatch(SetEnabled { key: key.clone().into(), enabled: !enabled.get_untracked() });
+                        }>
+                        {move || if enabled.get() { "Disable" } else { "Enable" }}
+                    </button>
+                </div>
+            })}
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        </div>
+    }
+}

@@ -1,0 +1,17 @@
+import { test } from "@playwright/test";
+import { loginAdmin, open } from "./catalog-helpers";
+
+// Screenshots for a person to look at; run with SHOTS=1.
+test.skip(!process.env.SHOTS, "screenshots only on request");
+
+test("screenshots", async ({ page }) => {
+  await loginAdmin(page);
+  for (const [w, h] of [[1280, 900], [390, 844]]) {
+    await page.setViewportSize({ width: w, height: h });
+    for (const path of (process.env.SHOTS ?? "").split(",")) {
+      await open(page, path);
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: `/tmp/shots/${w}${path.replace(/[\/?=&]/g, "_")}.png`, fullPage: true });
+    }
+  }
+});
