@@ -12,7 +12,7 @@ use agent_client::{
             DataQueueKind, DeadLetterSettings, LaunchKind, MessageFilter, OverlapPolicy,
             RetryPolicy,
         },
-        wire::{self, ActivationId, Launch, Subscription, ToNode},
+        wire::{self, ActivationId, Launch, Subscription, ToNode, names::Names},
     },
 };
 use futures_util::StreamExt;
@@ -20,7 +20,7 @@ use lapin::{
     BasicProperties, Channel, Connection, ConnectionProperties,
     options::{
         BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
-        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeleteOptions,
+        ConfirmSelectOptions, ExchangeDeleteOptions, QueueDeleteOptions, QueuePurgeOptions,
     },
     types::FieldTable,
 };
@@ -90,7 +90,11 @@ async fn drained(count: &AtomicU64, n: u64) -> Duration {
     start.elapsed()
 }
 
-async fn raw_round(conn: &Connection, queue: &str, n: u64, prefetch: u16) -> Duration {
+/// The raw consumer gets its own connection, as the node has its own.
+async fn raw_round(url: &str, queue: &str, n: u64, prefetch: u16) -> Duration {
+    let conn = Connection::connect(url, ConnectionProperties::default())
+        .await
+        .expect("broker");
     let channel = conn.create_channel().await.expect("channel");
     channel
         .basic_qos(prefetch, BasicQosOptions::default())
@@ -108,17 +112,41 @@ async fn raw_round(conn: &Connection, queue: &str, n: u64, prefetch: u16) -> Dur
     let count = Arc::new(AtomicU64::new(0));
     let c = Arc::clone(&count);
     let task = tokio::spawn(async move {
+        // The same acknowledgement mode as the node: spawned on a JoinSet, reaped as we go.
+        let mut acks = tokio::task::JoinSet::new();
         while let Some(Ok(d)) = consumer.next().await {
             c.fetch_add(1, Ordering::Relaxed);
-            tokio::spawn(async move {
+            while acks.try_join_next().is_some() {}
+            acks.spawn(async move {
                 let _ = d.acker.ack(BasicAckOptions::default()).await;
             });
         }
     });
     let took = drained(&count, n).await;
+    // Let the last acknowledgements out before closing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let _ = channel.close(200, "round done".into()).await;
     task.abort();
+    let _ = conn.close(200, "round done".into()).await;
     took
+}
+
+async fn command(channel: &Channel, names: &Names, cmd: &ToNode) {
+    channel
+        .basic_publish(
+            names.control_exchange().as_str().into(),
+            names
+                .node_routing_key("bench", "bench-host")
+                .as_str()
+                .into(),
+            BasicPublishOptions::default(),
+            &wire::encode(cmd),
+            BasicProperties::default(),
+        )
+        .await
+        .expect("command")
+        .await
+        .expect("confirm");
 }
 
 #[tokio::main]
@@ -126,7 +154,7 @@ async fn main() {
     let url = std::env::var("AM_TEST_AMQP_URL")
         .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned());
     let n: u64 = env_or("BENCH_MESSAGES", 20_000);
-    let rounds: u32 = env_or("BENCH_ROUNDS", 3);
+    let rounds: u32 = env_or("BENCH_ROUNDS", 5);
     let prefetch: u16 = env_or("BENCH_PREFETCH", 100);
     let prefix = format!("bench-{}", std::process::id());
     let topology = Topology::new(prefix.clone()).ephemeral(Duration::from_secs(120));
@@ -177,62 +205,50 @@ async fn main() {
     );
     let (mut raw_rates, mut node_rates) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
-        fill(&channel, &queue, n).await;
-        let raw = raw_round(&conn, &queue, n, prefetch).await;
-        let raw_rate = n as f64 / raw.as_secs_f64();
-
-        fill(&channel, &queue, n).await;
-        count.store(0, Ordering::Relaxed);
-        let launch = Launch {
-            activation_id: ActivationId(format!("bench-{round}")),
-            launch_setting: ls.into(),
-            agent: "noop".into(),
-            kind: LaunchKind::Stream,
-            parameters: serde_json::Map::new(),
-            fencing_token: 1,
-            overlap: OverlapPolicy::Allow,
-            retry: RetryPolicy::default(),
-            dead_letter: DeadLetterSettings::default(),
-            failure_threshold: 10,
-            subscription: Some(subscription.clone()),
-            idle_timeout: None,
+        // Alternate which side goes first so neither always meets a warmer broker.
+        let mut raw_rate = 0.0;
+        let mut node_rate = 0.0;
+        let order = if round % 2 == 1 {
+            [true, false]
+        } else {
+            [false, true]
         };
-        channel
-            .basic_publish(
-                names.control_exchange().as_str().into(),
-                names
-                    .node_routing_key("bench", "bench-host")
-                    .as_str()
-                    .into(),
-                BasicPublishOptions::default(),
-                &wire::encode(&ToNode::Launch(launch)),
-                BasicProperties::default(),
-            )
-            .await
-            .expect("launch")
-            .await
-            .expect("confirm");
-        let took = drained(&count, n).await;
-        let node_rate = n as f64 / took.as_secs_f64();
-        channel
-            .basic_publish(
-                names.control_exchange().as_str().into(),
-                names
-                    .node_routing_key("bench", "bench-host")
-                    .as_str()
-                    .into(),
-                BasicPublishOptions::default(),
-                &wire::encode(&ToNode::Stop(wire::Stop {
-                    launch_setting: ls.into(),
-                    reason: "round done".into(),
-                })),
-                BasicProperties::default(),
-            )
-            .await
-            .expect("stop")
-            .await
-            .expect("confirm");
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        for raw_side in order {
+            channel
+                .queue_purge(queue.as_str().into(), QueuePurgeOptions::default())
+                .await
+                .expect("purge");
+            fill(&channel, &queue, n).await;
+            if raw_side {
+                let raw = raw_round(&url, &queue, n, prefetch).await;
+                raw_rate = n as f64 / raw.as_secs_f64();
+                continue;
+            }
+            count.store(0, Ordering::Relaxed);
+            let launch = Launch {
+                activation_id: ActivationId(format!("bench-{round}")),
+                launch_setting: ls.into(),
+                agent: "noop".into(),
+                kind: LaunchKind::Stream,
+                parameters: serde_json::Map::new(),
+                fencing_token: 1,
+                overlap: OverlapPolicy::Allow,
+                retry: RetryPolicy::default(),
+                dead_letter: DeadLetterSettings::default(),
+                failure_threshold: 10,
+                subscription: Some(subscription.clone()),
+                idle_timeout: None,
+            };
+            command(&channel, &names, &ToNode::Launch(launch)).await;
+            let took = drained(&count, n).await;
+            node_rate = n as f64 / took.as_secs_f64();
+            let stop = wire::Stop {
+                launch_setting: ls.into(),
+                reason: "round done".into(),
+            };
+            command(&channel, &names, &ToNode::Stop(stop)).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
         println!(
             "round {round}: raw {raw_rate:>8.0} msg/s   node {node_rate:>8.0} msg/s   ratio {:.3}",
             node_rate / raw_rate

@@ -23,7 +23,7 @@ use lapin::{
     types::{AMQPValue, FieldTable, LongString},
 };
 use std::{collections::HashSet, sync::Arc, sync::atomic::Ordering, time::Duration};
-use tokio::time::Instant;
+use tokio::{task::JoinSet, time::Instant};
 use tracing::Instrument;
 
 /// How one message ended, for the consumer loop.
@@ -41,6 +41,9 @@ struct Session {
     publisher: Channel,
     consumer: Consumer,
     retry_queues: HashSet<Duration>,
+    /// Acknowledgements on their way; awaited before the channel closes, or they would be
+    /// lost and their messages delivered once more.
+    acks: JoinSet<()>,
 }
 
 impl Session {
@@ -81,11 +84,21 @@ impl Session {
             publisher,
             consumer,
             retry_queues: HashSet::new(),
+            acks: JoinSet::new(),
         })
     }
 
     /// Closing the channel hands every unacknowledged (prefetched) message back to the broker.
-    async fn close(self) {
+    async fn close(mut self) {
+        let acks = async { while self.acks.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(5), acks)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "acknowledgements still pending at close; those messages will come back"
+            );
+        }
         let _ = self.channel.close(200, "activation ended".into()).await;
         let _ = self.publisher.close(200, "activation ended".into()).await;
     }
@@ -263,7 +276,8 @@ async fn process(
             stats.success();
             // Not awaited inline: waiting for each ack halves throughput, and a lost ack only
             // means a redelivery, which at-least-once delivery allows anyway.
-            tokio::spawn(async move {
+            while session.acks.try_join_next().is_some() {}
+            session.acks.spawn(async move {
                 if let Err(e) = acker.ack(BasicAckOptions::default()).await {
                     tracing::debug!(error = %e, "ack not sent; the message will be redelivered");
                 }
