@@ -108,6 +108,15 @@ test("a stream launch setting with typed parameters and a classifier array", asy
   await expect(page.locator(t("current-status"))).toHaveText("disabled");
   await page.reload();
   await expect(page.locator(t("current-status"))).toHaveText("disabled");
+  await open(page, `/launch-settings?application=${app}`);
+  await expect(page.locator(`${t("list-row")}[data-id="${id}"]`)).toContainText("disabled");
+
+  // The application shows what its nodes published; classifiers are browsed by search.
+  await open(page, `/applications/${app}`);
+  await expect(page.locator(t("application-agents"))).toContainText("export");
+  await page.locator(`${t("application-classifiers")} summary`).click();
+  await page.locator(t("classifier-orgs-search")).fill("04999");
+  await expect(page.locator(`${t("classifier-orgs-results")} [data-code]`)).toHaveCount(1);
 });
 
 test("a scheduled launch setting is saved with its group and a server error lands at its field", async ({ page }) => {

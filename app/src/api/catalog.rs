@@ -65,8 +65,8 @@ impl Kind {
             Kind::Pools => &["Title", "Hosts"],
             Kind::DataQueues => &["Title", "Kind", "Address", "Delay"],
             Kind::Agents => &["Application", "Title", "Input", "Concurrency", "Overlap"],
-            Kind::LaunchSettings => &["Application", "Agent", "Kind", "Status"],
-            Kind::ScheduleGroups => &["Application", "Cron", "Members", "Status"],
+            Kind::LaunchSettings => &["Application", "Agent", "Kind", "Status", "Last result"],
+            Kind::ScheduleGroups => &["Application", "Cron", "Members", "Status", "Last result"],
         }
     }
 }
@@ -115,6 +115,18 @@ pub enum AnyEntity {
     DataQueue(DataQueue),
     Agent(Agent),
     ScheduleGroup(ScheduleGroup),
+}
+
+/// Runtime status of a launch setting or schedule group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusView {
+    /// `running` | `waiting` | `disabled`.
+    pub current: String,
+    /// `succeeded` | `failed` | `interrupted`, when an activation has ended.
+    pub last_result: Option<String>,
+    /// When the last result came, `YYYY-MM-DD HH:MM:SS UTC`.
+    pub last_result_at: Option<String>,
+    pub disabled_reason: Option<String>,
 }
 
 /// A page of classifier values matching a search.
@@ -190,6 +202,7 @@ mod rows {
 
     use super::*;
     use am_domain::catalog::{Concurrency, DataQueueKind, InputKind, LaunchKind, OverlapPolicy};
+    use am_services::run_status::RunStatus;
 
     pub fn application(a: Application, catalog: &Catalog) -> ListRow {
         let agents = catalog
@@ -256,7 +269,29 @@ mod rows {
         }
     }
 
-    pub fn launch_setting(l: LaunchSetting) -> ListRow {
+    fn status_cells(enabled: bool, s: Option<&RunStatus>) -> [String; 2] {
+        match s {
+            Some(s) => [
+                s.current.clone(),
+                s.last_result.clone().unwrap_or_else(|| "—".into()),
+            ],
+            None => [catalog_status(enabled).into(), "—".into()],
+        }
+    }
+
+    pub fn status_view(s: RunStatus) -> StatusView {
+        StatusView {
+            current: s.current,
+            last_result: s.last_result,
+            last_result_at: s
+                .last_result_at
+                .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
+            disabled_reason: s.disabled_reason,
+        }
+    }
+
+    pub fn launch_setting(l: LaunchSetting, s: Option<&RunStatus>) -> ListRow {
+        let [current, last] = status_cells(l.enabled, s);
         ListRow {
             href: entity_href(&EntityRef::LaunchSetting(l.id.clone())),
             cells: vec![
@@ -267,20 +302,23 @@ mod rows {
                     LaunchKind::Scheduled => "scheduled",
                 }
                 .into(),
-                catalog_status(l.enabled).into(),
+                current,
+                last,
             ],
             id: l.id,
         }
     }
 
-    pub fn schedule_group(g: ScheduleGroup) -> ListRow {
+    pub fn schedule_group(g: ScheduleGroup, s: Option<&RunStatus>) -> ListRow {
+        let [current, last] = status_cells(g.enabled, s);
         ListRow {
             href: entity_href(&EntityRef::ScheduleGroup(g.id.clone())),
             cells: vec![
                 g.application,
                 format!("{} ({})", g.cron, g.time_zone),
                 g.members.len().to_string(),
-                catalog_status(g.enabled).into(),
+                current,
+                last,
             ],
             id: g.id,
         }
@@ -331,12 +369,30 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
         }
         Kind::LaunchSettings => {
             let p = browse::<LaunchSetting>(db, &who, &filter).await?;
-            let rows = p.items.into_iter().map(rows::launch_setting).collect();
+            let ids: Vec<String> = p.items.iter().map(|l| l.id.clone()).collect();
+            let st = am_services::run_status::of_launch_settings(db, &who, &ids).await?;
+            let rows = p
+                .items
+                .into_iter()
+                .map(|l| {
+                    let s = st.get(&l.id);
+                    rows::launch_setting(l, s)
+                })
+                .collect();
             (rows, p.total)
         }
         Kind::ScheduleGroups => {
             let p = browse::<ScheduleGroup>(db, &who, &filter).await?;
-            let rows = p.items.into_iter().map(rows::schedule_group).collect();
+            let ids: Vec<String> = p.items.iter().map(|g| g.id.clone()).collect();
+            let st = am_services::run_status::of_schedule_groups(db, &who, &ids).await?;
+            let rows = p
+                .items
+                .into_iter()
+                .map(|g| {
+                    let s = st.get(&g.id);
+                    rows::schedule_group(g, s)
+                })
+                .collect();
             (rows, p.total)
         }
     };
@@ -442,6 +498,25 @@ pub async fn set_enabled(key: Key, enabled: bool) -> Result<(), UiError> {
     );
     am_services::catalog::set_enabled(&services()?.db, &who, &key, enabled, &cause).await?;
     Ok(())
+}
+
+/// Current status and last result of a launch setting or schedule group.
+#[server(prefix = "/ui", endpoint = "run_status", input = Json)]
+pub async fn run_status(key: Key) -> Result<StatusView, UiError> {
+    use super::ssr::*;
+    use am_services::run_status::{of_launch_settings, of_schedule_groups};
+    let who = require(Role::Viewer)?;
+    let db = &services()?.db;
+    let found = match &key {
+        Key::LaunchSetting(id) => of_launch_settings(db, &who, std::slice::from_ref(id)).await?,
+        Key::ScheduleGroup(id) => of_schedule_groups(db, &who, std::slice::from_ref(id)).await?,
+        _ => Default::default(),
+    };
+    found
+        .into_values()
+        .next()
+        .map(rows::status_view)
+        .ok_or_else(|| UiError::NotFound(format!("{} not found", EntityRef::from(key))))
 }
 
 /// Values of a classifier matching `text`, searched in the database.

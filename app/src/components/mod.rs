@@ -3,3 +3,4 @@
 pub mod forms;
 pub mod layout;
 pub mod params;
+pub mod status;

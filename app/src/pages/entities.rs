@@ -5,7 +5,7 @@ use crate::{
     api::catalog::{
         AnyEntity, CatalogView, DeleteEntity, SaveEntity, entity_href, load_catalog_view,
     },
-    components::forms::*,
+    components::{forms::*, params::ClassifierPicker},
 };
 use am_domain::{
     HumanDuration,
@@ -231,8 +231,17 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 } else {
                     view! {
                         <ul class="plain" data-test="application-classifiers">
-                            {classifiers.into_iter().map(|c| view! {
-                                <li><code>{c.name}</code>" " <span class="muted">{c.title}</span></li>
+                            {classifiers.into_iter().map(|c| {
+                                let test = format!("classifier-{}", c.name);
+                                view! {
+                                    <li>
+                                        <details>
+                                            <summary><code>{c.name.clone()}</code>" " <span class="muted">{c.title}</span></summary>
+                                            <ClassifierPicker application=c.application classifier=c.name
+                                                on_pick=Callback::new(|_| ()) test />
+                                        </details>
+                                    </li>
+                                }
                             }).collect_view()}
                         </ul>
                     }.into_any()

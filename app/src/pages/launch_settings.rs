@@ -3,10 +3,11 @@
 //! disable for operators.
 
 use crate::{
-    api::catalog::{CatalogView, DeleteEntity, SaveLaunchSetting, SetEnabled, catalog_status},
+    api::catalog::{CatalogView, DeleteEntity, Key, SaveLaunchSetting},
     components::{
         forms::*,
         params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
+        status::StatusPanel,
     },
     pages::entities::{EntityPage, delete_action},
 };
@@ -426,6 +427,18 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         })
     };
     let server_errors = Callback::new(move |p: String| errors.under(p));
+    // Saved values the agent's published schema no longer declares.
+    let drift: Vec<String> = view
+        .catalog
+        .agent(&base.application, &base.agent)
+        .map(|a| {
+            base.parameters
+                .keys()
+                .filter(|k| !a.parameters.iter().any(|p| &p.name == *k))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
     let derived_n = move || {
         threshold
             .get()
@@ -444,7 +457,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
 
     view! {
         <h1>{match &existing { Some(e) => format!("Launch setting {}", e.id), None => "New launch setting".into() }}</h1>
-        {existing.clone().map(|e| view! { <StatusPanel setting=e role /> })}
+        {existing.clone().map(|e| view! { <StatusPanel key=Key::LaunchSetting(e.id) role /> })}
         <form class="card form" data-test="launch-setting-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <TextField label="Id" test="field-id" value=id errors=lerr("id") readonly=!creating || !can_edit
@@ -461,6 +474,12 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             </div>
 
             <h2>"Parameters"</h2>
+            {(!drift.is_empty()).then(|| view! {
+                <p class="banner warn" data-test="schema-drift">
+                    "Saved values for " {drift.join(", ")}
+                    " are not in the agent's published schema; saving drops them."
+                </p>
+            })}
             {move || {
                 let st: Vec<ParamState> = states.get().into_iter().map(|b| b.0).collect();
                 view! { <ParamForm states=st application=app_for_params() readonly=!can_edit show_errors server_errors /> }
@@ -543,48 +562,5 @@ struct ParamStateBox(ParamState);
 impl PartialEq for ParamStateBox {
     fn eq(&self, other: &Self) -> bool {
         self.0.items == other.0.items
-    }
-}
-
-/// Current status, last result and the operator's buttons.
-#[component]
-fn StatusPanel(setting: LaunchSetting, role: Role) -> impl IntoView {
-    let enabled = RwSignal::new(setting.enabled);
-    let toggle = ServerAction::<SetEnabled>::new();
-    let error = RwSignal::new(None::<String>);
-    Effect::new(move |_| match toggle.value().get() {
-        Some(Ok(())) => {
-            enabled.update(|e| *e = !*e);
-            error.set(None);
-        }
-        Some(Err(e)) => error.set(Some(e.to_string())),
-        None => {}
-    });
-    let key = EntityRef::LaunchSetting(setting.id.clone());
-    let can_operate = role.allows(Role::Operator);
-    view! {
-        <div class="card status-panel" data-test="status-panel">
-            <div>
-                <span class="label">"Current status"</span>
-                <span class=move || format!("pill {}", catalog_status(enabled.get())) data-test="current-status">
-                    {move || catalog_status(enabled.get())}
-                </span>
-            </div>
-            <div>
-                <span class="label">"Last result"</span>
-                <span class="pill none" data-test="last-result">"no activation yet"</span>
-            </div>
-            {can_operate.then(|| view! {
-                <div class="actions">
-                    <button type="button" data-test="toggle-enabled" disabled=move || toggle.pending().get()
-                        on:click=move |_| {
-                            toggle.dispatch(SetEnabled { key: key.clone().into(), enabled: !enabled.get_untracked() });
-                        }>
-                        {move || if enabled.get() { "Disable" } else { "Enable" }}
-                    </button>
-                </div>
-            })}
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-        </div>
     }
 }

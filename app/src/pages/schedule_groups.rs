@@ -4,10 +4,9 @@
 
 use crate::{
     api::catalog::{
-        AnyEntity, CatalogView, DeleteEntity, SaveEntity, SetEnabled, catalog_status, entity_href,
-        server_now,
+        AnyEntity, CatalogView, DeleteEntity, Key, SaveEntity, entity_href, server_now,
     },
-    components::forms::*,
+    components::{forms::*, status::StatusPanel},
     pages::entities::{EntityPage, delete_action, save_action},
 };
 use am_domain::{
@@ -297,7 +296,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
 
     view! {
         <h1>{match &existing { Some(e) => format!("Schedule group {}", e.id), None => "New schedule group".into() }}</h1>
-        {existing.clone().map(|g| view! { <GroupStatus group=g role /> })}
+        {existing.clone().map(|g| view! { <StatusPanel key=Key::ScheduleGroup(g.id) role /> })}
         <form class="card form" data-test="schedule-group-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <TextField label="Id" test="field-id" value=id errors=errors.at("id") readonly=!creating || !can_edit />
@@ -355,46 +354,5 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             </Show>
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
-    }
-}
-
-#[component]
-fn GroupStatus(group: ScheduleGroup, role: Role) -> impl IntoView {
-    let enabled = RwSignal::new(group.enabled);
-    let toggle = ServerAction::<SetEnabled>::new();
-    let error = RwSignal::new(None::<String>);
-    Effect::new(move |_| match toggle.value().get() {
-        Some(Ok(())) => {
-            enabled.update(|e| *e = !*e);
-            error.set(None);
-        }
-        Some(Err(e)) => error.set(Some(e.to_string())),
-        None => {}
-    });
-    let key = EntityRef::ScheduleGroup(group.id.clone());
-    view! {
-        <div class="card status-panel" data-test="status-panel">
-            <div>
-                <span class="label">"Current status"</span>
-                <span class=move || format!("pill {}", catalog_status(enabled.get())) data-test="current-status">
-                    {move || catalog_status(enabled.get())}
-                </span>
-            </div>
-            <div>
-                <span class="label">"Last result"</span>
-                <span class="pill none" data-test="last-result">"no activation yet"</span>
-            </div>
-            {role.allows(Role::Operator).then(|| view! {
-                <div class="actions">
-                    <button type="button" data-test="toggle-enabled" disabled=move || toggle.pending().get()
-                        on:click=move |_| {
-                            toggle.dispatch(SetEnabled { key: key.clone().into(), enabled: !enabled.get_untracked() });
-                        }>
-                        {move || if enabled.get() { "Disable" } else { "Enable" }}
-                    </button>
-                </div>
-            })}
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-        </div>
     }
 }

@@ -17,6 +17,7 @@ on_both_backends!(
     lists_are_filtered_and_paginated_on_the_server,
     classifier_search_is_paged_case_insensitive_and_fast,
     classifier_lookup_returns_known_codes_only,
+    run_status_follows_enable_and_disable,
 );
 
 async fn lists_are_filtered_and_paginated_on_the_server(db: &DatabaseConnection) {
@@ -152,4 +153,34 @@ async fn classifier_lookup_returns_known_codes_only(db: &DatabaseConnection) {
     let mut codes: Vec<_> = found.into_iter().map(|v| v.code).collect();
     codes.sort();
     assert_eq!(codes, ["acme", "globex"]);
+}
+
+async fn run_status_follows_enable_and_disable(db: &DatabaseConnection) {
+    use am_domain::usage::EntityRef;
+    use am_services::run_status;
+    let admin = actor(Role::Admin);
+    let viewer = actor(Role::Viewer);
+    catalog::import(db, &admin, demo_catalog())
+        .await
+        .expect("import");
+    let ids = vec!["demo.echo.1".to_owned(), "missing".to_owned()];
+    let before = run_status::of_launch_settings(db, &viewer, &ids)
+        .await
+        .expect("status");
+    assert_eq!(before.len(), 1);
+    assert_eq!(before["demo.echo.1"].current, "waiting");
+    assert_eq!(before["demo.echo.1"].last_result, None);
+    catalog::set_enabled(
+        db,
+        &actor(Role::Operator),
+        &EntityRef::ScheduleGroup("demo.nightly".into()),
+        false,
+        "test",
+    )
+    .await
+    .expect("disable");
+    let groups = run_status::of_schedule_groups(db, &viewer, &["demo.nightly".into()])
+        .await
+        .expect("status");
+    assert_eq!(groups["demo.nightly"].current, "disabled");
 }

@@ -1,0 +1,67 @@
+//! Current status, last result and the operator's enable/disable button of a launch setting or
+//! schedule group.
+
+use crate::api::catalog::{Key, SetEnabled, run_status};
+use am_domain::roles::Role;
+use leptos::prelude::*;
+
+#[component]
+pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
+    let status = {
+        let key = key.clone();
+        Resource::new(|| (), move |_| run_status(key.clone()))
+    };
+    let toggle = ServerAction::<SetEnabled>::new();
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| match toggle.value().get() {
+        Some(Ok(())) => {
+            error.set(None);
+            status.refetch();
+        }
+        Some(Err(e)) => error.set(Some(e.to_string())),
+        None => {}
+    });
+    let can_operate = role.allows(Role::Operator);
+    view! {
+        <div class="card status-panel" data-test="status-panel">
+            <Suspense fallback=|| view! { <span class="muted">"…"</span> }>
+                {move || {
+                    let key = key.clone();
+                    status.get().map(move |r| match r {
+                        Ok(s) => {
+                            let enabled = s.current != "disabled";
+                            let last = s.last_result.clone().unwrap_or_else(|| "no activation yet".into());
+                            let last_class = format!("pill {}", s.last_result.clone().unwrap_or_else(|| "none".into()));
+                            view! {
+                                <div>
+                                    <span class="label">"Current status"</span>
+                                    <span class=format!("pill {}", s.current) data-test="current-status">{s.current.clone()}</span>
+                                </div>
+                                <div>
+                                    <span class="label">"Last result"</span>
+                                    <span class=last_class data-test="last-result">{last}</span>
+                                    {s.last_result_at.map(|t| view! { <span class="muted">{t}</span> })}
+                                </div>
+                                {s.disabled_reason.filter(|_| !enabled).map(|r| view! {
+                                    <div><span class="label">"Why"</span><span data-test="disabled-reason">{r}</span></div>
+                                })}
+                                {can_operate.then(|| view! {
+                                    <div class="actions">
+                                        <button type="button" data-test="toggle-enabled" disabled=move || toggle.pending().get()
+                                            on:click=move |_| {
+                                                toggle.dispatch(SetEnabled { key: key.clone(), enabled: !enabled });
+                                            }>
+                                            {if enabled { "Disable" } else { "Enable" }}
+                                        </button>
+                                    </div>
+                                })}
+                            }.into_any()
+                        }
+                        Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+                    })
+                }}
+            </Suspense>
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        </div>
+    }
+}
