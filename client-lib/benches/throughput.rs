@@ -260,10 +260,16 @@ async fn main() {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let mut ratios: Vec<f64> = node_rates
+        .iter()
+        .zip(&raw_rates)
+        .map(|(n, r)| n / r)
+        .collect();
     let (raw_m, node_m) = (median(&mut raw_rates), median(&mut node_rates));
     println!(
-        "median: raw {raw_m:.0} msg/s, node {node_m:.0} msg/s, ratio {:.3}",
-        node_m / raw_m
+        "median: raw {raw_m:.0} msg/s, node {node_m:.0} msg/s, ratio of medians {:.3}, median of per-round ratios {:.3}",
+        node_m / raw_m,
+        median(&mut ratios)
     );
 
     node.shutdown().await;

@@ -9,7 +9,7 @@ use crate::{
     runtime::{LsStats, Shared, with_grace},
 };
 use am_domain::{
-    catalog::LaunchKind,
+    catalog::{DeadLetterPolicy, LaunchKind},
     policy::{retry_delay, should_dead_letter},
     wire::{self, ActivationResult, Launch, Subscription},
 };
@@ -295,9 +295,16 @@ async fn process(
         }
         Err(err) => {
             stats.failed.fetch_add(1, Ordering::Relaxed);
-            let dead = should_dead_letter(&launch.dead_letter, &launch.retry, attempt);
-            let sent = if dead {
-                dead_letter(
+            let give_up = should_dead_letter(&launch.dead_letter, &launch.retry, attempt);
+            let parked_before = properties
+                .headers()
+                .as_ref()
+                .is_some_and(|h| h.contains_key(wire::PARKED_HEADER));
+            let park =
+                give_up && launch.dead_letter.policy == DeadLetterPolicy::Park && !parked_before;
+            let dead = give_up && !park;
+            let (sent, disposition) = if dead {
+                let sent = dead_letter(
                     shared,
                     info,
                     subscription,
@@ -307,20 +314,28 @@ async fn process(
                     attempt,
                     &err,
                 )
-                .await
-            } else {
-                retry(
-                    shared,
-                    info,
-                    launch,
-                    session,
-                    &message,
-                    &properties,
-                    attempt,
+                .await;
+                (sent, "dead-letter")
+            } else if park {
+                (
+                    park_message(shared, info, launch, session, &message, &properties).await,
+                    "park",
                 )
-                .await
+            } else {
+                (
+                    retry(
+                        shared,
+                        info,
+                        launch,
+                        session,
+                        &message,
+                        &properties,
+                        attempt,
+                    )
+                    .await,
+                    "retry",
+                )
             };
-            let disposition = if dead { "dead-letter" } else { "retry" };
             shared.report_failure(info, &err, attempt, message_id, Some(disposition));
             match sent {
                 Ok(()) => {
@@ -365,6 +380,45 @@ async fn process(
 
 fn text(s: &str) -> AMQPValue {
     AMQPValue::LongString(LongString::from(s))
+}
+
+/// Policy `park`: the message rests in the sump for the cool-down, then gets a fresh round
+/// of attempts; marked so that the next give-up is final.
+async fn park_message(
+    shared: &Shared,
+    info: &RunInfo,
+    launch: &Launch,
+    session: &mut Session,
+    message: &Message,
+    properties: &BasicProperties,
+) -> Result<(), String> {
+    let cooldown = launch.dead_letter.park_cooldown.0;
+    let queue = shared
+        .topology
+        .declare_park_queue(&session.publisher, &info.launch_setting, cooldown)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut headers = properties.headers().clone().unwrap_or_default();
+    headers.insert(wire::ATTEMPT_HEADER.into(), AMQPValue::LongLongInt(1));
+    headers.insert(
+        wire::PARKED_HEADER.into(),
+        text(&chrono::Utc::now().to_rfc3339()),
+    );
+    if !headers.contains_key(wire::FIRST_FAILURE_HEADER) {
+        headers.insert(
+            wire::FIRST_FAILURE_HEADER.into(),
+            text(&chrono::Utc::now().to_rfc3339()),
+        );
+    }
+    tracing::info!(?cooldown, "message parked");
+    publish(
+        &session.publisher,
+        &queue,
+        message.body(),
+        properties,
+        headers,
+    )
+    .await
 }
 
 async fn retry(

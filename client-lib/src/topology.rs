@@ -253,6 +253,40 @@ impl Topology {
         delay: Duration,
     ) -> Result<String, lapin::Error> {
         let name = self.names.retry_queue(launch_setting, delay);
+        self.declare_wait_queue(channel, launch_setting, &name, delay)
+            .await?;
+        Ok(name)
+    }
+
+    /// The sump of a launch setting with dead-letter policy `park`: messages expire after the
+    /// cool-down back into the subscription. Returns its name.
+    ///
+    /// ```no_run
+    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
+    /// let q = agent_client::Topology::new("am")
+    ///     .declare_park_queue(&channel, "billing.export.1", std::time::Duration::from_secs(600)).await?;
+    /// assert_eq!(q, "am.ls.billing.export.1.park.600000ms");
+    /// # Ok(()) }
+    /// ```
+    pub async fn declare_park_queue(
+        &self,
+        channel: &Channel,
+        launch_setting: &str,
+        cooldown: Duration,
+    ) -> Result<String, lapin::Error> {
+        let name = self.names.park_queue(launch_setting, cooldown);
+        self.declare_wait_queue(channel, launch_setting, &name, cooldown)
+            .await?;
+        Ok(name)
+    }
+
+    async fn declare_wait_queue(
+        &self,
+        channel: &Channel,
+        launch_setting: &str,
+        name: &str,
+        delay: Duration,
+    ) -> Result<(), lapin::Error> {
         let mut args = self.queue_args(true);
         args.insert(
             "x-message-ttl".into(),
@@ -263,8 +297,7 @@ impl Topology {
             "x-dead-letter-routing-key".into(),
             long_string(&self.names.subscription(launch_setting)),
         );
-        self.durable_queue(channel, &name, args).await?;
-        Ok(name)
+        self.durable_queue(channel, name, args).await
     }
 }
 

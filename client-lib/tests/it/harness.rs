@@ -372,6 +372,7 @@ impl Harness {
             queues.push(names.subscription(ls));
             queues.push(names.delay_queue(ls));
             queues.extend(delays.iter().map(|d| names.retry_queue(ls, *d)));
+            queues.push(names.park_queue(ls, Duration::from_millis(500)));
         }
         let mut exchanges: Vec<String> = created.exchanges.into_iter().collect();
         exchanges.push(names.control_exchange());

@@ -449,3 +449,58 @@ async fn scheduled_message_activations_drain_then_finish() {
     node.shutdown().await;
     h.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parked_messages_get_one_more_round_after_the_cooldown() {
+    use agent_client::domain::catalog::DeadLetterPolicy;
+    let h = Harness::new().await;
+    let l = log();
+    let node = h
+        .node("h1")
+        .messages(
+            probe_spec(),
+            Probe::new("h1", &l, |_| Err(AgentError::failed("Nope", "never"))),
+        )
+        .start()
+        .await
+        .expect("starts");
+    node.ready(T).await.expect("ready");
+    let address = h.address("park");
+    let mut launch = h.stream("app.probe.1", "probe", &address).await;
+    launch.retry.max_deliveries = 2;
+    launch.failure_threshold = 100;
+    launch.dead_letter.policy = DeadLetterPolicy::Park;
+    launch.dead_letter.park_cooldown = HumanDuration::from_millis(500);
+    h.subscribe(&launch).await;
+    h.send("h1", &ToNode::Launch(launch.clone())).await;
+    h.started(&launch.activation_id).await;
+    h.publish(&address, b"stubborn", &[]).await;
+    let dead = h.take(&h.topology.names().dead_letter_queue(), 1, T).await;
+    assert_eq!(dead.len(), 1, "dead after the second round");
+    let s = seen(&l);
+    assert_eq!(
+        s.iter().map(|s| s.attempt).collect::<Vec<_>>(),
+        [1, 2, 1, 2]
+    );
+    let rested = s[2].at - s[1].at;
+    assert!(
+        rested >= Duration::from_millis(500),
+        "parked for the cool-down: {rested:?}"
+    );
+    assert!(
+        dead[0]
+            .delivery
+            .properties
+            .headers()
+            .as_ref()
+            .is_some_and(|h| h.contains_key(wire::PARKED_HEADER))
+    );
+    h.wait_for(
+        "park disposition",
+        T,
+        |r| matches!(r, ToManager::Failure(f) if f.disposition.as_deref() == Some("park")),
+    )
+    .await;
+    node.shutdown().await;
+    h.cleanup().await;
+}

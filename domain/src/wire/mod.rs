@@ -39,6 +39,9 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const ATTEMPT_HEADER: &str = "x-am-attempt";
 /// Header with the time of the first failure of a data message (RFC 3339).
 pub const FIRST_FAILURE_HEADER: &str = "x-am-first-failure";
+/// Header on messages that went through the sump once (dead-letter policy `park`): the next
+/// give-up sends them to the dead-letter queue.
+pub const PARKED_HEADER: &str = "x-am-parked";
 /// Dead-letter headers (SPEC §4.2): the data queue the message came from.
 pub const DL_DATA_QUEUE_HEADER: &str = "x-am-data-queue";
 /// Dead-letter header: the launch setting (subscription) that gave up on the message.

@@ -80,6 +80,16 @@ impl Names {
         format!("{}.ls.{launch_setting}.delay", self.prefix)
     }
 
+    /// The sump of a launch setting with dead-letter policy `park`: messages wait there for
+    /// the cool-down, then come back to the subscription once.
+    pub fn park_queue(&self, launch_setting: &str, cooldown: Duration) -> String {
+        format!(
+            "{}.ls.{launch_setting}.park.{}ms",
+            self.prefix,
+            cooldown.as_millis()
+        )
+    }
+
     /// The wait queue of one retry delay level of a launch setting. One queue per delay, since
     /// a message expiring sooner would otherwise wait behind a longer one.
     pub fn retry_queue(&self, launch_setting: &str, delay: Duration) -> String {
