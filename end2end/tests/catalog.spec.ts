@@ -1,6 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { VIEWER_PASSWORD, hydrated, login } from "./helpers";
-import { appWithPool, loginAdmin, open, seed, t, uid } from "./catalog-helpers";
+import { loginAdmin, open, seed, t, uid } from "./catalog-helpers";
 
 test("an admin creates a pool, a data queue, an application and an agent with the forms", async ({ page }) => {
   await loginAdmin(page);
@@ -80,4 +79,23 @@ test("a rejected form keeps what was typed and shows the error next to the field
   await page.locator(t("save")).click();
   await expect(page).toHaveURL(new RegExp(`/data-queues/${id}$`));
   await expect(page.locator(t("field-address"))).toHaveValue("orders.exchange");
+});
+
+test("lists are paginated on the server and the URL carries the page and the filter", async ({ page }) => {
+  await loginAdmin(page);
+  const prefix = uid("many");
+  await seed(page, {
+    pools: Array.from({ length: 30 }, (_, i) => ({ id: `${prefix}-${String(i).padStart(2, "0")}`, hosts: [] })),
+  });
+  await open(page, `/pools?q=${prefix}`);
+  await expect(page.locator(t("list-row"))).toHaveCount(25);
+  await expect(page.locator(t("list-summary"))).toHaveText("1–25 of 30");
+  await page.locator(t("page-next")).click();
+  await expect(page).toHaveURL(new RegExp(`q=${prefix}&page=2`));
+  await expect(page.locator(t("list-row"))).toHaveCount(5);
+  await expect(page.locator(t("list-row")).first()).toHaveAttribute("data-id", `${prefix}-25`);
+  await page.reload();
+  await expect(page.locator(t("list-summary"))).toHaveText("26–30 of 30");
+  await page.locator(t("page-prev")).click();
+  await expect(page.locator(t("list-row"))).toHaveCount(25);
 });

@@ -17,7 +17,7 @@ test("a viewer reads the catalog but cannot edit it", async ({ page }) => {
   await expect(page).toHaveURL(/\/$/);
   await hydrated(page);
 
-  await open(page, "/pools");
+  await open(page, `/pools?q=${app}`);
   await expect(page.locator(`${t("list-row")}[data-id="${app}-pool"]`)).toBeVisible();
   await expect(page.locator(t("new"))).toHaveCount(0);
   await open(page, `/pools/${app}-pool`);

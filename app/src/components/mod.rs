@@ -1,5 +1,6 @@
 //! Building blocks shared by pages.
 
+pub mod classifier;
 pub mod forms;
 pub mod layout;
 pub mod params;

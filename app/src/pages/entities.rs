@@ -5,7 +5,7 @@ use crate::{
     api::catalog::{
         AnyEntity, CatalogView, DeleteEntity, SaveEntity, entity_href, load_catalog_view,
     },
-    components::{forms::*, params::ClassifierPicker},
+    components::{classifier::ClassifierPicker, forms::*},
 };
 use am_domain::{
     HumanDuration,

@@ -247,6 +247,13 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             options(&[("scheduled", "scheduled — run by schedule groups")])
         }
     });
+    // Another application: pick one of its agents rather than keep a stale one.
+    Effect::new(move |_| {
+        let list = agents.get();
+        if !list.iter().any(|(v, _)| *v == agent.get_untracked()) {
+            agent.set(list.first().map(|(v, _)| v.clone()).unwrap_or_default());
+        }
+    });
     // A standalone agent has no stream launch settings.
     Effect::new(move |_| {
         if !is_messages.get() && kind.get_untracked() == "stream" {

@@ -332,7 +332,13 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
                 <div class="add-member">
                     {move || {
                         if choices.with(Vec::is_empty) {
-                            view! { <p class="muted" data-test="no-eligible">"No other scheduled launch setting of this application with the same concurrency mode."</p> }.into_any()
+                            view! {
+                                <p class="muted" data-test="no-eligible">
+                                    "No other scheduled launch setting of this application with the same concurrency mode. "
+                                    "To add one, "<a href="/launch-settings/new">"create a scheduled launch setting"</a>
+                                    " and tick this group there."
+                                </p>
+                            }.into_any()
                         } else {
                             view! {
                                 <SelectField label="Add a launch setting" test="member-choice" value=add_choice options=choices
