@@ -1,0 +1,256 @@
+//! The connection supervisor, the control-queue listener (with the quarantine for unreadable
+//! commands) and heartbeats.
+
+use super::Shared;
+use crate::broker::{self, MIN_BACKOFF, next_backoff};
+use am_domain::wire::{
+    self, ActivationId, Heartbeat, QUARANTINE_REASON_HEADER, RunningLaunchSetting, ToManager,
+    ToNode,
+};
+use futures_util::StreamExt;
+use lapin::{
+    BasicProperties, Connection, ConnectionProperties, Event,
+    message::Delivery,
+    options::{
+        BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
+        BasicRejectOptions, ConfirmSelectOptions,
+    },
+    types::{AMQPValue, FieldTable, LongString},
+};
+use std::{
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+async fn sleep_or_stop(d: Duration, stop: &CancellationToken) -> bool {
+    tokio::select! {
+        () = tokio::time::sleep(d) => true,
+        () = stop.cancelled() => false,
+    }
+}
+
+/// Keeps one connection up, declares the node's topology on each, publishes the node.
+pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<Connection>>>) {
+    let shown = broker::redact(&shared.amqp_url);
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        let props =
+            ConnectionProperties::default().with_connection_name(LongString::from(format!(
+                "am-node {}@{} ({})",
+                shared.application,
+                shared.host,
+                shared.topology.names().prefix()
+            )));
+        let attempt = tokio::select! {
+            r = Connection::connect(&shared.amqp_url, props) => r,
+            () = shared.stop_io.cancelled() => return,
+        };
+        match attempt {
+            Ok(conn) => {
+                let conn = Arc::new(conn);
+                let mut events = Box::pin(conn.events_listener());
+                match declare(&shared, &conn).await {
+                    Ok(()) => {
+                        tracing::info!(broker = %shown, "connected to the broker");
+                        backoff = MIN_BACKOFF;
+                        tx.send_replace(Some(Arc::clone(&conn)));
+                        shared
+                            .outbox
+                            .push(&ToManager::Publication(shared.publication()));
+                        let reason = tokio::select! {
+                            r = async {
+                                while let Some(event) = events.next().await {
+                                    if let Event::Error(e) = event {
+                                        return e.to_string();
+                                    }
+                                }
+                                "connection closed".to_owned()
+                            } => r,
+                            () = shared.stop_io.cancelled() => {
+                                tx.send_replace(None);
+                                let _ = conn.close(200, "node shutting down".into()).await;
+                                return;
+                            }
+                        };
+                        tracing::warn!(broker = %shown, %reason, "lost the broker connection");
+                        tx.send_replace(None);
+                    }
+                    Err(e) => {
+                        tracing::warn!(broker = %shown, error = %e, "cannot declare the node's topology");
+                        let _ = conn.close(200, "topology failed".into()).await;
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(broker = %shown, error = %e, retry_in = ?backoff, "cannot connect to the broker");
+            }
+        }
+        if !sleep_or_stop(backoff, &shared.stop_io).await {
+            return;
+        }
+        backoff = next_backoff(backoff);
+    }
+}
+
+async fn declare(shared: &Shared, conn: &Connection) -> Result<(), lapin::Error> {
+    let channel = conn.create_channel().await?;
+    shared
+        .topology
+        .declare_node(&channel, &shared.application, &shared.host)
+        .await?;
+    channel.close(200, "declared".into()).await
+}
+
+/// Listens to the node's control queue, resubscribing after every reconnect.
+pub(super) async fn control_loop(shared: Arc<Shared>) {
+    let queue = shared
+        .topology
+        .names()
+        .node_queue(&shared.application, &shared.host);
+    loop {
+        let Some(conn) = shared.link.connected(&shared.stop_intake).await else {
+            return;
+        };
+        if let Err(e) = listen(&shared, &conn, &queue).await {
+            tracing::warn!(error = %e, "control consumer ended");
+        }
+        shared.ready.send_replace(false);
+        if !sleep_or_stop(Duration::from_millis(100), &shared.stop_intake).await {
+            return;
+        }
+    }
+}
+
+async fn listen(shared: &Arc<Shared>, conn: &Connection, queue: &str) -> Result<(), lapin::Error> {
+    let channel = conn.create_channel().await?;
+    channel.basic_qos(32, BasicQosOptions::default()).await?;
+    let quarantine = conn.create_channel().await?;
+    quarantine
+        .confirm_select(ConfirmSelectOptions::default())
+        .await?;
+    let mut consumer = channel
+        .basic_consume(
+            queue.into(),
+            "".into(),
+            BasicConsumeOptions::default(),
+            FieldTable::default(),
+        )
+        .await?;
+    shared.ready.send_replace(true);
+    loop {
+        let delivery = tokio::select! {
+            d = consumer.next() => d,
+            () = shared.stop_intake.cancelled() => {
+                let _ = channel.close(200, "node stopping".into()).await;
+                return Ok(());
+            }
+        };
+        let delivery = match delivery {
+            Some(d) => d?,
+            None => return Ok(()),
+        };
+        match wire::decode::<ToNode>(&delivery.data) {
+            Ok(cmd) => {
+                shared.command(cmd);
+                delivery.acker.ack(BasicAckOptions::default()).await?;
+            }
+            Err(e) => {
+                shared.quarantined.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(reason = %e, "control message quarantined");
+                if let Err(pe) =
+                    send_to_quarantine(shared, &quarantine, &delivery, &e.to_string()).await
+                {
+                    tracing::error!(error = %pe, "cannot quarantine a control message; dropping it");
+                    delivery
+                        .acker
+                        .reject(BasicRejectOptions { requeue: false })
+                        .await?;
+                } else {
+                    delivery.acker.ack(BasicAckOptions::default()).await?;
+                }
+            }
+        }
+    }
+}
+
+async fn send_to_quarantine(
+    shared: &Shared,
+    channel: &lapin::Channel,
+    delivery: &Delivery,
+    reason: &str,
+) -> Result<(), String> {
+    let mut headers = delivery.properties.headers().clone().unwrap_or_default();
+    headers.insert(
+        QUARANTINE_REASON_HEADER.into(),
+        AMQPValue::LongString(LongString::from(reason)),
+    );
+    headers.insert(
+        wire::DL_HOST_HEADER.into(),
+        AMQPValue::LongString(LongString::from(shared.host.as_str())),
+    );
+    let confirm = channel
+        .basic_publish(
+            "".into(),
+            shared.topology.names().quarantine_queue().as_str().into(),
+            BasicPublishOptions {
+                mandatory: true,
+                ..BasicPublishOptions::default()
+            },
+            &delivery.data,
+            BasicProperties::default()
+                .with_headers(headers)
+                .with_delivery_mode(2),
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .await
+        .map_err(|e| e.to_string())?;
+    if confirm.is_ack() && confirm.take_message().is_none() {
+        Ok(())
+    } else {
+        Err("the broker did not take the quarantined message".into())
+    }
+}
+
+/// Sends a heartbeat while connected: the node's capacity, load and each running launch
+/// setting's activations and counters.
+pub(super) async fn heartbeat_loop(shared: Arc<Shared>) {
+    loop {
+        if !sleep_or_stop(shared.heartbeat_every, &shared.stop_io).await {
+            return;
+        }
+        if !shared.link.is_up() {
+            continue;
+        }
+        let running: Vec<(String, Vec<ActivationId>)> = shared
+            .running()
+            .iter()
+            .map(|(ls, list)| (ls.clone(), list.iter().map(|r| r.id.clone()).collect()))
+            .collect();
+        let running = running
+            .into_iter()
+            .map(|(ls, activations)| RunningLaunchSetting {
+                counters: shared.stats(&ls).counters(),
+                launch_setting: ls,
+                activations,
+            })
+            .collect();
+        shared.outbox.push(&ToManager::Heartbeat(Heartbeat {
+            application: shared.application.clone(),
+            host: shared.host.clone(),
+            capacity: shared.capacity,
+            running,
+            load: load_average().await,
+            dropped_reports: shared.outbox.dropped(),
+            quarantined: shared.quarantined.load(Ordering::Relaxed),
+            at: chrono::Utc::now(),
+        }));
+    }
+}
+
+async fn load_average() -> Option<f64> {
+    let text = tokio::fs::read_to_string("/proc/loadavg").await.ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}

@@ -1,0 +1,230 @@
+//! Commands from the manager: launches with their overlap policy on the bounded pool, stop,
+//! interrupt; and the run of a standalone agent.
+
+use super::{Running, Shared};
+use crate::{AgentError, agent::Registered, consumer, context::RunInfo};
+use am_domain::{
+    catalog::OverlapPolicy,
+    params::effective_values,
+    wire::{ActivationEvent, ActivationResult, Launch, ToNode},
+};
+use std::{future::Future, sync::Arc, sync::atomic::Ordering, time::Duration};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+impl Shared {
+    pub(super) fn command(self: &Arc<Self>, cmd: ToNode) {
+        match cmd {
+            ToNode::Launch(launch) => self.launch(launch),
+            ToNode::Stop(stop) => {
+                let running = self.running();
+                let list = running.get(&stop.launch_setting);
+                tracing::info!(launch_setting = %stop.launch_setting, reason = %stop.reason,
+                    activations = list.map_or(0, Vec::len), "stop");
+                for r in list.into_iter().flatten() {
+                    r.cancel.cancel();
+                }
+            }
+            ToNode::Interrupt(int) => {
+                let running = self.running();
+                let found = running
+                    .values()
+                    .flatten()
+                    .find(|r| r.id == int.activation_id);
+                tracing::info!(activation_id = %int.activation_id, reason = %int.reason,
+                    found = found.is_some(), "interrupt");
+                if let Some(r) = found {
+                    r.cancel.cancel();
+                }
+            }
+        }
+    }
+
+    fn launch(self: &Arc<Self>, launch: Launch) {
+        let info = Arc::new(RunInfo {
+            application: self.application.clone(),
+            host: self.host.clone(),
+            activation_id: launch.activation_id.clone(),
+            launch_setting: launch.launch_setting.clone(),
+            agent: launch.agent.clone(),
+            fencing_token: launch.fencing_token,
+            cancel: self.runs.child_token(),
+            outbox: Arc::clone(&self.outbox),
+        });
+        let span = tracing::info_span!("activation", activation_id = %launch.activation_id,
+            launch_setting = %launch.launch_setting, host = %self.host, agent = %launch.agent);
+        let _enter = span.enter();
+        let skip = |reason: String| {
+            tracing::info!(%reason, "launch skipped");
+            info.report(ActivationEvent::Skipped { reason });
+        };
+        let Some((spec, agent)) = self.agents.get(&launch.agent) else {
+            return skip(format!(
+                "agent `{}` is not offered by this node",
+                launch.agent
+            ));
+        };
+        if matches!(agent, Registered::Messages(_)) && launch.subscription.is_none() {
+            return skip("a messages agent needs a subscription".into());
+        }
+        let finished = CancellationToken::new();
+        let mut wait_for = Vec::new();
+        let permit = {
+            let mut running = self.running();
+            if running
+                .values()
+                .flatten()
+                .any(|r| r.id == launch.activation_id)
+            {
+                // A command delivered twice (at-least-once) must not run the activation twice.
+                drop(running);
+                tracing::info!("duplicate launch ignored: the activation already runs here");
+                return;
+            }
+            let list = running.entry(launch.launch_setting.clone()).or_default();
+            let mut permit = None;
+            match launch.overlap {
+                OverlapPolicy::Allow => {}
+                OverlapPolicy::Skip => {
+                    if !list.is_empty() {
+                        drop(running);
+                        return skip("an activation of this launch setting is still running (overlap policy: skip)".into());
+                    }
+                }
+                OverlapPolicy::Interrupt => {
+                    for r in list.iter() {
+                        tracing::info!(interrupted = %r.id, "interrupting the running activation (overlap policy: interrupt)");
+                        r.cancel.cancel();
+                        wait_for.push(r.finished.clone());
+                    }
+                }
+            }
+            if wait_for.is_empty() {
+                match Arc::clone(&self.slots).try_acquire_owned() {
+                    Ok(p) => permit = Some(p),
+                    Err(_) => {
+                        drop(running);
+                        return skip(format!("node at capacity ({} activations)", self.capacity));
+                    }
+                }
+            }
+            list.push(Running {
+                id: launch.activation_id.clone(),
+                cancel: info.cancel.clone(),
+                finished: finished.clone(),
+            });
+            permit
+        };
+        self.stats(&launch.launch_setting)
+            .breaker()
+            .set_threshold(launch.failure_threshold);
+        info.report(ActivationEvent::Accepted);
+        let params = serde_json::Value::Object(effective_values(&spec.params, &launch.parameters));
+        let (agent, prefetch) = (agent.clone(), spec.prefetch);
+        let shared = Arc::clone(self);
+        drop(_enter);
+        tokio::spawn(
+            async move {
+                for w in wait_for {
+                    w.cancelled().await;
+                }
+                let permit = match permit {
+                    Some(p) => Ok(p),
+                    None => Arc::clone(&shared.slots).acquire_owned().await,
+                };
+                let (result, error) = if permit.is_err() {
+                    (
+                        ActivationResult::Interrupted,
+                        Some("node stopping".to_owned()),
+                    )
+                } else if info.cancel.is_cancelled() {
+                    (ActivationResult::Interrupted, None)
+                } else {
+                    info.report(ActivationEvent::Started);
+                    tracing::info!("started");
+                    match agent {
+                        Registered::Standalone(a) => {
+                            shared.run_standalone(&info, a.as_ref(), params).await
+                        }
+                        Registered::Messages(m) => match m.bind(Arc::clone(&info), params) {
+                            Ok(handler) => {
+                                consumer::run(&shared, &info, handler.as_ref(), &launch, prefetch)
+                                    .await
+                            }
+                            Err(e) => {
+                                shared.report_failure(&info, &e, 1, None, None);
+                                (ActivationResult::Failed, Some(e.to_string()))
+                            }
+                        },
+                    }
+                };
+                tracing::info!(?result, error = error.as_deref(), "finished");
+                info.report(ActivationEvent::Finished { result, error });
+                drop(permit);
+                {
+                    let mut running = shared.running();
+                    if let Some(list) = running.get_mut(&info.launch_setting) {
+                        list.retain(|r| r.id != info.activation_id);
+                        if list.is_empty() {
+                            running.remove(&info.launch_setting);
+                        }
+                    }
+                }
+                finished.cancel();
+            }
+            .instrument(span.clone()),
+        );
+    }
+
+    async fn run_standalone(
+        &self,
+        info: &Arc<RunInfo>,
+        agent: &dyn crate::agent::ErasedStandalone,
+        params: serde_json::Value,
+    ) -> (ActivationResult, Option<String>) {
+        let stats = self.stats(&info.launch_setting);
+        let outcome = match agent.run(Arc::clone(info), params) {
+            Ok(fut) => with_grace(fut, &info.cancel, self.interrupt_grace).await,
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(()) => {
+                stats.processed.fetch_add(1, Ordering::Relaxed);
+                stats.success();
+                (ActivationResult::Succeeded, None)
+            }
+            Err(e) if e.is_interrupted() || info.cancel.is_cancelled() => {
+                (ActivationResult::Interrupted, None)
+            }
+            Err(e) => {
+                stats.failed.fetch_add(1, Ordering::Relaxed);
+                self.report_failure(info, &e, 1, None, None);
+                if !e.is_temporary()
+                    && let Some(trip) = stats.failure(&e)
+                {
+                    self.report_trip(info, trip);
+                }
+                (ActivationResult::Failed, Some(e.to_string()))
+            }
+        }
+    }
+}
+
+/// Runs an agent's future; once cancelled it gets `grace` to finish before it is dropped.
+pub(crate) async fn with_grace<F>(
+    fut: F,
+    cancel: &CancellationToken,
+    grace: Duration,
+) -> Result<(), AgentError>
+where
+    F: Future<Output = Result<(), AgentError>>,
+{
+    tokio::select! {
+        biased;
+        r = fut => r,
+        () = async { cancel.cancelled().await; tokio::time::sleep(grace).await } => {
+            tracing::warn!(?grace, "the agent ignored the interruption; abandoned");
+            Err(AgentError::interrupted())
+        }
+    }
+}
