@@ -3,7 +3,7 @@
 //!
 //! Environment: `AM_AMQP_URL` (default the local RabbitMQ), `AM_APP` (default `demo`),
 //! `AM_HOST` (default the host name), `AM_PREFIX` (broker names prefix, default `am`),
-//! `AM_CAPACITY` (default 8).
+//! `AM_CAPACITY` (default 8), `AM_QUEUE_EXPIRY` (a throw-away topology, for tests).
 
 use agent_client::{
     AgentError, AgentSpec, Classifier, Context, Message, MessageAgent, NodeBuilder,
@@ -150,6 +150,21 @@ async fn host_name() -> String {
     raw.trim().to_lowercase()
 }
 
+/// `AM_PREFIX` names the broker objects; `AM_QUEUE_EXPIRY` (e.g. `60s`, for tests and
+/// throw-away demos) makes them disappear once unused.
+fn topology() -> anyhow::Result<Topology> {
+    let topology = Topology::new(std::env::var("AM_PREFIX").unwrap_or_else(|_| "am".to_owned()));
+    Ok(match std::env::var("AM_QUEUE_EXPIRY") {
+        Ok(v) => {
+            let d: HumanDuration = v
+                .parse()
+                .map_err(|e| anyhow::anyhow!("AM_QUEUE_EXPIRY: {e}"))?;
+            topology.ephemeral(d.0)
+        }
+        Err(_) => topology,
+    })
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -176,9 +191,7 @@ async fn main() -> anyhow::Result<()> {
     .amqp_url(
         std::env::var("AM_AMQP_URL").unwrap_or_else(|_| agent_client::DEFAULT_AMQP_URL.to_owned()),
     )
-    .topology(Topology::new(
-        std::env::var("AM_PREFIX").unwrap_or_else(|_| "am".to_owned()),
-    ))
+    .topology(topology()?)
     .version(env!("CARGO_PKG_VERSION"))
     .capacity(capacity)
     .messages(

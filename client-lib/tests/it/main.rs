@@ -3,6 +3,7 @@
 //! harness plays the manager.
 
 mod agents;
+mod demo;
 mod harness;
 mod messages;
 mod reliability;
