@@ -55,8 +55,50 @@ impl UiError {
 }
 
 #[cfg(feature = "ssr")]
+impl UiError {
+    /// The HTTP status a server function answers with this error.
+    pub fn status(&self) -> http::StatusCode {
+        use http::StatusCode as C;
+        match self {
+            UiError::Unauthenticated | UiError::BadCredentials => C::UNAUTHORIZED,
+            UiError::Forbidden(_) => C::FORBIDDEN,
+            UiError::RateLimited(_) => C::TOO_MANY_REQUESTS,
+            UiError::Invalid(_) => C::UNPROCESSABLE_ENTITY,
+            UiError::NotFound(_) => C::NOT_FOUND,
+            UiError::Conflict(_) => C::CONFLICT,
+            UiError::Internal | UiError::Transport(_) => C::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Gives the response of the running server function this error's status, so a user's
+    /// mistake is a 4xx rather than a 500. Plain HTML form posts keep their redirect back.
+    fn set_response_status(self) -> Self {
+        use leptos::prelude::use_context;
+        let form_post = use_context::<http::request::Parts>()
+            .and_then(|p| {
+                p.headers
+                    .get(http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .map(|v| v.contains("text/html"))
+            })
+            .unwrap_or(false);
+        if !form_post && let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(self.status());
+        }
+        self
+    }
+}
+
+#[cfg(feature = "ssr")]
 impl From<am_services::ServiceError> for UiError {
     fn from(e: am_services::ServiceError) -> Self {
+        Self::from_service(e).set_response_status()
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl UiError {
+    fn from_service(e: am_services::ServiceError) -> Self {
         use am_services::ServiceError as S;
         match e {
             S::Invalid(errors) => UiError::Invalid(errors.0),
