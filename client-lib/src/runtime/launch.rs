@@ -81,18 +81,20 @@ impl Shared {
                 tracing::info!("duplicate launch ignored: the activation already runs here");
                 return;
             }
-            let list = running.entry(launch.launch_setting.clone()).or_default();
+            let others = running
+                .get(&launch.launch_setting)
+                .map_or(&[][..], Vec::as_slice);
             let mut permit = None;
             match launch.overlap {
                 OverlapPolicy::Allow => {}
                 OverlapPolicy::Skip => {
-                    if !list.is_empty() {
+                    if !others.is_empty() {
                         drop(running);
                         return skip("an activation of this launch setting is still running (overlap policy: skip)".into());
                     }
                 }
                 OverlapPolicy::Interrupt => {
-                    for r in list.iter() {
+                    for r in others {
                         tracing::info!(interrupted = %r.id, "interrupting the running activation (overlap policy: interrupt)");
                         r.cancel.cancel();
                         wait_for.push(r.finished.clone());
@@ -108,11 +110,15 @@ impl Shared {
                     }
                 }
             }
-            list.push(Running {
-                id: launch.activation_id.clone(),
-                cancel: info.cancel.clone(),
-                finished: finished.clone(),
-            });
+            // Only now, when the launch is taken, so refused ones leave no empty entry behind.
+            running
+                .entry(launch.launch_setting.clone())
+                .or_default()
+                .push(Running {
+                    id: launch.activation_id.clone(),
+                    cancel: info.cancel.clone(),
+                    finished: finished.clone(),
+                });
             permit
         };
         self.stats(&launch.launch_setting)

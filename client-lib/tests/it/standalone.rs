@@ -313,6 +313,23 @@ async fn launches_beyond_capacity_are_skipped() {
         })
         .await;
     assert!(format!("{e:?}").contains("capacity"), "{e:?}");
+    // Heartbeats show the running launch setting, never the refused one.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let beats: Vec<Vec<String>> = h
+        .reports()
+        .into_iter()
+        .filter_map(|r| match r {
+            ToManager::Heartbeat(hb) => {
+                Some(hb.running.into_iter().map(|ls| ls.launch_setting).collect())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(beats.iter().any(|b| b == &["app.sleep.1"]), "{beats:?}");
+    assert!(
+        !beats.iter().flatten().any(|ls| ls == "app.sleep.2"),
+        "{beats:?}"
+    );
     // Shutdown interrupts the running one and still delivers its final report.
     node.shutdown().await;
     assert_eq!(
