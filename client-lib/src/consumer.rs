@@ -124,6 +124,11 @@ pub(crate) async fn run(
             .map_or(shared.default_idle_timeout, |d| d.0)
     });
     let mut last_activity = Instant::now();
+    // Created once: a fresh `cancelled()` or timer per message would cost a registration each.
+    let cancelled = info.cancel.cancelled();
+    tokio::pin!(cancelled);
+    let idle_timer = tokio::time::sleep(idle.unwrap_or(Duration::from_secs(3600)));
+    tokio::pin!(idle_timer);
     loop {
         let Some(conn) = shared.link.connected(&info.cancel).await else {
             return (ActivationResult::Interrupted, None);
@@ -155,15 +160,20 @@ pub(crate) async fn run(
         };
         tracing::debug!("subscribed");
         loop {
-            let idle_deadline = idle.map(|d| last_activity + d);
             let next = tokio::select! {
                 biased;
-                () = info.cancel.cancelled() => {
+                () = &mut cancelled => {
                     session.close().await;
                     return (ActivationResult::Interrupted, None);
                 }
                 d = session.consumer.next() => d,
-                () = sleep_until(idle_deadline) => {
+                () = &mut idle_timer, if idle.is_some() => {
+                    // The timer is moved lazily: only when it fires do we look at the last message.
+                    let deadline = last_activity + idle.unwrap_or_default();
+                    if deadline > Instant::now() {
+                        idle_timer.as_mut().reset(deadline);
+                        continue;
+                    }
                     tracing::info!("subscription idle; scheduled activation done");
                     session.close().await;
                     return (ActivationResult::Succeeded, None);
@@ -209,13 +219,6 @@ pub(crate) async fn run(
             () = tokio::time::sleep(Duration::from_millis(100)) => {}
             () = info.cancel.cancelled() => return (ActivationResult::Interrupted, None),
         }
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }
 
