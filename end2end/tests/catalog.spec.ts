@@ -13,7 +13,8 @@ test("an admin creates a pool, a data queue, an application and an agent with th
   await page.locator(t("field-title")).fill("Batch hosts");
   await page.locator(t("field-hosts")).fill("batch-1\nbatch-2");
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/pools/${pool}$`));
+  await expect(page).toHaveURL(new RegExp(`/pools/${pool}\\?created$`));
+  await expect(page.locator(t("form-saved"))).toHaveText("Saved.");
   await expect(page.locator(t("field-title"))).toHaveValue("Batch hosts");
   await expect(page.locator(t("field-hosts"))).toHaveValue("batch-1\nbatch-2");
 
@@ -22,14 +23,14 @@ test("an admin creates a pool, a data queue, an application and an agent with th
   await page.locator(t("field-kind")).selectOption("topic");
   await page.locator(t("field-delay")).fill("5m");
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/data-queues/${queue}$`));
+  await expect(page).toHaveURL(new RegExp(`/data-queues/${queue}\\?created$`));
 
   await open(page, "/applications/new");
   await page.locator(t("field-id")).fill(app);
   await page.locator(t("field-title")).fill("Billing");
   await page.locator(t("field-default-pool")).selectOption(pool);
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/applications/${app}$`));
+  await expect(page).toHaveURL(new RegExp(`/applications/${app}\\?created$`));
 
   await open(page, "/agents/new");
   await page.locator(t("field-application")).selectOption(app);
@@ -38,7 +39,7 @@ test("an admin creates a pool, a data queue, an application and an agent with th
   await page.locator(t("field-data-queue")).selectOption(queue);
   await page.locator(t("field-concurrency")).selectOption("MANY");
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/agents/${app}/${agent}$`));
+  await expect(page).toHaveURL(new RegExp(`/agents/${app}/${agent}\\?created$`));
   await expect(page.locator(t("field-concurrency"))).toHaveValue("MANY");
 
   // The lists show them; the filter lives in the URL, so the view survives a reload.
@@ -77,7 +78,7 @@ test("a rejected form keeps what was typed and shows the error next to the field
   const id = uid("orders");
   await page.locator(t("field-id")).fill(id);
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/data-queues/${id}$`));
+  await expect(page).toHaveURL(new RegExp(`/data-queues/${id}\\?created$`));
   await expect(page.locator(t("field-address"))).toHaveValue("orders.exchange");
 });
 

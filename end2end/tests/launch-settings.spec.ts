@@ -76,15 +76,20 @@ test("a stream launch setting with typed parameters and a classifier array", asy
   await expect(page.locator(t("derived-n"))).toContainText("N = 4");
   await page.locator(t("field-max-deliveries")).fill("5");
   await page.locator(t("field-dead-letter")).selectOption("park");
+  await page.locator(t("field-max-run-time")).fill("2h");
+  await page.locator(t("field-on-lost")).selectOption("fail");
+  await page.locator(t("field-start-timeout")).fill("soon");
 
   // A value breaking the pattern blocks the save and is shown at its field; nothing is lost.
   await page.locator(t("save")).click();
   await expect(page.locator(t("param-prefix-error"))).toContainText("pattern");
   await expect(page).toHaveURL(/\/launch-settings\/new$/);
   await expect(page.locator(t("param-batch_size-input"))).toHaveValue("250");
+  await expect(page.locator(t("field-start-timeout-error"))).toBeVisible();
+  await page.locator(t("field-start-timeout")).fill("45s");
   await page.locator(t("param-prefix-input")).fill("ABC");
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/launch-settings/${id.replace(/\./g, "\\.")}$`));
+  await expect(page).toHaveURL(new RegExp(`/launch-settings/${id.replace(/\./g, "\\.")}\\?created$`));
 
   // Reloaded from the server, with the order of the array and the labels of the codes.
   await page.reload();
@@ -101,6 +106,9 @@ test("a stream launch setting with typed parameters and a classifier array", asy
   expect(saved.failure_threshold).toBe(12);
   expect(saved.retry.max_deliveries).toBe(5);
   expect(saved.dead_letter.policy).toBe("park");
+  expect(saved.recovery.on_lost).toBe("fail");
+  expect(saved.recovery.max_run_time).toBeTruthy();
+  expect(saved.recovery.start_timeout).toBe("45s");
 
   // Operators disable and enable it; the status follows.
   await expect(page.locator(t("current-status"))).toHaveText("waiting");
@@ -145,7 +153,7 @@ test("a scheduled launch setting is saved with its group and a server error land
 
   await page.locator(`${t("group-choice")}[data-group="${app}.nightly"]`).check();
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/launch-settings/${id.replace(/\./g, "\\.")}$`));
+  await expect(page).toHaveURL(new RegExp(`/launch-settings/${id.replace(/\./g, "\\.")}\\?created$`));
   const saved = await (await page.request.get(`/api/v1/launch-settings/${id}`)).json();
   expect(saved.parameters).toEqual({ org: "org-00007", days: [1, 7] });
   await open(page, `/schedule-groups/${app}.nightly`);

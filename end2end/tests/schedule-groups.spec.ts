@@ -77,6 +77,6 @@ test("the cron preview shows the next five fire times and explains a bad express
   await page.locator(t("field-time-zone")).fill("UTC");
   await page.locator(t("field-misfire")).selectOption("skip");
   await page.locator(t("save")).click();
-  await expect(page).toHaveURL(new RegExp(`/schedule-groups/${app}\\.weekly$`));
+  await expect(page).toHaveURL(new RegExp(`/schedule-groups/${app}\\.weekly\\?created$`));
   await expect(page.locator(t("field-misfire"))).toHaveValue("skip");
 });

@@ -2,7 +2,9 @@
 //! without JavaScript), keep what the user typed in signals, and show the errors of their path.
 
 use crate::error::UiError;
+use am_domain::HumanDuration;
 use leptos::prelude::*;
+use std::collections::BTreeMap;
 
 /// The last error a form's server function returned; fields read their own errors from it.
 #[derive(Clone, Copy)]
@@ -274,4 +276,53 @@ pub fn FormActions(
             </div>
         }
     })
+}
+
+/// Local problems of fields the server would only see as unparseable input.
+#[derive(Default, Clone, PartialEq)]
+pub struct LocalErrors(pub BTreeMap<&'static str, String>);
+
+/// Reads a duration field; a mistake is recorded under `path`.
+pub fn parse_duration(
+    errs: &mut LocalErrors,
+    path: &'static str,
+    text: &str,
+) -> Option<HumanDuration> {
+    match text.trim().parse::<HumanDuration>() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            errs.0.insert(path, e.to_string());
+            None
+        }
+    }
+}
+
+/// Reads a number field; a mistake is recorded under `path`.
+pub fn parse_num<T: std::str::FromStr>(
+    errs: &mut LocalErrors,
+    path: &'static str,
+    text: &str,
+    what: &str,
+) -> Option<T> {
+    match text.trim().parse::<T>() {
+        Ok(v) => Some(v),
+        Err(_) => {
+            errs.0
+                .insert(path, format!("expected {what}, got '{}'", text.trim()));
+            None
+        }
+    }
+}
+
+/// As [`parse_duration`], for an optional field: empty means none.
+pub fn parse_opt_duration(
+    errs: &mut LocalErrors,
+    path: &'static str,
+    text: &str,
+) -> Option<HumanDuration> {
+    if text.trim().is_empty() {
+        None
+    } else {
+        parse_duration(errs, path, text)
+    }
 }

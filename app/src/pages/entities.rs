@@ -16,7 +16,7 @@ use am_domain::{
     usage::EntityRef,
 };
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_params_map};
+use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
 /// Saves through [`SaveEntity`]; after a create it opens the new entity's page.
 pub fn save_action(
@@ -24,14 +24,14 @@ pub fn save_action(
     creating: bool,
 ) -> (ServerAction<SaveEntity>, RwSignal<bool>) {
     let action = ServerAction::<SaveEntity>::new();
-    let saved = RwSignal::new(false);
+    let saved = just_created();
     let navigate = use_navigate();
     Effect::new(move |_| match action.value().get() {
         Some(Ok(href)) => {
             errors.0.set(None);
             saved.set(true);
             if creating {
-                navigate(&href, Default::default());
+                navigate(&format!("{href}?created"), Default::default());
             }
         }
         Some(Err(e)) => {
@@ -41,6 +41,12 @@ pub fn save_action(
         None => {}
     });
     (action, saved)
+}
+
+/// Whether the page was opened right after creating its entity (`?created`), so the form says so.
+pub fn just_created() -> RwSignal<bool> {
+    let created = use_query_map().with_untracked(|q| q.get("created").is_some());
+    RwSignal::new(created)
 }
 
 /// Deletes through [`DeleteEntity`] and returns to the list.

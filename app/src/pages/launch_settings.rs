@@ -9,12 +9,12 @@ use crate::{
         params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
         status::StatusPanel,
     },
-    pages::entities::{EntityPage, delete_action},
+    pages::entities::{EntityPage, delete_action, just_created},
 };
 use am_domain::{
-    HumanDuration,
     catalog::{
-        Catalog, DeadLetterPolicy, InputKind, LaunchKind, LaunchSetting, MessageFilter, StreamMode,
+        Catalog, DeadLetterPolicy, InputKind, LaunchKind, LaunchSetting, LostPolicy, MessageFilter,
+        StreamMode,
     },
     policy::same_type_threshold,
     roles::Role,
@@ -85,36 +85,6 @@ fn dl_str(p: DeadLetterPolicy) -> &'static str {
     }
 }
 
-/// Local problems of fields the server would only see as unparseable input.
-#[derive(Default, Clone, PartialEq)]
-struct LocalErrors(BTreeMap<&'static str, String>);
-
-fn parse_duration(errs: &mut LocalErrors, path: &'static str, text: &str) -> Option<HumanDuration> {
-    match text.trim().parse::<HumanDuration>() {
-        Ok(d) => Some(d),
-        Err(e) => {
-            errs.0.insert(path, e.to_string());
-            None
-        }
-    }
-}
-
-fn parse_num<T: std::str::FromStr>(
-    errs: &mut LocalErrors,
-    path: &'static str,
-    text: &str,
-    what: &str,
-) -> Option<T> {
-    match text.trim().parse::<T>() {
-        Ok(v) => Some(v),
-        Err(_) => {
-            errs.0
-                .insert(path, format!("expected {what}, got '{}'", text.trim()));
-            None
-        }
-    }
-}
-
 #[component]
 fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
@@ -173,6 +143,23 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             .map(|g| g.id.clone())
             .collect::<Vec<_>>(),
     );
+    let start_timeout = RwSignal::new(base.recovery.start_timeout.to_string());
+    let work_timeout = RwSignal::new(base.recovery.work_timeout.to_string());
+    let max_run = RwSignal::new(
+        base.recovery
+            .max_run_time
+            .map(|d| d.to_string())
+            .unwrap_or_default(),
+    );
+    let on_lost = RwSignal::new(
+        match base.recovery.on_lost {
+            LostPolicy::Restart => "restart",
+            LostPolicy::Fail => "fail",
+        }
+        .to_owned(),
+    );
+    let idle = RwSignal::new(base.idle_timeout.map(|d| d.to_string()).unwrap_or_default());
+    let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
     let local = RwSignal::new(LocalErrors::default());
     let show_errors = RwSignal::new(false);
 
@@ -287,14 +274,14 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
 
     // Save.
     let save = ServerAction::<SaveLaunchSetting>::new();
-    let saved = RwSignal::new(false);
+    let saved = just_created();
     let navigate = use_navigate();
     Effect::new(move |_| match save.value().get() {
         Some(Ok(href)) => {
             errors.0.set(None);
             saved.set(true);
             if creating {
-                navigate(&href, Default::default());
+                navigate(&format!("{href}?created"), Default::default());
             }
         }
         Some(Err(e)) => {
@@ -411,6 +398,37 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             ls.stream_mode = None;
             ls.filter = None;
         }
+        if let Some(d) = parse_duration(
+            &mut errs,
+            "recovery.start_timeout",
+            &start_timeout.get_untracked(),
+        ) {
+            ls.recovery.start_timeout = d;
+        }
+        if let Some(d) = parse_duration(
+            &mut errs,
+            "recovery.work_timeout",
+            &work_timeout.get_untracked(),
+        ) {
+            ls.recovery.work_timeout = d;
+        }
+        ls.recovery.max_run_time =
+            parse_opt_duration(&mut errs, "recovery.max_run_time", &max_run.get_untracked());
+        ls.recovery.on_lost = if on_lost.get_untracked() == "fail" {
+            LostPolicy::Fail
+        } else {
+            LostPolicy::Restart
+        };
+        ls.idle_timeout = if ls.kind == LaunchKind::Scheduled
+            && agent_row
+                .with_untracked(|a| a.as_ref().is_some_and(|a| a.input == InputKind::Messages))
+        {
+            parse_opt_duration(&mut errs, "idle_timeout", &idle.get_untracked())
+        } else {
+            None
+        };
+        let hook = webhook.get_untracked();
+        ls.webhook_url = (!hook.trim().is_empty()).then(|| hook.trim().to_owned());
         let blocked = !errs.0.is_empty() || !param_errors.is_empty();
         local.set(errs);
         if blocked {
@@ -557,6 +575,23 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 </div>
                 <FieldErrors errors=errors.under("groups".into()) test="groups" />
             </Show>
+            <Show when=move || !stream() && is_messages.get()>
+                <TextField label="Idle timeout" test="field-idle-timeout" value=idle errors=lerr("idle_timeout") readonly=!can_edit
+                    placeholder="e.g. 1m" hint="a scheduled run of a messages agent ends when its queue stays empty this long" />
+            </Show>
+            <h2>"Recovery"</h2>
+            <div class="row">
+                <TextField label="Start timeout" test="field-start-timeout" value=start_timeout errors=lerr("recovery.start_timeout") readonly=!can_edit
+                    hint="not accepted by then: another node gets it" />
+                <TextField label="Work timeout" test="field-work-timeout" value=work_timeout errors=lerr("recovery.work_timeout") readonly=!can_edit
+                    hint="no heartbeat by then: the run is lost" />
+                <TextField label="Max run time" test="field-max-run-time" value=max_run errors=lerr("recovery.max_run_time") readonly=!can_edit
+                    placeholder="no limit" />
+                <SelectField label="When lost" test="field-on-lost" value=on_lost errors=lerr("recovery.on_lost") disabled=!can_edit
+                    options=options(&[("restart", "restart — dispatch again"), ("fail", "fail — end as failed")]) />
+            </div>
+            <TextField label="Webhook URL" test="field-webhook" value=webhook errors=lerr("webhook_url") readonly=!can_edit
+                placeholder="the application's" hint="overrides the application's webhook for this launch setting" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
     }
