@@ -238,6 +238,7 @@ async fn main() {
                 failure_threshold: 10,
                 subscription: Some(subscription.clone()),
                 idle_timeout: None,
+                max_run_time: None,
             };
             command(&channel, &names, &ToNode::Launch(launch)).await;
             let took = drained(&count, n).await;

@@ -148,6 +148,18 @@ impl Shared {
                 } else {
                     info.report(ActivationEvent::Started);
                     tracing::info!("started");
+                    if let Some(limit) = launch.max_run_time.filter(|d| !d.is_zero()) {
+                        let (cancel, done) = (info.cancel.clone(), finished.clone());
+                        tokio::spawn(async move {
+                            tokio::select! {
+                                () = tokio::time::sleep(limit.0) => {
+                                    tracing::warn!(max_run_time = %limit, "maximum run time reached; interrupting");
+                                    cancel.cancel();
+                                }
+                                () = done.cancelled() => {}
+                            }
+                        }.in_current_span());
+                    }
                     match agent {
                         Registered::Standalone(a) => {
                             shared.run_standalone(&info, a.as_ref(), params).await

@@ -153,6 +153,7 @@ impl Harness {
             failure_threshold: 10,
             subscription: None,
             idle_timeout: None,
+            max_run_time: None,
         }
     }
 

@@ -407,3 +407,32 @@ async fn invalid_registrations_are_refused_at_start() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_are_interrupted_at_their_maximum_run_time() {
+    let h = Harness::new().await;
+    let (agent, _) = sleeper();
+    let node = h
+        .node("h1")
+        .standalone(sleeper_spec(), agent)
+        .start()
+        .await
+        .expect("starts");
+    node.ready(T).await.expect("ready");
+    let mut l = h.launch("app.sleep.1", "sleep");
+    l.parameters.insert("duration".into(), json!("30s"));
+    l.max_run_time = Some(agent_client::domain::HumanDuration::from_millis(300));
+    let sent = tokio::time::Instant::now();
+    h.send("h1", &ToNode::Launch(l.clone())).await;
+    assert_eq!(
+        h.finished(&l.activation_id, T).await.0,
+        ActivationResult::Interrupted
+    );
+    let took = sent.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    node.shutdown().await;
+    h.cleanup().await;
+}

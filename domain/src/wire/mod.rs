@@ -183,6 +183,9 @@ pub struct Launch {
     /// Scheduled messages agents: finish when no message came for this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<HumanDuration>,
+    /// The node interrupts the run after this long (the manager's watchdog does too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_run_time: Option<HumanDuration>,
 }
 
 fn default_overlap() -> OverlapPolicy {

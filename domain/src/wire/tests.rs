@@ -21,6 +21,7 @@ fn launch() -> Launch {
             delay: None,
         }),
         idle_timeout: None,
+        max_run_time: None,
     }
 }
 
