@@ -43,6 +43,7 @@ test("a group is built, reordered by drag-and-drop and by keyboard, and keeps it
   await page.locator(`${t("member")}[data-id="${c}"] ${t("member-down")}`).focus();
   await page.keyboard.press("Enter");
   await expect.poll(() => order(page)).toEqual([a, c, b, d]);
+  await expect(page.locator(t("order-announcement"))).toHaveText(`${c} is now number 2 of 4`);
   await page.keyboard.press("Enter");
   await expect.poll(() => order(page)).toEqual([a, b, c, d]);
   await page.locator(`${t("member")}[data-id="${d}"] ${t("member-up")}`).focus();

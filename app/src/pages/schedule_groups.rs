@@ -110,6 +110,8 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
     let dragging = RwSignal::new(None::<usize>);
     let drop_target = RwSignal::new(None::<usize>);
     let add_choice = RwSignal::new(String::new());
+    // Read out by screen readers after a move.
+    let announce = RwSignal::new(String::new());
 
     // The clock comes from the server: the browser's wasm has no clock of its own here.
     let now = Resource::new(|| (), |_| server_now());
@@ -210,6 +212,12 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         members.update(|v| {
             if j >= 0 && (j as usize) < v.len() {
                 move_item(v, i, j as usize);
+                announce.set(format!(
+                    "{} is now number {} of {}",
+                    v[j as usize],
+                    j + 1,
+                    v.len()
+                ));
             }
         });
         dirty.set(true);
@@ -263,7 +271,12 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
                             on:drop=move |ev| {
                                 ev.prevent_default();
                                 if let Some(from) = dragging.get_untracked() {
-                                    members.update(|v| move_item(v, from, i));
+                                    members.update(|v| {
+                                        move_item(v, from, i);
+                                        if let Some(m) = v.get(i) {
+                                            announce.set(format!("{m} is now number {} of {}", i + 1, v.len()));
+                                        }
+                                    });
                                     dirty.set(true);
                                 }
                                 dragging.set(None);
@@ -327,6 +340,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             <p class="hint">"Members run one after another. "
                 {can_edit.then_some("Drag a member, or use its ↑ ↓ buttons, to change the order; then save.")}</p>
             {members_view}
+            <p class="sr-only" aria-live="polite" data-test="order-announcement">{move || announce.get()}</p>
             <FieldErrors errors=errors.under("members".into()) test="members" />
             {can_edit.then(|| view! {
                 <div class="add-member">
