@@ -407,14 +407,28 @@ pub fn fast_retry(max_deliveries: u32) -> RetryPolicy {
     }
 }
 
+/// Runs `rabbitmqctl` (as root, or through passwordless sudo as `scripts/test.sh` sets up).
+async fn rabbitmqctl(args: &[&str]) -> std::process::Output {
+    let direct = tokio::process::Command::new("rabbitmqctl")
+        .args(args)
+        .output()
+        .await;
+    match direct {
+        Ok(out) if out.status.success() => out,
+        _ => tokio::process::Command::new("sudo")
+            .arg("-n")
+            .arg("rabbitmqctl")
+            .args(args)
+            .output()
+            .await
+            .expect("rabbitmqctl runs (the tests need it to cut connections)"),
+    }
+}
+
 /// Closes a node's broker connection from the broker side, as a network cut would.
 pub async fn close_connection_of(prefix: &str, host: &str) {
     let name = format!("am-node {APP}@{host} ({prefix})");
-    let out = tokio::process::Command::new("rabbitmqctl")
-        .args(["-q", "list_connections", "pid", "client_properties"])
-        .output()
-        .await
-        .expect("rabbitmqctl runs (the tests need it to cut connections)");
+    let out = rabbitmqctl(&["-q", "list_connections", "pid", "client_properties"]).await;
     let text = String::from_utf8_lossy(&out.stdout);
     let pid = text
         .lines()
@@ -422,10 +436,6 @@ pub async fn close_connection_of(prefix: &str, host: &str) {
         .and_then(|l| l.split_whitespace().next())
         .unwrap_or_else(|| panic!("connection `{name}` not found in {text}"))
         .to_owned();
-    let status = tokio::process::Command::new("rabbitmqctl")
-        .args(["-q", "close_connection", &pid, "test cuts the connection"])
-        .status()
-        .await
-        .expect("rabbitmqctl");
-    assert!(status.success(), "close_connection failed");
+    let out = rabbitmqctl(&["-q", "close_connection", &pid, "test cuts the connection"]).await;
+    assert!(out.status.success(), "close_connection failed: {out:?}");
 }
