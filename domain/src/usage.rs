@@ -4,10 +4,12 @@ use crate::{catalog::Catalog, params::ParamType};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A catalog entity, by its key.
+/// A catalog entity, by its key. In JSON: `{"kind": "launch_setting", "key": "billing.x.1"}` or
+/// `{"kind": "agent", "key": {"application": "billing", "id": "x"}}` (adjacently tagged: an
+/// internally tagged enum cannot carry the plain string keys).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", content = "key", rename_all = "snake_case")]
 pub enum EntityRef {
     Application(String),
     Pool(String),
@@ -169,4 +171,35 @@ pub fn usages(catalog: &Catalog, target: &EntityRef) -> Vec<String> {
         EntityRef::ScheduleGroup(_) => {}
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_key_round_trips_through_json() {
+        let keys = [
+            EntityRef::Application("billing".into()),
+            EntityRef::Pool("p".into()),
+            EntityRef::DataQueue("q".into()),
+            EntityRef::agent("billing", "x"),
+            EntityRef::classifier("billing", "orgs"),
+            EntityRef::LaunchSetting("billing.x.1".into()),
+            EntityRef::ScheduleGroup("nightly".into()),
+        ];
+        for key in keys {
+            let json = serde_json::to_value(&key).expect("serializes");
+            assert_eq!(
+                serde_json::from_value::<EntityRef>(json).expect("parses"),
+                key
+            );
+        }
+        let json =
+            serde_json::to_value(EntityRef::LaunchSetting("a.b".into())).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"kind": "launch_setting", "key": "a.b"})
+        );
+    }
 }
