@@ -140,7 +140,9 @@ pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, WireError> {
 // ---------------------------------------------------------------- manager → node
 
 /// Commands the manager sends to one node's control queue.
-#[expect(
+// `allow`, not `expect`: whether the size difference crosses clippy's threshold depends on the
+// target's pointer width, and the crate is linted for both the host and wasm32.
+#[allow(
     clippy::large_enum_variant,
     reason = "a few commands per activation; boxing would only make matching clumsier"
 )]
