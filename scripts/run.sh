@@ -8,8 +8,10 @@ ensure_rust
 ensure_rabbitmq
 cd "$ROOT"
 
-log "building the manager (first build: ~13 minutes on 2 cores)"
+log "building the manager and the demo node (first build: ~15 minutes on 2 cores)"
 cargo leptos build
+. "$ROOT/scripts/leptos-env.sh"
+cargo build -p agent-client --bin demo-node
 
 BIN="$ROOT/target/debug/agent-manager"
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
@@ -21,5 +23,10 @@ if [ ! -f "$ROOT/data/agent-manager.sqlite" ] && [ -z "${AM_DATABASE_URL:-}" ]; 
   "$BIN" catalog import "$ROOT/demo/catalog.json"
 fi
 
+# A demo node (application `demo`) runs the demo agents beside the manager; it stops with it.
+AM_APP=demo AM_HOST="${AM_HOST:-localhost}" "$ROOT/target/debug/demo-node" &
+NODE=$!
+trap 'kill "$NODE" 2>/dev/null || true' EXIT
+
 log "manager on http://${AM_LISTEN:-127.0.0.1:3000}  (user: admin, password: $AM_ADMIN_PASSWORD)"
-exec "$BIN" serve
+"$BIN" serve

@@ -24,6 +24,9 @@ cargo leptos build
 log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ)"
 cargo nextest run --workspace --no-fail-fast
 
+log "documentation examples (doctests; nextest does not run them)"
+cargo test --workspace --doc --quiet
+
 log "lints: server build"
 cargo clippy --workspace --all-targets -- -D warnings
 log "lints: browser build"
