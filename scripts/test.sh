@@ -22,7 +22,9 @@ log "building the manager and the browser bundle"
 cargo leptos build
 
 log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ)"
-cargo nextest run --workspace --no-fail-fast
+RESULTS="$(mktemp -d)"
+trap 'rm -rf "$RESULTS"' EXIT
+cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"
 
 log "documentation examples (doctests; nextest does not run them)"
 cargo test --workspace --doc --quiet
@@ -34,6 +36,12 @@ RUSTFLAGS="--cfg erase_components" cargo clippy -p app -p am-domain --no-default
   --target wasm32-unknown-unknown -- -D warnings
 
 log "end-to-end tests (Playwright, Chromium)"
-./scripts/e2e.sh
+./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log"
+
+# One plain closing line for whoever reads the end of the log (each runner printed its own above).
+unit=$(grep -aoE '[0-9]+ tests run: [0-9]+ passed' "$RESULTS/nextest.log" | tail -1 | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+e2e=$(grep -aoE '[0-9]+ passed \(' "$RESULTS/e2e.log" | tail -1 | grep -oE '[0-9]+')
 
 log "all tests passed in $(( $(date +%s) - START )) s"
+echo "${unit:-0} unit/integration and ${e2e:-0} end-to-end tests:"
+echo "$(( ${unit:-0} + ${e2e:-0} )) passed, 0 failed"
