@@ -103,6 +103,9 @@ ensure_postgres() {
 
 ensure_chromium_and_npm() {
   [ -x /usr/bin/chromium ] || apt_install chromium
+  # scripts/e2e.sh picks a free port with python3 and waits for the server with curl.
+  command -v python3 >/dev/null || apt_install python3
+  command -v curl >/dev/null || apt_install curl
   command -v npm >/dev/null || apt_install nodejs npm
   if [ ! -d "$ROOT/end2end/node_modules/@playwright/test" ] \
      || [ "$ROOT/end2end/package-lock.json" -nt "$ROOT/end2end/node_modules/.package-lock.json" ]; then
