@@ -8,7 +8,7 @@ use crate::{
 };
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,32 +23,67 @@ pub struct RunStatus {
 /// Rows per `IN (...)`: far below every database's bound-parameter limit.
 const CHUNK: usize = 500;
 
+/// Reads only the status columns (the rows also hold parameters and policies) of the rows whose
+/// id is in `ids`.
+async fn read<E: EntityTrait>(
+    db: &impl ConnectionTrait,
+    id: E::Column,
+    [current, result, result_at, reason]: [E::Column; 4],
+    ids: &[String],
+) -> ServiceResult<HashMap<String, RunStatus>> {
+    type Row = (
+        String,
+        String,
+        Option<String>,
+        Option<DateTime<Utc>>,
+        Option<String>,
+    );
+    let mut out = HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(CHUNK) {
+        let rows: Vec<Row> = E::find()
+            .select_only()
+            .columns([id, current, result, result_at, reason])
+            .filter(id.is_in(chunk.iter().cloned()))
+            .into_tuple()
+            .all(db)
+            .await?;
+        out.extend(rows.into_iter().map(
+            |(id, current, last_result, last_result_at, disabled_reason)| {
+                (
+                    id,
+                    RunStatus {
+                        current,
+                        last_result,
+                        last_result_at,
+                        disabled_reason,
+                    },
+                )
+            },
+        ));
+    }
+    Ok(out)
+}
+
 /// Status of each named launch setting that exists.
 pub async fn of_launch_settings(
     db: &impl ConnectionTrait,
     actor: &Principal,
     ids: &[String],
 ) -> ServiceResult<HashMap<String, RunStatus>> {
+    use launch_settings::Column as C;
     actor.require(Role::Viewer)?;
-    let mut out = HashMap::with_capacity(ids.len());
-    for chunk in ids.chunks(CHUNK) {
-        let rows = launch_settings::Entity::find()
-            .filter(launch_settings::Column::Id.is_in(chunk.iter().cloned()))
-            .all(db)
-            .await?;
-        out.extend(rows.into_iter().map(|r| {
-            (
-                r.id,
-                RunStatus {
-                    current: r.current_status,
-                    last_result: r.last_result,
-                    last_result_at: r.last_result_at,
-                    disabled_reason: r.disabled_reason,
-                },
-            )
-        }));
-    }
-    Ok(out)
+    read::<launch_settings::Entity>(
+        db,
+        C::Id,
+        [
+            C::CurrentStatus,
+            C::LastResult,
+            C::LastResultAt,
+            C::DisabledReason,
+        ],
+        ids,
+    )
+    .await
 }
 
 /// Status of each named schedule group that exists.
@@ -57,24 +92,18 @@ pub async fn of_schedule_groups(
     actor: &Principal,
     ids: &[String],
 ) -> ServiceResult<HashMap<String, RunStatus>> {
+    use schedule_groups::Column as C;
     actor.require(Role::Viewer)?;
-    let mut out = HashMap::with_capacity(ids.len());
-    for chunk in ids.chunks(CHUNK) {
-        let rows = schedule_groups::Entity::find()
-            .filter(schedule_groups::Column::Id.is_in(chunk.iter().cloned()))
-            .all(db)
-            .await?;
-        out.extend(rows.into_iter().map(|r| {
-            (
-                r.id,
-                RunStatus {
-                    current: r.current_status,
-                    last_result: r.last_result,
-                    last_result_at: r.last_result_at,
-                    disabled_reason: r.disabled_reason,
-                },
-            )
-        }));
-    }
-    Ok(out)
+    read::<schedule_groups::Entity>(
+        db,
+        C::Id,
+        [
+            C::CurrentStatus,
+            C::LastResult,
+            C::LastResultAt,
+            C::DisabledReason,
+        ],
+        ids,
+    )
+    .await
 }
