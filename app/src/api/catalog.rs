@@ -329,7 +329,7 @@ mod rows {
 #[server(prefix = "/ui", endpoint = "catalog_list", input = Json)]
 pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiError> {
     use super::ssr::*;
-    use am_services::catalog::{ListFilter, browse, overview};
+    use am_services::catalog::{ListFilter, overview, page_of};
     let who = require(Role::Viewer)?;
     let s = services()?;
     let page = query.page.max(1);
@@ -344,10 +344,11 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
         limit: PAGE_SIZE,
     };
     let db = &s.db;
+    // One read of the catalog serves both the page of rows and the application filter's choices.
     let catalog = overview(db, &who).await?;
     let (rows, total) = match kind {
         Kind::Applications => {
-            let p = browse::<Application>(db, &who, &filter).await?;
+            let p = page_of::<Application>(&catalog, &filter);
             let rows = p
                 .items
                 .into_iter()
@@ -356,19 +357,19 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
             (rows, p.total)
         }
         Kind::Pools => {
-            let p = browse::<Pool>(db, &who, &filter).await?;
+            let p = page_of::<Pool>(&catalog, &filter);
             (p.items.into_iter().map(rows::pool).collect(), p.total)
         }
         Kind::DataQueues => {
-            let p = browse::<DataQueue>(db, &who, &filter).await?;
+            let p = page_of::<DataQueue>(&catalog, &filter);
             (p.items.into_iter().map(rows::data_queue).collect(), p.total)
         }
         Kind::Agents => {
-            let p = browse::<Agent>(db, &who, &filter).await?;
+            let p = page_of::<Agent>(&catalog, &filter);
             (p.items.into_iter().map(rows::agent).collect(), p.total)
         }
         Kind::LaunchSettings => {
-            let p = browse::<LaunchSetting>(db, &who, &filter).await?;
+            let p = page_of::<LaunchSetting>(&catalog, &filter);
             let ids: Vec<String> = p.items.iter().map(|l| l.id.clone()).collect();
             let st = am_services::run_status::of_launch_settings(db, &who, &ids).await?;
             let rows = p
@@ -382,7 +383,7 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
             (rows, p.total)
         }
         Kind::ScheduleGroups => {
-            let p = browse::<ScheduleGroup>(db, &who, &filter).await?;
+            let p = page_of::<ScheduleGroup>(&catalog, &filter);
             let ids: Vec<String> = p.items.iter().map(|g| g.id.clone()).collect();
             let st = am_services::run_status::of_schedule_groups(db, &who, &ids).await?;
             let rows = p

@@ -112,8 +112,14 @@ pub async fn browse<E: Browse>(
 ) -> ServiceResult<ListPage<E>> {
     actor.require(Role::Viewer)?;
     let catalog = store::load_with(db, false).await?;
+    Ok(page_of(&catalog, filter))
+}
+
+/// One page of the entities of kind `E` in an already loaded catalog (e.g. from [`overview`],
+/// when a page needs both and should read the catalog once).
+pub fn page_of<E: Browse>(catalog: &Catalog, filter: &ListFilter) -> ListPage<E> {
     let needle = filter.text.trim().to_lowercase();
-    let matching: Vec<&E> = E::list(&catalog)
+    let matching: Vec<&E> = E::list(catalog)
         .iter()
         .filter(|e| matches(*e, filter, &needle))
         .collect();
@@ -124,10 +130,10 @@ pub async fn browse<E: Browse>(
         .take(usize::try_from(limit).unwrap_or(usize::MAX))
         .map(|e| (*e).clone())
         .collect();
-    Ok(ListPage {
+    ListPage {
         items,
         total: matching.len() as u64,
-    })
+    }
 }
 
 /// The whole catalog with every classifier's values left out (their names and titles stay),

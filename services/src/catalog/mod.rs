@@ -13,7 +13,7 @@ mod kinds;
 mod rows;
 mod store;
 
-pub use browse::{Browse, ListFilter, ListPage, MAX_PAGE_SIZE, browse, overview};
+pub use browse::{Browse, ListFilter, ListPage, MAX_PAGE_SIZE, browse, overview, page_of};
 pub use kinds::{CatalogEntity, display_id};
 pub use store::{ChangeSummary, load};
 
