@@ -2,6 +2,7 @@
 //! SQLite and PostgreSQL, with the real RabbitMQ where the broker matters.
 
 mod catalog_api;
+mod cli;
 mod pages;
 mod probes;
 mod security;
