@@ -489,6 +489,10 @@ pub struct ScheduleGroup {
     pub misfire: MisfirePolicy,
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub enabled: bool,
+    /// Run the remaining members after one failed; by default the group stops there, fails
+    /// and the remaining members are skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continue_on_failure: bool,
     /// Launch setting ids, in run order.
     #[serde(default)]
     pub members: Vec<String>,

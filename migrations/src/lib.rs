@@ -10,7 +10,9 @@
 //! - [`m20261121_000002_runtime`]: nodes, activations and their hosts and events, failure
 //!   logs, dead letters, the outbox, notifications and breaker trips;
 //! - [`m20261121_000003_operations_audit`]: bulk operations and the audit log;
-//! - [`m20261121_000004_accounts`]: users, API tokens and sessions.
+//! - [`m20261121_000004_accounts`]: users, API tokens and sessions;
+//! - [`m20261121_000005_dispatch`]: what the runtime added: the agents each node offers, group
+//!   failure handling, outbox claims and the dispatch state of activations.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -29,6 +31,7 @@ pub mod m20261121_000001_catalog;
 pub mod m20261121_000002_runtime;
 pub mod m20261121_000003_operations_audit;
 pub mod m20261121_000004_accounts;
+pub mod m20261121_000005_dispatch;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -42,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000002_runtime::Migration),
             Box::new(m20261121_000003_operations_audit::Migration),
             Box::new(m20261121_000004_accounts::Migration),
+            Box::new(m20261121_000005_dispatch::Migration),
         ]
     }
 }

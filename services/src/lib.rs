@@ -37,12 +37,16 @@ pub struct Services {
 pub struct Settings {
     /// How long a login session lives without being used.
     pub session_ttl: chrono::Duration,
+    /// A node that has not been heard from for this long is lost: nothing is dispatched to it.
+    pub node_timeout: chrono::Duration,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Self {
             session_ttl: chrono::Duration::hours(12),
+            // Three missed heartbeats at the client library's default interval of 10 s.
+            node_timeout: chrono::Duration::seconds(30),
         }
     }
 }

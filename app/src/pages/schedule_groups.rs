@@ -79,6 +79,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
     let (save, saved) = save_action(errors, creating);
     let delete = delete_action(errors, "/schedule-groups");
     let base = existing.clone().unwrap_or(ScheduleGroup {
+        continue_on_failure: false,
         id: String::new(),
         title: String::new(),
         application: view

@@ -308,6 +308,7 @@ pub(crate) fn schedule_group(
         cron: m.cron,
         time_zone: m.time_zone,
         enabled: m.enabled,
+        continue_on_failure: m.continue_on_failure,
         members,
     })
 }
@@ -325,6 +326,7 @@ pub(crate) fn schedule_group_row(
         time_zone: Set(g.time_zone.clone()),
         misfire_policy: Set(enum_to_str(&g.misfire)),
         enabled: Set(g.enabled),
+        continue_on_failure: Set(g.continue_on_failure),
         updated_at: Set(now),
         // The scheduler recomputes it from the (possibly new) cron expression.
         next_fire_at: Set(None),

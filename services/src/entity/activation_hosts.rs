@@ -29,6 +29,8 @@ pub struct Model {
     pub dead_lettered: i64,
     #[sea_orm(column_type = "Text")]
     pub error: Option<String>,
+    /// When the manager asked the node to stop (disabled, breaker elsewhere, interrupt).
+    pub stop_requested_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

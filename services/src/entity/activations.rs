@@ -25,6 +25,13 @@ pub struct Model {
     pub finished_at: Option<DateTimeUtc>,
     #[sea_orm(column_type = "Text")]
     pub error: Option<String>,
+    pub application_id: Option<String>,
+    /// The token of the latest dispatch; reports with an older one are ignored.
+    pub fencing_token: i64,
+    /// Group activations in `ANY` mode: the node every member runs on.
+    pub pinned_host: Option<String>,
+    /// A `waiting` activation (no live node) fails when no node appeared by then.
+    pub wait_until: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

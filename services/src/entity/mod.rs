@@ -22,6 +22,7 @@ pub mod dead_letters;
 pub mod failure_logs;
 pub mod hosts;
 pub mod launch_settings;
+pub mod node_agents;
 pub mod nodes;
 pub mod notifications;
 pub mod operations;

@@ -21,6 +21,9 @@ pub struct Model {
     #[sea_orm(column_type = "Text")]
     pub last_error: Option<String>,
     pub sent_at: Option<DateTimeUtc>,
+    /// The manager replica relaying the row, until `claimed_until`.
+    pub claimed_by: Option<String>,
+    pub claimed_until: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -16,6 +16,7 @@ pub use super::dead_letters::Entity as DeadLetters;
 pub use super::failure_logs::Entity as FailureLogs;
 pub use super::hosts::Entity as Hosts;
 pub use super::launch_settings::Entity as LaunchSettings;
+pub use super::node_agents::Entity as NodeAgents;
 pub use super::nodes::Entity as Nodes;
 pub use super::notifications::Entity as Notifications;
 pub use super::operations::Entity as Operations;

@@ -15,6 +15,8 @@ pub struct Model {
     pub time_zone: String,
     pub misfire_policy: String,
     pub enabled: bool,
+    /// Run the remaining members after a member failed (default: stop the group).
+    pub continue_on_failure: bool,
     pub current_status: String,
     pub last_result: Option<String>,
     pub last_result_at: Option<DateTimeUtc>,
