@@ -44,6 +44,8 @@ pub enum AuthMethod {
     Token,
     /// The command line, working directly on the database.
     Cli,
+    /// The manager itself (breaker policy, node publications), acting on the catalog.
+    System,
 }
 
 impl Principal {
@@ -66,6 +68,17 @@ impl Principal {
             name: "cli".into(),
             role: Role::Admin,
             via: AuthMethod::Cli,
+        }
+    }
+
+    /// The manager acting on its own behalf; `name` says which part (e.g. `breaker`), so the
+    /// audit log tells who changed what.
+    pub fn system(name: impl Into<String>) -> Self {
+        Principal {
+            user_id: 0,
+            name: name.into(),
+            role: Role::Admin,
+            via: AuthMethod::System,
         }
     }
 }
