@@ -11,6 +11,7 @@ pub mod error;
 pub mod ids;
 pub mod params;
 pub mod policy;
+pub mod publication;
 pub mod roles;
 pub mod schedule;
 pub mod usage;
