@@ -197,7 +197,8 @@ fn with(catalog: &Catalog, changes: &[&Change]) -> Catalog {
 ///
 /// All changes are tried together first (the usual case: everything fits). Otherwise they are
 /// taken one at a time, in rounds, as long as one more fits, so that a change that only fits
-/// beside another (a classifier the new schema needs) still goes in.
+/// beside another (a classifier the new schema needs) still goes in. An agent whose new schema
+/// does not fit still gets its new title and input kind when those fit.
 pub fn merge(catalog: &Catalog, p: &Publication) -> Merged {
     let pending = changes(catalog, p);
     if pending.is_empty() {
@@ -235,6 +236,25 @@ pub fn merge(catalog: &Catalog, p: &Publication) -> Merged {
         pending = still;
         if !progress || pending.is_empty() {
             break;
+        }
+    }
+    // An agent whose schema cannot go in still takes the rest of what the code owns.
+    for (change, _) in &pending {
+        let Change::Agent(wanted) = change else {
+            continue;
+        };
+        let Some(old) = current.agent(&wanted.application, &wanted.id) else {
+            continue;
+        };
+        let partial = Change::Agent(Agent {
+            parameters: old.parameters.clone(),
+            ..wanted.clone()
+        });
+        if matches!(&partial, Change::Agent(a) if a != old) {
+            let candidate = with(&current, &[&partial]);
+            if validate_catalog(&candidate).is_ok() {
+                current = candidate;
+            }
         }
     }
     Merged {

@@ -13,6 +13,7 @@ pub mod entity;
 pub mod error;
 pub mod health;
 pub mod login_limit;
+pub mod registry;
 pub mod run_status;
 #[cfg(feature = "testing")]
 pub mod testing;

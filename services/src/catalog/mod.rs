@@ -81,8 +81,34 @@ where
 {
     actor.require(need)?;
     let txn = db.begin().await?;
-    lock(&txn).await?;
-    let old = store::load(&txn).await?;
+    let (new, summary) = apply_in(&txn, actor, focus, cause, change).await?;
+    txn.commit().await?;
+    log_change(actor, &summary);
+    Ok((new, summary))
+}
+
+pub(crate) fn log_change(actor: &Principal, summary: &ChangeSummary) {
+    if !summary.is_empty() {
+        tracing::info!(actor = %actor.name, created = summary.created.len(), updated = summary.updated.len(),
+            deleted = summary.deleted.len(), "catalog changed");
+    }
+}
+
+/// The steps of [`apply`] inside a transaction the caller owns and commits, for writers that
+/// change more than the catalog at once (a node's publication also records the node). The
+/// caller has checked that `actor` may make the change.
+pub(crate) async fn apply_in<F>(
+    txn: &DatabaseTransaction,
+    actor: &Principal,
+    focus: Option<&EntityRef>,
+    cause: Option<&str>,
+    change: F,
+) -> ServiceResult<(Catalog, ChangeSummary)>
+where
+    F: FnOnce(&mut Catalog) -> ServiceResult<()>,
+{
+    lock(txn).await?;
+    let old = store::load(txn).await?;
     let mut new = old.clone();
     change(&mut new)?;
     new.normalize();
@@ -93,12 +119,7 @@ where
             prefix.as_deref(),
         )));
     }
-    let summary = store::sync(&txn, actor, &old, &new, cause).await?;
-    txn.commit().await?;
-    if !summary.is_empty() {
-        tracing::info!(actor = %actor.name, created = summary.created.len(), updated = summary.updated.len(),
-            deleted = summary.deleted.len(), "catalog changed");
-    }
+    let summary = store::sync(txn, actor, &old, &new, cause).await?;
     Ok((new, summary))
 }
 

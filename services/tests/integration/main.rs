@@ -4,6 +4,7 @@
 mod accounts;
 mod browsing;
 mod catalog;
+mod registry;
 
 use am_domain::{catalog::Catalog, roles::Role};
 use am_services::{AuthMethod, Principal};
