@@ -5,6 +5,7 @@ mod catalog;
 mod entities;
 mod health;
 pub mod json;
+mod nodes;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
@@ -52,12 +53,14 @@ impl Modify for BearerAuth {
         entities::launch_settings::update, entities::launch_settings::delete,
         entities::launch_settings::enable, entities::launch_settings::disable,
         entities::schedule_groups::enable, entities::schedule_groups::disable,
+        nodes::list,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
         (name = "catalog", description = "The whole catalog as one document"),
         (name = "applications"), (name = "pools"), (name = "data-queues"), (name = "agents"),
         (name = "launch-settings"), (name = "schedule-groups"),
+        (name = "nodes", description = "Application instances, their liveness and load"),
     )
 )]
 pub struct ApiDoc;
@@ -77,5 +80,6 @@ pub fn router() -> Router<AppState> {
                 .put(catalog::import)
                 .layer(DefaultBodyLimit::max(CATALOG_BODY_LIMIT)),
         )
+        .route("/api/v1/nodes", get(nodes::list))
         .merge(entities::router())
 }

@@ -3,6 +3,7 @@
 
 mod catalog_api;
 mod cli;
+mod nodes_api;
 mod pages;
 mod probes;
 mod security;
