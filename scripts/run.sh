@@ -23,10 +23,23 @@ if [ ! -f "$ROOT/data/agent-manager.sqlite" ] && [ -z "${AM_DATABASE_URL:-}" ]; 
   "$BIN" catalog import "$ROOT/demo/catalog.json"
 fi
 
-# A demo node (application `demo`) runs the demo agents beside the manager; it stops with it.
-AM_APP=demo AM_HOST="${AM_HOST:-localhost}" "$ROOT/target/debug/demo-node" &
-NODE=$!
-trap 'kill "$NODE" 2>/dev/null || true' EXIT
+# Two demo nodes (application `demo`, hosts `demo-a` and `demo-b`: the demo catalog's pool) run
+# the demo agents beside the manager and stop with it. demo-a also publishes a demo event every
+# AM_DEMO_PRODUCE ms (default 2000; every tenth says `poison`) to the demo data queues.
+mkdir -p "$ROOT/data"
+NODES=()
+for host in demo-a demo-b; do
+  produce=0
+  if [ "$host" = demo-a ]; then produce="${AM_DEMO_PRODUCE:-2000}"; fi
+  AM_APP=demo AM_HOST="$host" AM_DEMO_PRODUCE="$produce" \
+    "$ROOT/target/debug/demo-node" >"$ROOT/data/$host.log" 2>&1 &
+  NODES+=("$!")
+done
+trap 'kill "${NODES[@]}" 2>/dev/null || true' EXIT
 
+log "demo nodes demo-a and demo-b started; their logs: data/demo-a.log, data/demo-b.log"
+log "within a minute: Launch settings (echo on both nodes, flaky and poison failing), Failure logs,"
+log "Dead letters (the poison events), Schedule groups (demo.nightly fires every minute)"
+log "(the demo catalog is imported on the first run only; to start over, stop and remove data/)"
 log "manager on http://${AM_LISTEN:-127.0.0.1:3000}  (user: admin, password: $AM_ADMIN_PASSWORD)"
 "$BIN" serve

@@ -1,9 +1,20 @@
 //! `demo-node`: a node with the demo agents of the specification, for trying the manager out
-//! and for demos. Several can run on one machine with different `AM_HOST`s.
+//! and for demos. Several can run on one machine with different `AM_HOST`s; `scripts/run.sh`
+//! starts two (`demo-a`, `demo-b`) for the catalog in `demo/catalog.json`.
 //!
 //! Environment: `AM_AMQP_URL` (default the local RabbitMQ), `AM_APP` (default `demo`),
 //! `AM_HOST` (default the host name), `AM_PREFIX` (broker names prefix, default `am`),
 //! `AM_CAPACITY` (default 8), `AM_QUEUE_EXPIRY` (a throw-away topology, for tests).
+//!
+//! Demo traffic: `AM_DEMO_PRODUCE=<milliseconds>` makes the node also publish a small JSON event
+//! every that many milliseconds to each data exchange of `AM_DEMO_EXCHANGES` (comma-separated,
+//! default `demo.events,demo.later`: the addresses of the demo catalog's data queues). Every
+//! tenth event says `poison` in its body, for the `poison` agent to choke on. Events carry a
+//! `site` header (`par`, `lyo` or `mrs`, codes of the `sites` classifier) for message filters.
+//! The exchanges are declared as the subscriptions declare them (durable headers exchanges,
+//! auto-delete with `AM_QUEUE_EXPIRY`); each event is published with publisher confirms, and the
+//! producer reconnects after a failure. Unset or `0`: the node produces nothing. Run one
+//! producer per installation.
 
 use agent_client::{
     AgentError, AgentSpec, Classifier, Context, Message, MessageAgent, NodeBuilder,
@@ -15,7 +26,13 @@ use agent_client::{
     },
 };
 use anyhow::Context as _;
+use lapin::{
+    BasicProperties, Connection, ConnectionProperties, ExchangeKind,
+    options::{BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions},
+    types::{AMQPValue, FieldTable, LongString},
+};
 use std::{
+    convert::Infallible,
     hash::{BuildHasher, RandomState},
     time::Duration,
 };
@@ -131,13 +148,24 @@ fn param(name: &str, title: &str, ty: ParamType, default: Option<serde_json::Val
     p
 }
 
+/// A thousand organisations, for pickers with search. The first three are the ones the demo
+/// catalog declares (`demo/catalog.json`): a publication replaces the classifier whole and may
+/// not drop a code that a launch setting uses.
 fn organisations() -> Vec<ClassifierValue> {
-    (1..=1000)
-        .map(|i| ClassifierValue {
-            code: format!("org-{i:04}"),
-            label: format!("Organisation {i}"),
-        })
-        .collect()
+    let named = [
+        ("acme", "ACME Corporation"),
+        ("globex", "Globex"),
+        ("initech", "Initech"),
+    ]
+    .map(|(code, label)| ClassifierValue {
+        code: code.to_owned(),
+        label: label.to_owned(),
+    });
+    let numbered = (named.len() + 1..=1000).map(|i| ClassifierValue {
+        code: format!("org-{i:04}"),
+        label: format!("Organisation {i}"),
+    });
+    named.into_iter().chain(numbered).collect()
 }
 
 async fn host_name() -> String {
@@ -150,19 +178,196 @@ async fn host_name() -> String {
     raw.trim().to_lowercase()
 }
 
-/// `AM_PREFIX` names the broker objects; `AM_QUEUE_EXPIRY` (e.g. `60s`, for tests and
-/// throw-away demos) makes them disappear once unused.
-fn topology() -> anyhow::Result<Topology> {
-    let topology = Topology::new(std::env::var("AM_PREFIX").unwrap_or_else(|_| "am".to_owned()));
-    Ok(match std::env::var("AM_QUEUE_EXPIRY") {
+/// `AM_QUEUE_EXPIRY` (e.g. `60s`, for tests and throw-away demos) makes the broker objects
+/// disappear once unused.
+fn queue_expiry() -> anyhow::Result<Option<Duration>> {
+    match std::env::var("AM_QUEUE_EXPIRY") {
         Ok(v) => {
             let d: HumanDuration = v
                 .parse()
                 .map_err(|e| anyhow::anyhow!("AM_QUEUE_EXPIRY: {e}"))?;
-            topology.ephemeral(d.0)
+            Ok(Some(d.0))
         }
-        Err(_) => topology,
-    })
+        Err(_) => Ok(None),
+    }
+}
+
+/// `AM_PREFIX` names the broker objects.
+fn topology(expiry: Option<Duration>) -> Topology {
+    let topology = Topology::new(std::env::var("AM_PREFIX").unwrap_or_else(|_| "am".to_owned()));
+    match expiry {
+        Some(d) => topology.ephemeral(d),
+        None => topology,
+    }
+}
+
+/// The addresses of the demo catalog's data queues (`demo/catalog.json`).
+const DEMO_EXCHANGES: &str = "demo.events,demo.later";
+
+/// Every this many events, one is poisoned.
+const POISON_EVERY: u64 = 10;
+
+const SITES: [&str; 3] = ["par", "lyo", "mrs"];
+
+const MIN_BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Demo traffic for the data queues (`AM_DEMO_PRODUCE`, see the module documentation).
+struct Producer {
+    amqp_url: String,
+    host: String,
+    interval: Duration,
+    exchanges: Vec<String>,
+    /// As the subscriptions declare the exchanges: auto-delete in an ephemeral topology.
+    auto_delete: bool,
+    /// Makes message ids unique across restarts.
+    started: i64,
+}
+
+impl Producer {
+    /// `None` when `AM_DEMO_PRODUCE` is unset or `0`.
+    fn from_env(
+        amqp_url: &str,
+        host: &str,
+        expiry: Option<Duration>,
+    ) -> anyhow::Result<Option<Self>> {
+        let Ok(raw) = std::env::var("AM_DEMO_PRODUCE") else {
+            return Ok(None);
+        };
+        let millis: u64 = raw
+            .trim()
+            .parse()
+            .with_context(|| format!("AM_DEMO_PRODUCE: `{raw}` is not a number of milliseconds"))?;
+        if millis == 0 {
+            return Ok(None);
+        }
+        let exchanges: Vec<String> = std::env::var("AM_DEMO_EXCHANGES")
+            .unwrap_or_else(|_| DEMO_EXCHANGES.to_owned())
+            .split(',')
+            .map(|e| e.trim().to_owned())
+            .filter(|e| !e.is_empty())
+            .collect();
+        anyhow::ensure!(
+            !exchanges.is_empty(),
+            "AM_DEMO_EXCHANGES: name at least one exchange"
+        );
+        Ok(Some(Self {
+            amqp_url: amqp_url.to_owned(),
+            host: host.to_owned(),
+            interval: Duration::from_millis(millis),
+            exchanges,
+            auto_delete: expiry.is_some(),
+            started: chrono::Utc::now().timestamp_millis(),
+        }))
+    }
+
+    /// Publishes for ever, reconnecting with backoff after any broker error.
+    async fn run(self) {
+        let mut sent = 0;
+        let mut backoff = MIN_BACKOFF;
+        loop {
+            let props = ConnectionProperties::default()
+                .with_connection_name(LongString::from(format!("am-demo-producer {}", self.host)));
+            match Connection::connect(&self.amqp_url, props).await {
+                Ok(conn) => {
+                    let Err(e) = self.publish(&conn, &mut sent, &mut backoff).await;
+                    tracing::warn!(error = %e, retry_in = ?backoff,
+                        "demo producer: broker error; reconnecting");
+                    let _ = conn.close(200, "demo producer reconnects".into()).await;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in = ?backoff,
+                        "demo producer: cannot connect");
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
+        }
+    }
+
+    async fn publish(
+        &self,
+        conn: &Connection,
+        sent: &mut u64,
+        backoff: &mut Duration,
+    ) -> anyhow::Result<Infallible> {
+        let channel = conn.create_channel().await?;
+        channel
+            .confirm_select(ConfirmSelectOptions::default())
+            .await?;
+        for exchange in &self.exchanges {
+            channel
+                .exchange_declare(
+                    exchange.as_str().into(),
+                    ExchangeKind::Headers,
+                    ExchangeDeclareOptions {
+                        durable: true,
+                        auto_delete: self.auto_delete,
+                        ..ExchangeDeclareOptions::default()
+                    },
+                    FieldTable::default(),
+                )
+                .await
+                .with_context(|| format!("declaring exchange `{exchange}`"))?;
+        }
+        tracing::info!(exchanges = ?self.exchanges, interval = ?self.interval,
+            "demo producer publishing");
+        *backoff = MIN_BACKOFF;
+        let mut tick = tokio::time::interval(self.interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let (body, properties) = self.event(*sent);
+            for exchange in &self.exchanges {
+                let confirmation = channel
+                    .basic_publish(
+                        exchange.as_str().into(),
+                        "".into(),
+                        BasicPublishOptions::default(),
+                        &body,
+                        properties.clone(),
+                    )
+                    .await?
+                    .await?;
+                anyhow::ensure!(
+                    confirmation.is_ack(),
+                    "the broker refused event {sent} on `{exchange}`"
+                );
+            }
+            tracing::debug!(n = *sent, body = %String::from_utf8_lossy(&body),
+                "demo event published");
+            *sent += 1;
+        }
+    }
+
+    /// Event number `n`: a JSON body and its properties (message id, `site` header).
+    fn event(&self, n: u64) -> (Vec<u8>, BasicProperties) {
+        let site = SITES
+            .get(n as usize % SITES.len())
+            .copied()
+            .unwrap_or("par");
+        // The fourth event is the first poisoned one, so a fresh demo shows dead letters early.
+        let text = if n % POISON_EVERY == 3 {
+            "this one is poison"
+        } else {
+            "hello"
+        };
+        let body = serde_json::json!({
+            "n": n,
+            "from": self.host,
+            "site": site,
+            "at": chrono::Utc::now().to_rfc3339(),
+            "text": text,
+        });
+        let mut headers = FieldTable::default();
+        headers.insert("site".into(), AMQPValue::LongString(LongString::from(site)));
+        let properties = BasicProperties::default()
+            .with_message_id(format!("{}-{}-{n}", self.host, self.started).into())
+            .with_content_type("application/json".into())
+            .with_delivery_mode(2)
+            .with_headers(headers);
+        (body.to_string().into_bytes(), properties)
+    }
 }
 
 #[tokio::main]
@@ -184,38 +389,39 @@ async fn main() -> anyhow::Result<()> {
         p.max = Some(serde_json::json!(1));
         p
     };
+    let host = host_name().await;
+    let amqp_url =
+        std::env::var("AM_AMQP_URL").unwrap_or_else(|_| agent_client::DEFAULT_AMQP_URL.to_owned());
+    let expiry = queue_expiry()?;
+    let producer = Producer::from_env(&amqp_url, &host, expiry)?;
     let node = NodeBuilder::new(
         std::env::var("AM_APP").unwrap_or_else(|_| "demo".to_owned()),
-        host_name().await,
+        host,
     )
-    .amqp_url(
-        std::env::var("AM_AMQP_URL").unwrap_or_else(|_| agent_client::DEFAULT_AMQP_URL.to_owned()),
-    )
-    .topology(topology()?)
+    .amqp_url(amqp_url)
+    .topology(topology(expiry))
     .version(env!("CARGO_PKG_VERSION"))
     .capacity(capacity)
     .messages(
         AgentSpec::new("echo")
             .title("Echo")
-            .suggest_data_queue("demo-events")
-            .param(param(
-                "site",
-                "Site",
-                ParamType::Classifier("sites".into()),
-                None,
-            ))
-            .param(param(
-                "organisations",
-                "Organisations",
-                ParamType::Classifier("organisations".into()),
-                None,
-            )),
+            .suggest_data_queue("demo.events")
+            .suggest_concurrency(Concurrency::Many)
+            .param(ParamSpec {
+                array: true,
+                ..param(
+                    "organisations",
+                    "Organisations",
+                    ParamType::Classifier("organisations".into()),
+                    None,
+                )
+            }),
         Echo,
     )
     .messages(
         AgentSpec::new("flaky")
             .title("Flaky")
-            .suggest_data_queue("demo-events")
+            .suggest_data_queue("demo.later")
             .param(rate_param("temporary_rate", "Share of temporary failures"))
             .param(rate_param("failure_rate", "Share of failures")),
         Flaky,
@@ -223,7 +429,7 @@ async fn main() -> anyhow::Result<()> {
     .messages(
         AgentSpec::new("poison")
             .title("Poison")
-            .suggest_data_queue("demo-events"),
+            .suggest_data_queue("demo.events"),
         Poison,
     )
     .standalone(
@@ -258,10 +464,14 @@ async fn main() -> anyhow::Result<()> {
     .start()
     .await?;
     tracing::info!("demo node started; Ctrl-C or SIGTERM stops it gracefully");
+    let producing = producer.map(|p| tokio::spawn(p.run()));
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         r = tokio::signal::ctrl_c() => r?,
         _ = term.recv() => {}
+    }
+    if let Some(task) = producing {
+        task.abort();
     }
     node.shutdown().await;
     Ok(())
