@@ -1,15 +1,49 @@
 //! The manager's connection to RabbitMQ. The manager serves its UI and API without the broker;
-//! this task keeps (re)connecting with backoff and publishes the state for `/readyz` and the
-//! dashboard.
+//! this task keeps (re)connecting with backoff, declares the manager's side of the topology,
+//! publishes the state for `/readyz` and the dashboard, and hands the live connection to the
+//! runtime through a [`Link`].
 
+use agent_client::Topology;
 use am_services::{db::redact_url, health::BrokerStatus};
 use futures_util::StreamExt;
 use lapin::{Connection, ConnectionProperties, Event};
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+
+/// Read side of the current broker connection, for the runtime's tasks.
+#[derive(Debug, Clone)]
+pub struct Link {
+    rx: watch::Receiver<Option<Arc<Connection>>>,
+}
+
+/// A link and its write side (given to [`supervise`]).
+pub fn link() -> (watch::Sender<Option<Arc<Connection>>>, Link) {
+    let (tx, rx) = watch::channel(None);
+    (tx, Link { rx })
+}
+
+impl Link {
+    /// The live connection, waiting for one; `None` once `stop` fires.
+    pub async fn connected(&self, stop: &CancellationToken) -> Option<Arc<Connection>> {
+        let mut rx = self.rx.clone();
+        tokio::select! {
+            r = rx.wait_for(|c| c.as_ref().is_some_and(|c| c.status().connected())) => {
+                r.ok().and_then(|c| c.clone())
+            }
+            () = stop.cancelled() => None,
+        }
+    }
+}
 
 const MIN_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+async fn declare(conn: &Connection, topology: &Topology) -> Result<(), lapin::Error> {
+    let channel = conn.create_channel().await?;
+    topology.declare_manager_side(&channel).await?;
+    channel.close(200, "declared".into()).await
+}
 
 /// Next delay after a failed attempt: doubles, capped.
 pub fn next_backoff(current: Duration) -> Duration {
@@ -17,19 +51,43 @@ pub fn next_backoff(current: Duration) -> Duration {
 }
 
 /// Keeps a connection up until `stop` fires.
-pub async fn supervise(url: String, status: BrokerStatus, stop: CancellationToken) {
+pub async fn supervise(
+    url: String,
+    topology: Topology,
+    status: BrokerStatus,
+    link: watch::Sender<Option<Arc<Connection>>>,
+    stop: CancellationToken,
+) {
     let shown = redact_url(&url);
     let mut backoff = MIN_BACKOFF;
     loop {
         let attempt = tokio::select! {
-            r = Connection::connect(&url, ConnectionProperties::default()) => r,
+            r = Connection::connect(&url, ConnectionProperties::default().with_connection_name("agent-manager".into())) => r,
             () = stop.cancelled() => return,
         };
         match attempt {
             Ok(conn) => {
+                if let Err(e) = declare(&conn, &topology).await {
+                    tracing::warn!(broker = %shown, error = %e, "cannot declare the manager's queues");
+                    status.set(
+                        false,
+                        format!(
+                            "connected to {shown}, but cannot declare the manager's queues: {e}"
+                        ),
+                    );
+                    let _ = conn.close(200, "retrying".into()).await;
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = stop.cancelled() => return,
+                    }
+                    backoff = next_backoff(backoff);
+                    continue;
+                }
                 tracing::info!(broker = %shown, "connected to the broker");
                 status.set(true, format!("connected to {shown}"));
                 backoff = MIN_BACKOFF;
+                let conn = Arc::new(conn);
+                link.send_replace(Some(conn.clone()));
                 let mut events = Box::pin(conn.events_listener());
                 let lost = async {
                     while let Some(event) = events.next().await {
@@ -50,6 +108,7 @@ pub async fn supervise(url: String, status: BrokerStatus, stop: CancellationToke
                     reason = lost => {
                         tracing::warn!(broker = %shown, %reason, "lost the broker connection");
                         status.set(false, format!("connection to {shown} lost: {reason}"));
+                        link.send_replace(None);
                     }
                     () = stop.cancelled() => {
                         let _ = conn.close(200, "manager shutting down".into()).await;

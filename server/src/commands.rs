@@ -1,8 +1,10 @@
 //! The subcommands of `agent-manager`. Each reads the configuration once and works directly on
 //! the database; `serve` also runs the HTTP server and the broker connection.
 
-use crate::{broker, config::Config, http, state::AppState};
+use crate::{broker, config::Config, http, runtime, state::AppState};
+use agent_client::Topology;
 use am_domain::{catalog::Catalog, roles::Role};
+use am_services::runtime::RuntimeConfig;
 use am_services::{
     Principal, ServiceError, Services, Settings, accounts, catalog, db, health::BrokerStatus,
 };
@@ -48,13 +50,26 @@ pub async fn serve(config: Config) -> Result<()> {
     }
 
     let broker_status = BrokerStatus::default();
-    let services = Services::new(conn, broker_status.clone(), Settings::default());
+    let settings = Settings {
+        node_timeout: chrono_duration(config.runtime.node_timeout),
+        ..Settings::default()
+    };
+    let services =
+        Services::new(conn, broker_status.clone(), settings).with_runtime(runtime_config(&config));
     let stop = CancellationToken::new();
+    let mut topology = Topology::new(config.broker.prefix.clone());
+    if let Some(expiry) = config.broker.queue_expiry {
+        topology = topology.ephemeral(expiry);
+    }
+    let (link_tx, link) = broker::link();
     let broker_task = tokio::spawn(broker::supervise(
         config.broker.url.clone(),
+        topology,
         broker_status,
+        link_tx,
         stop.clone(),
     ));
+    let mut runtime_tasks = runtime::spawn(&services, link, stop.clone());
 
     let mut leptos_options = leptos::config::get_configuration(None)
         .context("reading the Leptos site configuration")?
@@ -83,8 +98,23 @@ pub async fn serve(config: Config) -> Result<()> {
     })
     .await?;
     stop.cancel();
+    while runtime_tasks.join_next().await.is_some() {}
     let _ = broker_task.await;
     Ok(())
+}
+
+fn chrono_duration(d: std::time::Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+}
+
+/// The runtime's tunables from the configuration.
+pub fn runtime_config(config: &Config) -> RuntimeConfig {
+    RuntimeConfig {
+        node_timeout: chrono_duration(config.runtime.node_timeout),
+        wait_timeout: chrono_duration(config.runtime.wait_timeout),
+        misfire_threshold: chrono_duration(config.runtime.misfire_threshold),
+        ..RuntimeConfig::new(&config.broker.prefix)
+    }
 }
 
 async fn shutdown_signal() {

@@ -13,6 +13,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
 pub struct Config {
     pub database: DatabaseConfig,
     pub broker: BrokerConfig,
+    pub runtime: RuntimeTunables,
     pub http: HttpConfig,
     pub admin: AdminConfig,
 }
@@ -25,6 +26,20 @@ pub struct DatabaseConfig {
 #[derive(Debug, Clone)]
 pub struct BrokerConfig {
     pub url: String,
+    /// Prefix of the broker names (`AM_PREFIX`, default `am`); nodes must use the same one.
+    pub prefix: String,
+    /// Queues expire when unused this long (`AM_QUEUE_EXPIRY`): a throw-away topology for tests
+    /// and demos only.
+    pub queue_expiry: Option<std::time::Duration>,
+}
+
+/// Runtime tunables that are not part of the catalog (`AM_NODE_TIMEOUT`, `AM_WAIT_TIMEOUT`,
+/// `AM_MISFIRE_THRESHOLD`, as durations like `30s`).
+#[derive(Debug, Clone)]
+pub struct RuntimeTunables {
+    pub node_timeout: std::time::Duration,
+    pub wait_timeout: std::time::Duration,
+    pub misfire_threshold: std::time::Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -234,9 +249,41 @@ impl Config {
             None => secure_cookies.unwrap_or(false),
         };
 
+        let duration = |key: &str, default: u64| -> Result<std::time::Duration, ConfigError> {
+            match env(key) {
+                Some(raw) => humantime::parse_duration(&raw).map_err(|e| ConfigError::Invalid {
+                    key: key.to_owned(),
+                    message: format!("`{raw}` is not a duration (expected e.g. 30s or 5m): {e}"),
+                }),
+                None => Ok(std::time::Duration::from_secs(default)),
+            }
+        };
+        let prefix = env("AM_PREFIX").unwrap_or_else(|| "am".to_owned());
+        if am_domain::ids::validate_id(&prefix).is_err() {
+            return Err(ConfigError::Invalid {
+                key: "AM_PREFIX".into(),
+                message: format!(
+                    "`{prefix}` is not a valid prefix (lower-case letters, digits, . _ -)"
+                ),
+            });
+        }
+        let queue_expiry = env("AM_QUEUE_EXPIRY")
+            .map(|_| duration("AM_QUEUE_EXPIRY", 0))
+            .transpose()?;
+        let runtime = RuntimeTunables {
+            node_timeout: duration("AM_NODE_TIMEOUT", 30)?,
+            wait_timeout: duration("AM_WAIT_TIMEOUT", 600)?,
+            misfire_threshold: duration("AM_MISFIRE_THRESHOLD", 60)?,
+        };
+
         Ok(Config {
             database: DatabaseConfig { url: database },
-            broker: BrokerConfig { url: broker },
+            broker: BrokerConfig {
+                url: broker,
+                prefix,
+                queue_expiry,
+            },
+            runtime,
             http: HttpConfig {
                 listen,
                 allowed_origins,

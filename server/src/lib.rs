@@ -1,5 +1,6 @@
 //! The `agent-manager` binary's library: configuration, HTTP (JSON API and admin UI), the
-//! broker connection and the command-line commands. `main.rs` only parses arguments.
+//! broker connection, the runtime (scheduler, outbox relay, report consumer, watchdog) and the
+//! command-line commands. `main.rs` only parses arguments.
 
 pub mod api;
 pub mod auth;
@@ -8,4 +9,6 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod metrics;
+pub mod runtime;
 pub mod state;

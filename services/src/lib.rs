@@ -15,6 +15,7 @@ pub mod health;
 pub mod login_limit;
 pub mod registry;
 pub mod run_status;
+pub mod runtime;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -31,6 +32,8 @@ pub struct Services {
     pub broker: health::BrokerStatus,
     pub login_limiter: Arc<login_limit::LoginLimiter>,
     pub settings: Arc<Settings>,
+    /// The runtime's tunables and counters (dispatch from *Run now*, the runtime tasks).
+    pub runtime: Arc<runtime::RuntimeConfig>,
 }
 
 /// Tunables of the services, read once at start-up by the binary.
@@ -58,7 +61,17 @@ impl Services {
             db,
             broker,
             login_limiter: Arc::new(login_limit::LoginLimiter::default()),
+            runtime: Arc::new(runtime::RuntimeConfig {
+                node_timeout: settings.node_timeout,
+                ..runtime::RuntimeConfig::new("am")
+            }),
             settings: Arc::new(settings),
         }
+    }
+
+    /// Uses this runtime configuration (broker prefix, timeouts) instead of the default.
+    pub fn with_runtime(mut self, runtime: runtime::RuntimeConfig) -> Self {
+        self.runtime = Arc::new(runtime);
+        self
     }
 }

@@ -75,9 +75,16 @@ macro_rules! crud {
     };
 }
 
-/// Enable/disable endpoints for launch settings and schedule groups.
+/// What *Run now* started.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct Started {
+    /// The new activation (a group activation for groups).
+    pub activation: String,
+}
+
+/// Enable/disable/run endpoints for launch settings and schedule groups.
 macro_rules! switch {
-    ($variant:ident, $tag:literal, $enable:literal, $disable:literal) => {
+    ($variant:ident, $tag:literal, $enable:literal, $disable:literal, $run:literal) => {
         #[utoipa::path(post, path = $enable, tag = $tag, params(("id" = String, Path)), responses(
             (status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
         pub async fn enable(State(s): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
@@ -94,8 +101,24 @@ macro_rules! switch {
             Ok(StatusCode::NO_CONTENT)
         }
 
+        /// Starts an activation now (operators); 409 when disabled or, for a stream, already
+        /// running.
+        #[utoipa::path(post, path = $run, tag = $tag, params(("id" = String, Path)), responses(
+            (status = 202, body = Started), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+            (status = 409, body = ErrorBody)))]
+        pub async fn run(State(s): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<(StatusCode, Json<Started>)> {
+            let activation = am_services::runtime::activate::run_now(
+                &s.services.db, &s.services.runtime, &who, &EntityRef::$variant(id),
+            )
+            .await?;
+            Ok((StatusCode::ACCEPTED, Json(Started { activation: activation.to_string() })))
+        }
+
         pub fn switch_router() -> Router<AppState> {
-            Router::new().route($enable, post(enable)).route($disable, post(disable))
+            Router::new()
+                .route($enable, post(enable))
+                .route($disable, post(disable))
+                .route($run, post(run))
         }
     };
 }
@@ -139,7 +162,8 @@ pub mod schedule_groups {
         ScheduleGroup,
         "schedule-groups",
         "/api/v1/schedule-groups/{id}/enable",
-        "/api/v1/schedule-groups/{id}/disable"
+        "/api/v1/schedule-groups/{id}/disable",
+        "/api/v1/schedule-groups/{id}/run"
     );
 
     // The OpenAPI document names handlers by path; re-export them (and utoipa's generated
@@ -329,7 +353,8 @@ pub mod launch_settings {
         LaunchSetting,
         "launch-settings",
         "/api/v1/launch-settings/{id}/enable",
-        "/api/v1/launch-settings/{id}/disable"
+        "/api/v1/launch-settings/{id}/disable",
+        "/api/v1/launch-settings/{id}/run"
     );
 
     pub fn router() -> Router<AppState> {

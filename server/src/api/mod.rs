@@ -52,7 +52,9 @@ impl Modify for BearerAuth {
         entities::launch_settings::list, entities::launch_settings::get, entities::launch_settings::create,
         entities::launch_settings::update, entities::launch_settings::delete,
         entities::launch_settings::enable, entities::launch_settings::disable,
+        entities::launch_settings::run,
         entities::schedule_groups::enable, entities::schedule_groups::disable,
+        entities::schedule_groups::run,
         nodes::list,
     ),
     tags(
@@ -73,6 +75,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(crate::metrics::metrics))
         .route("/api/v1/openapi.json", get(openapi_json))
         .route(
             "/api/v1/catalog",

@@ -21,13 +21,26 @@ async fn wait_for(status: &BrokerStatus, up: bool) {
     panic!("broker state never became up={up}: {:?}", status.get());
 }
 
+/// A prefix of its own whose queues expire, so the shared broker keeps nothing.
+fn throwaway_topology() -> agent_client::Topology {
+    agent_client::Topology::new(format!("t-{}", uuid::Uuid::new_v4().simple()))
+        .ephemeral(std::time::Duration::from_secs(30))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_reports_a_real_broker_up() {
     let status = BrokerStatus::default();
     let stop = CancellationToken::new();
     let url = std::env::var("AM_TEST_AMQP_URL")
         .unwrap_or_else(|_| server::config::DEFAULT_AMQP_URL.into());
-    let task = tokio::spawn(server::broker::supervise(url, status.clone(), stop.clone()));
+    let (link, _) = server::broker::link();
+    let task = tokio::spawn(server::broker::supervise(
+        url,
+        throwaway_topology(),
+        status.clone(),
+        link,
+        stop.clone(),
+    ));
     wait_for(&status, true).await;
     let app = TestApp::with_broker(Backend::Sqlite, status).await;
     let r = app.api("GET", "/readyz", None, None).await;
@@ -45,9 +58,12 @@ async fn readyz_reports_an_unreachable_broker_and_keeps_serving() {
     let status = BrokerStatus::default();
     let stop = CancellationToken::new();
     // Port 1 on loopback: nothing listens, the connection is refused at once.
+    let (link, _) = server::broker::link();
     let task = tokio::spawn(server::broker::supervise(
         "amqp://guest:secret@127.0.0.1:1/%2f".into(),
+        throwaway_topology(),
         status.clone(),
+        link,
         stop.clone(),
     ));
     wait_for(&status, false).await;

@@ -10,7 +10,7 @@
 
 mod browse;
 mod kinds;
-mod rows;
+pub(crate) mod rows;
 mod store;
 
 pub use browse::{Browse, ListFilter, ListPage, MAX_PAGE_SIZE, browse, overview, page_of};

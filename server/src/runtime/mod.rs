@@ -1,0 +1,46 @@
+//! The manager runtime's moving parts around the database transitions of
+//! `am_services::runtime`: the scheduler's timers, the outbox relay, the report consumer and
+//! the watchdog's ticks. Each is a task that survives broker outages (it waits for the next
+//! connection) and database errors (it logs and tries again on its next round).
+
+mod relay;
+mod reports;
+mod scheduler;
+
+use crate::broker::Link;
+use am_services::{Services, runtime::watchdog};
+use std::time::Duration;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// How often the watchdog runs.
+const WATCHDOG_EVERY: Duration = Duration::from_secs(1);
+
+/// Starts every runtime task; they end when `stop` fires.
+pub fn spawn(services: &Services, link: Link, stop: CancellationToken) -> JoinSet<()> {
+    let mut tasks = JoinSet::new();
+    let cfg = services.runtime.clone();
+    let db = services.db.clone();
+    tasks.spawn(scheduler::run(db.clone(), cfg.clone(), stop.clone()));
+    tasks.spawn(relay::run(
+        db.clone(),
+        cfg.clone(),
+        link.clone(),
+        stop.clone(),
+    ));
+    tasks.spawn(reports::run(db.clone(), cfg.clone(), link, stop.clone()));
+    tasks.spawn(async move {
+        let mut every = tokio::time::interval(WATCHDOG_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = every.tick() => {}
+                () = stop.cancelled() => return,
+            }
+            if let Err(e) = watchdog::tick(&db, &cfg, chrono::Utc::now()).await {
+                tracing::warn!(error = %e, "watchdog pass failed; next pass retries");
+            }
+        }
+    });
+    tasks
+}

@@ -1,0 +1,155 @@
+//! The report consumer: reads node reports from the reports queue in batches, applies each
+//! batch in one transaction, then acknowledges it to the broker (so nothing acknowledged is
+//! lost), then runs the breaker policy for the trips it contained.
+
+use crate::broker::Link;
+use am_domain::wire::{self, ToManager};
+use am_services::runtime::{Metrics, RuntimeConfig, breaker, reports};
+use futures_util::StreamExt;
+use lapin::{
+    message::Delivery,
+    options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions},
+    types::FieldTable,
+};
+use sea_orm::DatabaseConnection;
+use std::{sync::Arc, time::Duration};
+use tokio_util::sync::CancellationToken;
+
+/// Reports per transaction, and how long a batch may wait to fill.
+const BATCH: usize = 1000;
+const LINGER: Duration = Duration::from_millis(20);
+
+pub async fn run(
+    db: DatabaseConnection,
+    cfg: Arc<RuntimeConfig>,
+    link: Link,
+    stop: CancellationToken,
+) {
+    let queue = cfg.names.reports_queue();
+    loop {
+        let Some(conn) = link.connected(&stop).await else {
+            return;
+        };
+        let consumer = async {
+            let channel = conn.create_channel().await?;
+            channel
+                .basic_qos(
+                    u16::try_from(BATCH * 2).unwrap_or(u16::MAX),
+                    BasicQosOptions::default(),
+                )
+                .await?;
+            let consumer = channel
+                .basic_consume(
+                    queue.as_str().into(),
+                    "agent-manager-reports".into(),
+                    BasicConsumeOptions::default(),
+                    FieldTable::default(),
+                )
+                .await?;
+            Ok::<_, lapin::Error>((channel, consumer))
+        };
+        let (channel, mut consumer) = match consumer.await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot consume the reports queue");
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                    () = stop.cancelled() => return,
+                }
+            }
+        };
+        tracing::info!(%queue, "consuming node reports");
+        loop {
+            let first = tokio::select! {
+                d = consumer.next() => d,
+                () = stop.cancelled() => {
+                    let _ = channel.close(200, "manager stopping".into()).await;
+                    return;
+                }
+            };
+            let Some(Ok(first)) = first else {
+                tracing::warn!("the reports consumer ended; resubscribing");
+                break;
+            };
+            let mut batch = vec![first];
+            let linger = tokio::time::sleep(LINGER);
+            tokio::pin!(linger);
+            while batch.len() < BATCH {
+                tokio::select! {
+                    d = consumer.next() => match d {
+                        Some(Ok(d)) => batch.push(d),
+                        _ => break,
+                    },
+                    () = &mut linger => break,
+                }
+            }
+            if !handle(&db, &cfg, &batch, &stop).await {
+                return;
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(200)) => {}
+            () = stop.cancelled() => return,
+        }
+    }
+}
+
+/// Applies one batch until it commits, then acknowledges it. `false` when stopping.
+#[tracing::instrument(skip_all, fields(reports = batch.len()))]
+async fn handle(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    batch: &[Delivery],
+    stop: &CancellationToken,
+) -> bool {
+    let mut decoded = Vec::with_capacity(batch.len());
+    for d in batch {
+        match wire::decode::<ToManager>(&d.data) {
+            Ok(r) => decoded.push(r),
+            Err(e) => {
+                // A report no version of us can read would block the queue forever: log it
+                // with enough to find the sender, and drop it.
+                Metrics::inc(&cfg.metrics.malformed_reports);
+                tracing::warn!(error = %e, bytes = d.data.len(), "unreadable report dropped");
+            }
+        }
+    }
+    let mut backoff = Duration::from_millis(200);
+    let outcome = loop {
+        match reports::apply(db, cfg, &decoded, chrono::Utc::now()).await {
+            Ok(o) => break o,
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "cannot store reports; retrying");
+                tokio::select! {
+                    () = tokio::time::sleep(backoff) => {}
+                    () = stop.cancelled() => {
+                        // Not acknowledged: the broker redelivers them to the next consumer.
+                        if let Some(last) = batch.last() {
+                            let _ = last.nack(BasicNackOptions { multiple: true, requeue: true }).await;
+                        }
+                        return false;
+                    }
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+            }
+        }
+    };
+    if let Some(last) = batch.last()
+        && let Err(e) = last.ack(BasicAckOptions { multiple: true }).await
+    {
+        // Committed but not acknowledged: they come again and are applied idempotently.
+        tracing::warn!(error = %e, "reports stored but not acknowledged");
+    }
+    if outcome.stale > 0 {
+        tracing::info!(
+            stale = outcome.stale,
+            "reports with an outdated fencing token ignored"
+        );
+    }
+    for trip in &outcome.trips {
+        if let Err(e) = breaker::apply_trip(db, cfg, trip, chrono::Utc::now()).await {
+            tracing::error!(error = %e, launch_setting = %trip.launch_setting, "breaker policy failed");
+        }
+    }
+    true
+}

@@ -1,0 +1,59 @@
+//! The manager runtime's state in the database: activations, their dispatch to nodes, reports,
+//! the breaker policy, the watchdog and the scheduler's fires.
+//!
+//! Everything here is a database transition that is safe with several manager replicas on one
+//! database: rows change by compare-and-set on their expected state, a fire is unique per
+//! (group, fire time), and every broker command is written to the outbox in the transaction of
+//! the change that needs it. The broker side (relay, report consumer, timers) lives in the
+//! server crate and only moves bytes.
+
+pub mod activate;
+pub mod breaker;
+pub mod groups;
+pub mod metrics;
+mod plan;
+pub mod reports;
+mod resolve;
+pub mod schedule;
+pub mod status;
+pub mod watchdog;
+
+pub use metrics::Metrics;
+
+use am_domain::wire::names::Names;
+use std::sync::Arc;
+
+/// Tunables of the runtime, shared by every part of it.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Broker names (prefix) the nodes use.
+    pub names: Names,
+    /// A node not heard from for this long gets nothing dispatched.
+    pub node_timeout: chrono::Duration,
+    /// An activation waits this long for a live node before it fails.
+    pub wait_timeout: chrono::Duration,
+    /// A stream launch setting whose activation ended is started again after this pause, so a
+    /// node that refuses it at once is not flooded.
+    pub stream_restart_delay: chrono::Duration,
+    /// A fire found late by more than this on start-up is a misfire (handled per group policy);
+    /// a later but smaller lag just fires.
+    pub misfire_threshold: chrono::Duration,
+    pub metrics: Arc<Metrics>,
+}
+
+impl RuntimeConfig {
+    pub fn new(prefix: &str) -> Self {
+        Self {
+            names: Names::new(prefix),
+            node_timeout: chrono::Duration::seconds(30),
+            wait_timeout: chrono::Duration::minutes(10),
+            stream_restart_delay: chrono::Duration::seconds(5),
+            misfire_threshold: chrono::Duration::seconds(60),
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+}
+
+/// Rows per multi-row statement: far below every backend's bound-parameter limit even for the
+/// widest table.
+pub(crate) const CHUNK: usize = 400;

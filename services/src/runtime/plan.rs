@@ -1,0 +1,88 @@
+//! Rows a runtime step writes, gathered first and written with multi-row inserts in foreign-key
+//! order, so a batch of thousands of fires costs a handful of statements.
+
+use super::CHUNK;
+use crate::{
+    entity::{activation_events, activation_hosts, activations, outbox},
+    error::ServiceResult,
+};
+use am_domain::wire::{self, ToNode, names::Names};
+use chrono::{DateTime, Utc};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
+use uuid::Uuid;
+
+#[derive(Default)]
+pub(crate) struct Plan {
+    pub activations: Vec<activations::ActiveModel>,
+    pub hosts: Vec<activation_hosts::ActiveModel>,
+    pub outbox: Vec<outbox::ActiveModel>,
+    pub events: Vec<activation_events::ActiveModel>,
+}
+
+impl Plan {
+    pub fn event(
+        &mut self,
+        activation: Uuid,
+        host: Option<&str>,
+        kind: &str,
+        detail: impl Into<String>,
+        at: DateTime<Utc>,
+    ) {
+        let detail: String = detail.into();
+        self.events.push(activation_events::ActiveModel {
+            activation_id: Set(activation),
+            host: Set(host.map(str::to_owned)),
+            at: Set(at),
+            kind: Set(kind.to_owned()),
+            detail: Set((!detail.is_empty()).then_some(detail)),
+            ..Default::default()
+        });
+    }
+
+    /// A command for one node, published by the relay after commit.
+    pub fn command(
+        &mut self,
+        names: &Names,
+        application: &str,
+        host: &str,
+        command: &ToNode,
+        message_id: String,
+        now: DateTime<Utc>,
+    ) {
+        self.outbox.push(outbox::ActiveModel {
+            exchange: Set(names.control_exchange()),
+            routing_key: Set(names.node_routing_key(application, host)),
+            payload: Set(wire::encode(command)),
+            headers: Set(None),
+            message_id: Set(message_id),
+            created_at: Set(now),
+            available_at: Set(now),
+            attempts: Set(0),
+            last_error: Set(None),
+            sent_at: Set(None),
+            claimed_by: Set(None),
+            claimed_until: Set(None),
+            ..Default::default()
+        });
+    }
+
+    pub async fn write(self, db: &impl ConnectionTrait) -> ServiceResult<()> {
+        insert_all::<activations::Entity, _>(db, self.activations).await?;
+        insert_all::<activation_hosts::Entity, _>(db, self.hosts).await?;
+        insert_all::<outbox::Entity, _>(db, self.outbox).await?;
+        insert_all::<activation_events::Entity, _>(db, self.events).await
+    }
+}
+
+async fn insert_all<E, A>(db: &impl ConnectionTrait, rows: Vec<A>) -> ServiceResult<()>
+where
+    E: EntityTrait,
+    A: sea_orm::ActiveModelTrait<Entity = E> + Send,
+{
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<A> = rows.by_ref().take(CHUNK).collect();
+        E::insert_many(chunk).exec_without_returning(db).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,350 @@
+//! Node reports applied to the database in batches: one transaction per batch, every state
+//! change a compare-and-set on the expected state and the fencing token, failure reports
+//! inserted together. The consumer acknowledges the batch to the broker only after commit.
+
+use super::{Metrics, RuntimeConfig, activate, plan::Plan, status};
+use crate::{
+    entity::{activation_hosts, activations, breaker_trips, failure_logs, launch_settings},
+    error::ServiceResult,
+    registry,
+};
+use am_domain::wire::{ActivationEvent, ActivationReport, BreakerTripped, ToManager};
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QuerySelect, TransactionTrait, sea_query::Expr,
+};
+use std::collections::{HashMap, HashSet};
+use uuid::Uuid;
+
+/// What a batch did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub applied: usize,
+    /// Reports with an outdated fencing token, ignored.
+    pub stale: usize,
+    /// Reports naming no known activation or repeating an applied one.
+    pub ignored: usize,
+    /// Breaker trips to run the policy for, after commit.
+    pub trips: Vec<BreakerTripped>,
+}
+
+/// Applies a batch of reports. Publications are recorded first, each in its own transaction
+/// (they rewrite catalog rows); everything else in one transaction.
+pub async fn apply(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    reports: &[ToManager],
+    now: DateTime<Utc>,
+) -> ServiceResult<Outcome> {
+    let mut out = Outcome::default();
+    for r in reports {
+        if let ToManager::Publication(p) = r {
+            registry::record_publication(db, p, now).await?;
+            out.applied += 1;
+        }
+    }
+    let txn = db.begin().await?;
+    let mut plan = Plan::default();
+    let mut failures = Vec::new();
+    let mut to_settle: Vec<Uuid> = Vec::new();
+    let mut timeouts = WorkTimeouts::default();
+    for r in reports {
+        match r {
+            ToManager::Publication(_) => {}
+            ToManager::Heartbeat(hb) => {
+                registry::record_heartbeat(&txn, hb, now).await?;
+                for running in &hb.running {
+                    let timeout = timeouts.of_ls(&txn, &running.launch_setting).await?;
+                    let ids: Vec<Uuid> = running
+                        .activations
+                        .iter()
+                        .filter_map(|a| Uuid::parse_str(&a.0).ok())
+                        .collect();
+                    let c = running.counters;
+                    activation_hosts::Entity::update_many()
+                        .col_expr(
+                            activation_hosts::Column::LastHeartbeatAt,
+                            Expr::value(Some(now)),
+                        )
+                        .col_expr(
+                            activation_hosts::Column::RecoveryDeadline,
+                            Expr::value(Some(now + timeout)),
+                        )
+                        .col_expr(
+                            activation_hosts::Column::Processed,
+                            Expr::value(i64::try_from(c.processed).unwrap_or(i64::MAX)),
+                        )
+                        .col_expr(
+                            activation_hosts::Column::Failed,
+                            Expr::value(i64::try_from(c.failed).unwrap_or(i64::MAX)),
+                        )
+                        .col_expr(
+                            activation_hosts::Column::Retried,
+                            Expr::value(i64::try_from(c.retried).unwrap_or(i64::MAX)),
+                        )
+                        .col_expr(
+                            activation_hosts::Column::DeadLettered,
+                            Expr::value(i64::try_from(c.dead_lettered).unwrap_or(i64::MAX)),
+                        )
+                        .filter(activation_hosts::Column::ActivationId.is_in(ids))
+                        .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
+                        .filter(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
+                        .filter(
+                            activation_hosts::Column::Status
+                                .is_in([status::host::ACCEPTED, status::host::RUNNING]),
+                        )
+                        .exec(&txn)
+                        .await?;
+                }
+                out.applied += 1;
+            }
+            ToManager::Activation(a) => {
+                match activation_event(&txn, &mut plan, &mut timeouts, a, now).await? {
+                    Applied::Yes { settle } => {
+                        out.applied += 1;
+                        if settle {
+                            to_settle.push(parse(&a.activation_id.0).unwrap_or_default());
+                        }
+                    }
+                    Applied::Stale => {
+                        out.stale += 1;
+                        Metrics::inc(&cfg.metrics.stale_reports);
+                    }
+                    Applied::Ignored => out.ignored += 1,
+                }
+            }
+            ToManager::Failure(f) => {
+                let Some(activation) = parse(&f.activation_id.0) else {
+                    out.ignored += 1;
+                    continue;
+                };
+                failures.push(failure_logs::ActiveModel {
+                    launch_setting_id: Set(f.launch_setting.clone()),
+                    activation_id: Set(activation),
+                    host: Set(f.host.clone()),
+                    application_id: Set(f.application.clone()),
+                    agent_id: Set(f.agent.clone()),
+                    error_type: Set(f.error_type.clone()),
+                    message: Set(f.message.clone()),
+                    details: Set((!f.details.is_empty()).then(|| f.details.clone())),
+                    data_message_id: Set(f.data_message_id.clone()),
+                    attempt: Set(Some(i32::try_from(f.attempt).unwrap_or(i32::MAX))),
+                    occurred_at: Set(f.at),
+                    ..Default::default()
+                });
+                out.applied += 1;
+            }
+            ToManager::BreakerTripped(t) => {
+                let activation = parse(&t.activation_id.0);
+                let known = breaker_trips::Entity::find()
+                    .filter(breaker_trips::Column::LaunchSettingId.eq(t.launch_setting.as_str()))
+                    .filter(breaker_trips::Column::Host.eq(t.host.as_str()))
+                    .filter(breaker_trips::Column::ActivationId.eq(activation))
+                    .one(&txn)
+                    .await?;
+                if known.is_none() {
+                    breaker_trips::Entity::insert(breaker_trips::ActiveModel {
+                        launch_setting_id: Set(t.launch_setting.clone()),
+                        activation_id: Set(activation),
+                        host: Set(t.host.clone()),
+                        consecutive_failures: Set(
+                            i32::try_from(t.consecutive_failures).unwrap_or(i32::MAX)
+                        ),
+                        last_errors: Set(serde_json::to_value(&t.last_errors).unwrap_or_default()),
+                        tripped_at: Set(t.at),
+                        ..Default::default()
+                    })
+                    .exec_without_returning(&txn)
+                    .await?;
+                    if let Some(a) = activation {
+                        plan.event(
+                            a,
+                            Some(&t.host),
+                            "breaker-tripped",
+                            format!(
+                                "{} consecutive failures ({} of the same type)",
+                                t.consecutive_failures, t.same_type_failures
+                            ),
+                            now,
+                        );
+                    }
+                    Metrics::inc(&cfg.metrics.breaker_trips);
+                }
+                // The policy runs again for a repeated trip: it is idempotent, and the first
+                // delivery may have died between commit and policy.
+                out.trips.push(t.clone());
+                out.applied += 1;
+            }
+        }
+    }
+    Metrics::add(&cfg.metrics.failures, failures.len() as u64);
+    let mut rows = failures.into_iter().peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<_> = rows.by_ref().take(super::CHUNK).collect();
+        failure_logs::Entity::insert_many(chunk)
+            .exec_without_returning(&txn)
+            .await?;
+    }
+    plan.write(&txn).await?;
+    let mut seen = HashSet::new();
+    for id in to_settle {
+        if seen.insert(id) {
+            activate::settle(&txn, cfg, id, None, now).await?;
+        }
+    }
+    txn.commit().await?;
+    Metrics::add(&cfg.metrics.reports, out.applied as u64);
+    Ok(out)
+}
+
+fn parse(id: &str) -> Option<Uuid> {
+    Uuid::parse_str(id).ok()
+}
+
+enum Applied {
+    Yes { settle: bool },
+    Stale,
+    Ignored,
+}
+
+/// Work timeouts of launch settings, read once per batch.
+#[derive(Default)]
+struct WorkTimeouts(HashMap<String, chrono::Duration>);
+
+impl WorkTimeouts {
+    async fn of_ls(
+        &mut self,
+        db: &impl ConnectionTrait,
+        ls: &str,
+    ) -> ServiceResult<chrono::Duration> {
+        if let Some(t) = self.0.get(ls) {
+            return Ok(*t);
+        }
+        let ms: Option<i64> = launch_settings::Entity::find()
+            .select_only()
+            .column(launch_settings::Column::WorkTimeoutMs)
+            .filter(launch_settings::Column::Id.eq(ls))
+            .into_tuple()
+            .one(db)
+            .await?;
+        let t = chrono::Duration::milliseconds(ms.unwrap_or(120_000));
+        self.0.insert(ls.to_owned(), t);
+        Ok(t)
+    }
+}
+
+async fn activation_event(
+    db: &impl ConnectionTrait,
+    plan: &mut Plan,
+    timeouts: &mut WorkTimeouts,
+    r: &ActivationReport,
+    now: DateTime<Utc>,
+) -> ServiceResult<Applied> {
+    use activation_hosts::Column as C;
+    use status::host as h;
+    let Some(id) = parse(&r.activation_id.0) else {
+        return Ok(Applied::Ignored);
+    };
+    let token = i64::try_from(r.fencing_token).unwrap_or(i64::MAX);
+    let deadline = now + timeouts.of_ls(db, &r.launch_setting).await?;
+    let mut update = activation_hosts::Entity::update_many()
+        .filter(C::ActivationId.eq(id))
+        .filter(C::Host.eq(r.host.as_str()))
+        .filter(C::ApplicationId.eq(r.application.as_str()))
+        .filter(C::FencingToken.eq(token));
+    let (kind, detail, settle) = match &r.event {
+        ActivationEvent::Accepted => {
+            update = update
+                .col_expr(C::Status, Expr::value(h::ACCEPTED))
+                .col_expr(C::AcceptedAt, Expr::value(Some(r.at)))
+                .col_expr(C::RecoveryDeadline, Expr::value(Some(deadline)))
+                .filter(C::Status.eq(h::DISPATCHED));
+            ("accepted", String::new(), false)
+        }
+        ActivationEvent::Started => {
+            update = update
+                .col_expr(C::Status, Expr::value(h::RUNNING))
+                .col_expr(C::StartedAt, Expr::value(Some(r.at)))
+                .col_expr(C::RecoveryDeadline, Expr::value(Some(deadline)))
+                .filter(C::Status.is_in([h::DISPATCHED, h::ACCEPTED]));
+            ("started", String::new(), false)
+        }
+        ActivationEvent::Progress { .. } => {
+            update = update
+                .col_expr(C::LastHeartbeatAt, Expr::value(Some(now)))
+                .col_expr(C::RecoveryDeadline, Expr::value(Some(deadline)))
+                .filter(C::Status.is_in([h::ACCEPTED, h::RUNNING]));
+            ("progress", String::new(), false)
+        }
+        ActivationEvent::Skipped { reason } => {
+            update = update
+                .col_expr(C::Status, Expr::value(h::SKIPPED))
+                .col_expr(C::FinishedAt, Expr::value(Some(r.at)))
+                .col_expr(C::Error, Expr::value(Some(reason.clone())))
+                .col_expr(
+                    C::RecoveryDeadline,
+                    Expr::value(Option::<DateTime<Utc>>::None),
+                )
+                .filter(C::Status.is_in([h::DISPATCHED, h::ACCEPTED]));
+            ("skipped", reason.clone(), true)
+        }
+        ActivationEvent::Finished { result, error } => {
+            let s = match result {
+                am_domain::wire::ActivationResult::Succeeded => h::SUCCEEDED,
+                am_domain::wire::ActivationResult::Failed => h::FAILED,
+                am_domain::wire::ActivationResult::Interrupted => h::INTERRUPTED,
+            };
+            update = update
+                .col_expr(C::Status, Expr::value(s))
+                .col_expr(C::FinishedAt, Expr::value(Some(r.at)))
+                .col_expr(C::Error, Expr::value(error.clone()))
+                .col_expr(
+                    C::RecoveryDeadline,
+                    Expr::value(Option::<DateTime<Utc>>::None),
+                )
+                .filter(C::Status.is_in(h::ACTIVE));
+            (s, error.clone().unwrap_or_default(), true)
+        }
+    };
+    if update.exec(db).await?.rows_affected == 0 {
+        let current: Option<i64> = activations::Entity::find()
+            .select_only()
+            .column(activations::Column::FencingToken)
+            .filter(activations::Column::Id.eq(id))
+            .into_tuple()
+            .one(db)
+            .await?;
+        return Ok(match current {
+            Some(current) if token < current => {
+                plan.event(
+                    id,
+                    Some(&r.host),
+                    "stale-report",
+                    format!("{kind} with fencing token {token} ignored (current {current})"),
+                    now,
+                );
+                Applied::Stale
+            }
+            _ => Applied::Ignored,
+        });
+    }
+    if kind == "progress" {
+        return Ok(Applied::Yes { settle: false });
+    }
+    if kind == "started" {
+        activations::Entity::update_many()
+            .col_expr(
+                activations::Column::Status,
+                Expr::value(status::activation::RUNNING),
+            )
+            .col_expr(activations::Column::StartedAt, Expr::value(Some(r.at)))
+            .filter(activations::Column::Id.eq(id))
+            .filter(activations::Column::Status.eq(status::activation::DISPATCHED))
+            .exec(db)
+            .await?;
+        activate::ls_running(db, &r.launch_setting).await?;
+    }
+    plan.event(id, Some(&r.host), kind, detail, r.at);
+    Ok(Applied::Yes { settle })
+}

@@ -1,0 +1,647 @@
+//! The watchdog (SPEC §4.6), one pass per tick; every step is a compare-and-set, so several
+//! replicas may run it at once.
+//!
+//! - nodes not heard from within the node timeout become `lost`;
+//! - a dispatch not accepted within the start timeout goes to another node with a new fencing
+//!   token (`ANY`) or counts as failed on that host (`MANY`);
+//! - a run without heartbeat within the work timeout is `lost`, then restarted or failed per
+//!   the launch setting's policy;
+//! - a run past its maximum run time is interrupted;
+//! - waiting activations are dispatched when a node appears, or fail when the wait is over;
+//! - nodes still running a disabled launch setting are told to stop;
+//! - enabled stream launch settings are kept running (on every live node for `MANY`).
+
+use super::{
+    Metrics, RuntimeConfig,
+    activate::{self, NewActivation, dispatch_hosts, next_attempt, plan_activation},
+    plan::Plan,
+    resolve::Resolver,
+    status::{self, Trigger},
+};
+use crate::{
+    entity::{activation_hosts, activations, launch_settings},
+    error::ServiceResult,
+    registry,
+};
+use am_domain::{
+    catalog::Concurrency,
+    wire::{ActivationId, Interrupt, Stop, ToNode},
+};
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, TransactionTrait, sea_query::Expr,
+};
+use std::collections::{BTreeSet, HashMap};
+use uuid::Uuid;
+
+/// Rows handled per step and tick, so one pass stays short under a backlog.
+const BATCH: u64 = 500;
+
+/// One pass of every step.
+#[tracing::instrument(skip_all)]
+pub async fn tick(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let lost_nodes = registry::mark_lost(db, now, cfg.node_timeout).await?;
+    for (app, host) in lost_nodes {
+        tracing::warn!(application = %app, %host, "node lost: no heartbeat within the node timeout");
+    }
+    start_timeouts(db, cfg, now).await?;
+    work_timeouts(db, cfg, now).await?;
+    max_run_times(db, cfg, now).await?;
+    waiting(db, cfg, now).await?;
+    stop_disabled(db, cfg, now).await?;
+    keep_streams(db, cfg, now).await?;
+    Ok(())
+}
+
+async fn overdue(
+    db: &impl ConnectionTrait,
+    statuses: &[&str],
+    now: DateTime<Utc>,
+) -> ServiceResult<Vec<activation_hosts::Model>> {
+    Ok(activation_hosts::Entity::find()
+        .filter(activation_hosts::Column::Status.is_in(statuses.iter().copied()))
+        .filter(activation_hosts::Column::RecoveryDeadline.lt(now))
+        .order_by_asc(activation_hosts::Column::RecoveryDeadline)
+        .limit(BATCH)
+        .all(db)
+        .await?)
+}
+
+/// Compare-and-set of one host row from `from` to `to`.
+async fn host_cas(
+    db: &impl ConnectionTrait,
+    row: &activation_hosts::Model,
+    to: &str,
+    error: &str,
+    now: DateTime<Utc>,
+) -> ServiceResult<bool> {
+    let r = activation_hosts::Entity::update_many()
+        .col_expr(activation_hosts::Column::Status, Expr::value(to))
+        .col_expr(activation_hosts::Column::FinishedAt, Expr::value(Some(now)))
+        .col_expr(
+            activation_hosts::Column::Error,
+            Expr::value(Some(error.to_owned())),
+        )
+        .col_expr(
+            activation_hosts::Column::RecoveryDeadline,
+            Expr::value(Option::<DateTime<Utc>>::None),
+        )
+        .filter(activation_hosts::Column::Id.eq(row.id))
+        .filter(activation_hosts::Column::Status.eq(row.status.as_str()))
+        .exec(db)
+        .await?;
+    Ok(r.rows_affected == 1)
+}
+
+/// Moves an `ANY` activation to another node with a new fencing token; waits when there is
+/// none. `false` when the activation moved on meanwhile.
+async fn redispatch(
+    db: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    a: &activations::Model,
+    away_from: &str,
+    why: &str,
+    now: DateTime<Utc>,
+) -> ServiceResult<bool> {
+    let token = a.fencing_token + 1;
+    let Some(ls) = a.launch_setting_id.clone() else {
+        return Ok(false);
+    };
+    let mut resolver = Resolver::load(db, std::slice::from_ref(&ls), now, cfg.node_timeout).await?;
+    let Some(target) = resolver.target(&ls).cloned() else {
+        return Ok(false);
+    };
+    let hosts = resolver.choose(&target, None, &[away_from.to_owned()]);
+    let waiting = hosts.is_empty();
+    let moved = activations::Entity::update_many()
+        .col_expr(activations::Column::FencingToken, Expr::value(token))
+        .col_expr(
+            activations::Column::Status,
+            Expr::value(if waiting {
+                status::activation::WAITING
+            } else {
+                status::activation::DISPATCHED
+            }),
+        )
+        .col_expr(
+            activations::Column::WaitUntil,
+            Expr::value(waiting.then(|| now + cfg.wait_timeout)),
+        )
+        .filter(activations::Column::Id.eq(a.id))
+        .filter(activations::Column::FencingToken.eq(a.fencing_token))
+        .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+        .exec(db)
+        .await?;
+    if moved.rows_affected == 0 {
+        return Ok(false);
+    }
+    let mut plan = Plan::default();
+    if waiting {
+        plan.event(
+            a.id,
+            None,
+            "waiting",
+            format!("{why}; no other live node"),
+            now,
+        );
+        Metrics::inc(&cfg.metrics.waiting);
+    } else {
+        let attempt = next_attempt(db, a.id).await?;
+        dispatch_hosts(
+            &mut plan,
+            cfg,
+            &target,
+            a.id,
+            &hosts,
+            token,
+            attempt,
+            now,
+            &format!("re-dispatched: {why}"),
+        );
+    }
+    plan.write(db).await?;
+    Ok(true)
+}
+
+async fn start_timeouts(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    for row in overdue(db, &[status::host::DISPATCHED], now).await? {
+        let txn = db.begin().await?;
+        let Some(a) = activations::Entity::find_by_id(row.activation_id)
+            .one(&txn)
+            .await?
+        else {
+            continue;
+        };
+        let why = format!("{} did not accept the launch in time", row.host);
+        let many = concurrency_of(&txn, &a).await? == Concurrency::Many;
+        if many || row.fencing_token != a.fencing_token {
+            if host_cas(&txn, &row, status::host::LOST, &why, now).await? {
+                event(&txn, a.id, Some(&row.host), "lost", &why, now).await?;
+                Metrics::inc(&cfg.metrics.lost);
+                activate::settle(&txn, cfg, a.id, None, now).await?;
+            }
+        } else if host_cas(&txn, &row, status::host::SUPERSEDED, &why, now).await?
+            && redispatch(&txn, cfg, &a, &row.host, &why, now).await?
+        {
+            Metrics::inc(&cfg.metrics.redispatch_start_timeout);
+            tracing::info!(activation = %a.id, host = %row.host, "re-dispatched after the start timeout");
+        }
+        txn.commit().await?;
+    }
+    Ok(())
+}
+
+async fn work_timeouts(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    for row in overdue(db, &[status::host::ACCEPTED, status::host::RUNNING], now).await? {
+        let txn = db.begin().await?;
+        let why = format!("no heartbeat from {} within the work timeout", row.host);
+        if !host_cas(&txn, &row, status::host::LOST, &why, now).await? {
+            continue;
+        }
+        Metrics::inc(&cfg.metrics.lost);
+        event(&txn, row.activation_id, Some(&row.host), "lost", &why, now).await?;
+        let Some(a) = activations::Entity::find_by_id(row.activation_id)
+            .one(&txn)
+            .await?
+        else {
+            txn.commit().await?;
+            continue;
+        };
+        let restart = match &a.launch_setting_id {
+            Some(ls) => launch_settings::Entity::find_by_id(ls.clone())
+                .one(&txn)
+                .await?
+                .is_some_and(|l| l.on_lost == "restart" && l.enabled),
+            None => false,
+        };
+        let any = concurrency_of(&txn, &a).await? == Concurrency::Any;
+        if restart && any && row.fencing_token == a.fencing_token {
+            if redispatch(&txn, cfg, &a, &row.host, &why, now).await? {
+                Metrics::inc(&cfg.metrics.restarted_after_lost);
+            }
+        } else {
+            Metrics::inc(&cfg.metrics.failed_after_lost);
+            activate::settle(&txn, cfg, a.id, Some(why), now).await?;
+        }
+        txn.commit().await?;
+    }
+    Ok(())
+}
+
+async fn max_run_times(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let limited: Vec<(String, i64)> = launch_settings::Entity::find()
+        .select_only()
+        .column(launch_settings::Column::Id)
+        .column(launch_settings::Column::MaxRunTimeMs)
+        .filter(launch_settings::Column::MaxRunTimeMs.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?;
+    for (ls, max_ms) in limited {
+        let started_before = now - chrono::Duration::milliseconds(max_ms);
+        let runs = activations::Entity::find()
+            .filter(activations::Column::LaunchSettingId.eq(ls.as_str()))
+            .filter(activations::Column::Status.eq(status::activation::RUNNING))
+            .all(db)
+            .await?;
+        for a in runs {
+            let rows = activation_hosts::Entity::find()
+                .filter(activation_hosts::Column::ActivationId.eq(a.id))
+                .filter(activation_hosts::Column::Status.eq(status::host::RUNNING))
+                .filter(activation_hosts::Column::StopRequestedAt.is_null())
+                .filter(activation_hosts::Column::StartedAt.lt(started_before))
+                .all(db)
+                .await?;
+            for row in rows {
+                let txn = db.begin().await?;
+                if !mark_stop_requested(&txn, &row, now).await? {
+                    continue;
+                }
+                let reason = format!("ran longer than its maximum run time of {} ms", max_ms);
+                let mut plan = Plan::default();
+                plan.command(
+                    &cfg.names,
+                    &row.application_id,
+                    &row.host,
+                    &ToNode::Interrupt(Interrupt {
+                        activation_id: ActivationId(a.id.to_string()),
+                        reason: reason.clone(),
+                    }),
+                    format!("interrupt:{}:{}:{}", a.id, row.host, row.fencing_token),
+                    now,
+                );
+                plan.event(a.id, Some(&row.host), "interrupt-requested", reason, now);
+                plan.write(&txn).await?;
+                txn.commit().await?;
+                Metrics::inc(&cfg.metrics.interrupted_max_run_time);
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn mark_stop_requested(
+    db: &impl ConnectionTrait,
+    row: &activation_hosts::Model,
+    now: DateTime<Utc>,
+) -> ServiceResult<bool> {
+    let r = activation_hosts::Entity::update_many()
+        .col_expr(
+            activation_hosts::Column::StopRequestedAt,
+            Expr::value(Some(now)),
+        )
+        .filter(activation_hosts::Column::Id.eq(row.id))
+        .filter(activation_hosts::Column::StopRequestedAt.is_null())
+        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+        .exec(db)
+        .await?;
+    Ok(r.rows_affected == 1)
+}
+
+async fn waiting(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let rows = activations::Entity::find()
+        .filter(activations::Column::Status.eq(status::activation::WAITING))
+        .order_by_asc(activations::Column::CreatedAt)
+        .limit(BATCH)
+        .all(db)
+        .await?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let ls_ids: Vec<String> = rows
+        .iter()
+        .filter_map(|a| a.launch_setting_id.clone())
+        .collect();
+    let mut resolver = Resolver::load(db, &ls_ids, now, cfg.node_timeout).await?;
+    for a in rows {
+        let txn = db.begin().await?;
+        if a.wait_until.is_some_and(|t| t < now) {
+            let why = format!(
+                "no live node appeared within {} s",
+                cfg.wait_timeout.num_seconds()
+            );
+            Metrics::inc(&cfg.metrics.wait_timeouts);
+            activate::finish(&txn, cfg, &a, status::activation::FAILED, Some(why), now).await?;
+            txn.commit().await?;
+            continue;
+        }
+        let Some(target) = a
+            .launch_setting_id
+            .as_deref()
+            .and_then(|l| resolver.target(l))
+            .cloned()
+        else {
+            continue;
+        };
+        let pinned = match a.parent_id {
+            Some(p) => activations::Entity::find_by_id(p)
+                .one(&txn)
+                .await?
+                .and_then(|p| p.pinned_host),
+            None => None,
+        };
+        let hosts = resolver.choose(&target, pinned.as_deref(), &[]);
+        if hosts.is_empty() {
+            continue;
+        }
+        let token = a.fencing_token + 1;
+        let moved = activations::Entity::update_many()
+            .col_expr(
+                activations::Column::Status,
+                Expr::value(status::activation::DISPATCHED),
+            )
+            .col_expr(activations::Column::FencingToken, Expr::value(token))
+            .col_expr(
+                activations::Column::WaitUntil,
+                Expr::value(Option::<DateTime<Utc>>::None),
+            )
+            .filter(activations::Column::Id.eq(a.id))
+            .filter(activations::Column::Status.eq(status::activation::WAITING))
+            .exec(&txn)
+            .await?;
+        if moved.rows_affected == 1 {
+            let attempt = next_attempt(&txn, a.id).await?;
+            let mut plan = Plan::default();
+            dispatch_hosts(
+                &mut plan,
+                cfg,
+                &target,
+                a.id,
+                &hosts,
+                token,
+                attempt,
+                now,
+                "dispatched after waiting",
+            );
+            plan.write(&txn).await?;
+        }
+        txn.commit().await?;
+    }
+    Ok(())
+}
+
+/// Nodes still running a disabled launch setting get *stop*; activations of it that wait end.
+async fn stop_disabled(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let disabled: Vec<(String, Option<String>)> = launch_settings::Entity::find()
+        .select_only()
+        .column(launch_settings::Column::Id)
+        .column(launch_settings::Column::DisabledReason)
+        .filter(launch_settings::Column::Enabled.eq(false))
+        .into_tuple()
+        .all(db)
+        .await?;
+    for chunk in disabled.chunks(super::CHUNK) {
+        let reasons: HashMap<&str, &str> = chunk
+            .iter()
+            .map(|(id, r)| (id.as_str(), r.as_deref().unwrap_or("disabled")))
+            .collect();
+        let active = activations::Entity::find()
+            .filter(activations::Column::LaunchSettingId.is_in(chunk.iter().map(|c| c.0.clone())))
+            .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+            .all(db)
+            .await?;
+        for a in active {
+            let ls = a.launch_setting_id.clone().unwrap_or_default();
+            let reason = reasons
+                .get(ls.as_str())
+                .copied()
+                .unwrap_or("disabled")
+                .to_owned();
+            let txn = db.begin().await?;
+            if a.status == status::activation::WAITING {
+                activate::finish(
+                    &txn,
+                    cfg,
+                    &a,
+                    status::activation::INTERRUPTED,
+                    Some(reason),
+                    now,
+                )
+                .await?;
+                txn.commit().await?;
+                continue;
+            }
+            let rows = activation_hosts::Entity::find()
+                .filter(activation_hosts::Column::ActivationId.eq(a.id))
+                .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+                .filter(activation_hosts::Column::StopRequestedAt.is_null())
+                .all(&txn)
+                .await?;
+            let mut plan = Plan::default();
+            for row in rows {
+                if !mark_stop_requested(&txn, &row, now).await? {
+                    continue;
+                }
+                plan.command(
+                    &cfg.names,
+                    &row.application_id,
+                    &row.host,
+                    &ToNode::Stop(Stop {
+                        launch_setting: ls.clone(),
+                        reason: reason.clone(),
+                    }),
+                    format!("stop:{}:{}:{}", a.id, row.host, row.fencing_token),
+                    now,
+                );
+                plan.event(a.id, Some(&row.host), "stop-requested", reason.clone(), now);
+                Metrics::inc(&cfg.metrics.stops);
+            }
+            plan.write(&txn).await?;
+            txn.commit().await?;
+        }
+    }
+    Ok(())
+}
+
+/// Enabled stream launch settings run: one activation each (on every live node for `MANY`).
+async fn keep_streams(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let streams: Vec<String> = launch_settings::Entity::find()
+        .select_only()
+        .column(launch_settings::Column::Id)
+        .filter(launch_settings::Column::Enabled.eq(true))
+        .filter(launch_settings::Column::Kind.eq("stream"))
+        .into_tuple()
+        .all(db)
+        .await?;
+    if streams.is_empty() {
+        return Ok(());
+    }
+    let mut resolver = Resolver::load(db, &streams, now, cfg.node_timeout).await?;
+    for ls in streams {
+        let Some(target) = resolver.target(&ls).cloned() else {
+            continue;
+        };
+        let latest = activations::Entity::find()
+            .filter(activations::Column::LaunchSettingId.eq(ls.as_str()))
+            .filter(activations::Column::ParentId.is_null())
+            .order_by_desc(activations::Column::CreatedAt)
+            .order_by_desc(activations::Column::Id)
+            .one(db)
+            .await?;
+        match latest {
+            Some(a) if status::activation::ACTIVE.contains(&a.status.as_str()) => {
+                if a.status != status::activation::WAITING
+                    && target.concurrency() == Concurrency::Many
+                {
+                    join_new_nodes(db, cfg, &mut resolver, &target, &a, now).await?;
+                }
+            }
+            Some(a)
+                if a.finished_at
+                    .is_some_and(|f| f > now - cfg.stream_restart_delay) => {}
+            previous => {
+                let key = format!(
+                    "stream:{ls}:{}",
+                    previous
+                        .map(|p| p.id.to_string())
+                        .unwrap_or_else(|| "first".into())
+                );
+                let txn = db.begin().await?;
+                let mut plan = Plan::default();
+                let planned = plan_activation(
+                    &mut plan,
+                    &mut resolver,
+                    cfg,
+                    NewActivation {
+                        ls: ls.clone(),
+                        trigger: Trigger::Stream,
+                        requested_by: None,
+                        parent: None,
+                        group: None,
+                        fire_key: Some(key),
+                        pinned_host: None,
+                    },
+                    now,
+                );
+                if planned.is_err() {
+                    continue;
+                }
+                // Another replica started it first: the unique key refuses the second.
+                match plan.write(&txn).await {
+                    Ok(()) => txn.commit().await?,
+                    Err(e) => {
+                        tracing::debug!(launch_setting = %ls, error = %e, "stream activation not started");
+                        txn.rollback().await?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `MANY` stream runs on every live node: nodes that came up since get their launch.
+async fn join_new_nodes(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    resolver: &mut Resolver,
+    target: &super::resolve::Target,
+    a: &activations::Model,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let running: BTreeSet<String> = activation_hosts::Entity::find()
+        .select_only()
+        .column(activation_hosts::Column::Host)
+        .filter(activation_hosts::Column::ActivationId.eq(a.id))
+        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+        .into_tuple::<String>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    let missing: Vec<String> = resolver
+        .eligible(target)
+        .into_iter()
+        .map(|n| n.host.clone())
+        .filter(|h| !running.contains(h))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let txn = db.begin().await?;
+    let attempt = next_attempt(&txn, a.id).await?;
+    let mut plan = Plan::default();
+    dispatch_hosts(
+        &mut plan,
+        cfg,
+        target,
+        a.id,
+        &missing,
+        a.fencing_token,
+        attempt,
+        now,
+        "joined: node came up",
+    );
+    plan.write(&txn).await?;
+    txn.commit().await?;
+    Ok(())
+}
+
+async fn concurrency_of(
+    db: &impl ConnectionTrait,
+    a: &activations::Model,
+) -> ServiceResult<Concurrency> {
+    let Some(ls) = &a.launch_setting_id else {
+        return Ok(Concurrency::Any);
+    };
+    let agent: Option<String> = launch_settings::Entity::find()
+        .select_only()
+        .column(launch_settings::Column::AgentId)
+        .filter(launch_settings::Column::Id.eq(ls.as_str()))
+        .into_tuple()
+        .one(db)
+        .await?;
+    let app = a.application_id.clone().unwrap_or_default();
+    let Some(agent) = agent else {
+        return Ok(Concurrency::Any);
+    };
+    let c = crate::entity::agents::Entity::find_by_id((app, agent))
+        .one(db)
+        .await?;
+    Ok(match c.map(|c| c.concurrency) {
+        Some(c) if c == "MANY" => Concurrency::Many,
+        _ => Concurrency::Any,
+    })
+}
+
+async fn event(
+    db: &impl ConnectionTrait,
+    activation: Uuid,
+    host: Option<&str>,
+    kind: &str,
+    detail: &str,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let mut plan = Plan::default();
+    plan.event(activation, host, kind, detail, now);
+    plan.write(db).await
+}
