@@ -21,7 +21,9 @@ cargo fmt --all --check
 log "building the manager and the browser bundle"
 cargo leptos build
 
-log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ)"
+log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
+# The runtime tests start real demo-node processes.
+cargo build -p agent-client --bin demo-node
 RESULTS="$(mktemp -d)"
 trap 'rm -rf "$RESULTS"' EXIT
 cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"
