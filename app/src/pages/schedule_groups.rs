@@ -106,6 +106,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         }
         .to_owned(),
     );
+    let continue_on_failure = RwSignal::new(base.continue_on_failure);
     let members = RwSignal::new(base.members.clone());
     let dirty = RwSignal::new(false);
     let dragging = RwSignal::new(None::<usize>);
@@ -188,6 +189,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         } else {
             MisfirePolicy::FireOnceNow
         };
+        g.continue_on_failure = continue_on_failure.get_untracked();
         g.members = members.get_untracked();
         save.dispatch(SaveEntity {
             entity: AnyEntity::ScheduleGroup(g),
@@ -336,6 +338,10 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             </div>
             <SelectField label="Missed fires" test="field-misfire" value=misfire errors=errors.at("misfire") disabled=!can_edit
                 options=options(&[("fire-once-now", "fire once now — run a missed fire once when the manager is back"), ("skip", "skip — drop missed fires")]) />
+            <div class="field">
+                <CheckField label="Continue after a failed member" test="field-continue-on-failure" value=continue_on_failure disabled=!can_edit />
+                <p class="hint">"Unticked, a failed member ends the run: the group fails and the members after it are skipped."</p>
+            </div>
 
             <h2>"Members, in run order"</h2>
             <p class="hint">"Members run one after another. "
