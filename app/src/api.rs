@@ -2,6 +2,7 @@
 //! service function; nothing else happens here.
 
 pub mod catalog;
+pub mod nodes;
 
 use crate::error::UiError;
 use am_domain::roles::Role;

@@ -61,7 +61,7 @@ pub fn App() -> impl IntoView {
                     <Route ssr=SsrMode::Async path=path!("applications") view=|| view! { <CatalogListPage kind=Kind::Applications /> } />
                     <Route ssr=SsrMode::Async path=path!("applications/new") view=entities::ApplicationPage />
                     <Route ssr=SsrMode::Async path=path!("applications/:id") view=entities::ApplicationPage />
-                    <Route path=path!("nodes") view=|| pages::planned("Nodes", "live hosts, their load and last heartbeat") />
+                    <Route ssr=SsrMode::Async path=path!("nodes") view=pages::nodes::NodesPage />
                     <Route ssr=SsrMode::Async path=path!("pools") view=|| view! { <CatalogListPage kind=Kind::Pools /> } />
                     <Route ssr=SsrMode::Async path=path!("pools/new") view=entities::PoolPage />
                     <Route ssr=SsrMode::Async path=path!("pools/:id") view=entities::PoolPage />
@@ -74,6 +74,7 @@ pub fn App() -> impl IntoView {
                     <Route ssr=SsrMode::Async path=path!("launch-settings") view=|| view! { <CatalogListPage kind=Kind::LaunchSettings /> } />
                     <Route ssr=SsrMode::Async path=path!("launch-settings/new") view=launch_settings::LaunchSettingPage />
                     <Route ssr=SsrMode::Async path=path!("launch-settings/:id") view=launch_settings::LaunchSettingPage />
+                    <Route ssr=SsrMode::Async path=path!("schema-drift") view=pages::drift::DriftPage />
                     <Route ssr=SsrMode::Async path=path!("schedule-groups") view=|| view! { <CatalogListPage kind=Kind::ScheduleGroups /> } />
                     <Route ssr=SsrMode::Async path=path!("schedule-groups/new") view=schedule_groups::ScheduleGroupPage />
                     <Route ssr=SsrMode::Async path=path!("schedule-groups/:id") view=schedule_groups::ScheduleGroupPage />

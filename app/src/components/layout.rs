@@ -13,6 +13,7 @@ pub const SECTIONS: &[(&str, &str)] = &[
     ("/data-queues", "Data queues"),
     ("/agents", "Agents"),
     ("/launch-settings", "Launch settings"),
+    ("/schema-drift", "Schema drift"),
     ("/schedule-groups", "Schedule groups"),
     ("/activations", "Activations"),
     ("/failures", "Failure logs"),

@@ -2,10 +2,9 @@
 //! viewers, saved through the catalog server functions with errors next to their fields.
 
 use crate::{
-    api::catalog::{
-        AnyEntity, CatalogView, DeleteEntity, SaveEntity, entity_href, load_catalog_view,
-    },
-    components::{classifier::ClassifierPicker, forms::*},
+    api::catalog::{AnyEntity, CatalogView, DeleteEntity, SaveEntity, load_catalog_view},
+    components::forms::*,
+    pages::published::ApplicationPublished,
 };
 use am_domain::{
     HumanDuration,
@@ -186,20 +185,6 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
             key: EntityRef::Application(app_id.clone()).into(),
         });
     });
-    let agents: Vec<_> = view
-        .catalog
-        .agents
-        .iter()
-        .filter(|a| a.application == base.id)
-        .cloned()
-        .collect();
-    let classifiers: Vec<_> = view
-        .catalog
-        .classifiers
-        .iter()
-        .filter(|c| c.application == base.id)
-        .cloned()
-        .collect();
     view! {
         <h1>{heading("application", existing.as_ref().map(|e| e.id.as_str()))}</h1>
         <form class="card form" data-test="application-form" on:submit=|ev| ev.prevent_default()>
@@ -213,47 +198,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 placeholder="https://…" hint="called when a breaker trips, something is disabled or dead letters pile up" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
-        {(!creating).then(|| view! {
-            <div class="card">
-                <h2>"Agents"</h2>
-                {if agents.is_empty() {
-                    view! { <p class="muted">"No agent yet: nodes publish theirs when they start."</p> }.into_any()
-                } else {
-                    view! {
-                        <ul class="plain" data-test="application-agents">
-                            {agents.into_iter().map(|a| view! {
-                                <li><a href=entity_href(&EntityRef::agent(&a.application, &a.id))>{a.id.clone()}</a>
-                                " " <span class="muted">{a.title}</span></li>
-                            }).collect_view()}
-                        </ul>
-                        <p class="muted">"Live nodes are not connected yet, so no agent is shown as offered by a node."</p>
-                    }.into_any()
-                }}
-            </div>
-            <div class="card">
-                <h2>"Classifiers"</h2>
-                {if classifiers.is_empty() {
-                    view! { <p class="muted">"No classifier published."</p> }.into_any()
-                } else {
-                    view! {
-                        <ul class="plain" data-test="application-classifiers">
-                            {classifiers.into_iter().map(|c| {
-                                let test = format!("classifier-{}", c.name);
-                                view! {
-                                    <li>
-                                        <details>
-                                            <summary><code>{c.name.clone()}</code>" " <span class="muted">{c.title}</span></summary>
-                                            <ClassifierPicker application=c.application classifier=c.name
-                                                on_pick=Callback::new(|_| ()) test />
-                                        </details>
-                                    </li>
-                                }
-                            }).collect_view()}
-                        </ul>
-                    }.into_any()
-                }}
-            </div>
-        })}
+        {(!creating).then(|| view! { <ApplicationPublished application=base.id.clone() /> })}
     }
 }
 

@@ -2,9 +2,12 @@
 
 pub mod catalog_list;
 pub mod dashboard;
+pub mod drift;
 pub mod entities;
 pub mod launch_settings;
 pub mod login;
+pub mod nodes;
+pub mod published;
 pub mod schedule_groups;
 
 use leptos::prelude::*;

@@ -3,6 +3,7 @@
 
 mod catalog_api;
 mod cli;
+mod node_pages;
 mod nodes_api;
 mod pages;
 mod probes;

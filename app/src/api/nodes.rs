@@ -1,0 +1,230 @@
+//! Server functions of the node registry's pages: nodes, what an application's nodes published
+//! and offer, and launch settings whose parameters drifted from the published schemas.
+
+use crate::error::UiError;
+use am_domain::FieldError;
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+
+/// One node as the nodes page shows it; times already formatted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeRow {
+    pub application: String,
+    pub host: String,
+    pub version: String,
+    /// `live` or `lost`.
+    pub status: String,
+    pub running: i32,
+    pub capacity: i32,
+    pub load: f64,
+    pub started: String,
+    pub last_heartbeat: String,
+    /// How long ago the last heartbeat came, e.g. `12 s ago`.
+    pub heartbeat_age: String,
+    pub agents: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodesView {
+    pub nodes: Vec<NodeRow>,
+    /// Applications, for the filter's choices.
+    pub applications: Vec<String>,
+    /// Seconds without a heartbeat after which a node is lost.
+    pub timeout_secs: i64,
+}
+
+/// An agent of an application with what nodes published and offer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentOfferView {
+    pub id: String,
+    pub title: String,
+    pub in_catalog: bool,
+    /// `operator` or `node`.
+    pub declared_by: Option<String>,
+    /// `1.4.2 from app-01, 2030-01-01 12:00:00 UTC`, when a node published it.
+    pub published: Option<String>,
+    pub schema_differs: bool,
+    /// Hosts of the live nodes offering it.
+    pub offered_by: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassifierInfo {
+    pub name: String,
+    pub title: String,
+    pub values: u64,
+    /// When a node last published it.
+    pub published_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicationView {
+    pub live_hosts: Vec<String>,
+    pub agents: Vec<AgentOfferView>,
+    pub classifiers: Vec<ClassifierInfo>,
+}
+
+/// A launch setting whose saved parameters its agent's published schema rejects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriftRow {
+    pub launch_setting: String,
+    pub application: String,
+    pub agent: String,
+    pub errors: Vec<FieldError>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriftView {
+    pub rows: Vec<DriftRow>,
+    pub applications: Vec<String>,
+}
+
+#[cfg(feature = "ssr")]
+mod present {
+    //! Times as pages show them.
+
+    use chrono::{DateTime, Utc};
+
+    pub fn time(t: DateTime<Utc>) -> String {
+        t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+    }
+
+    pub fn age(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
+        let s = (now - t).num_seconds().max(0);
+        match s {
+            0..60 => format!("{s} s ago"),
+            60..3600 => format!("{} min ago", s / 60),
+            3600..86_400 => format!("{} h ago", s / 3600),
+            _ => format!("{} days ago", s / 86_400),
+        }
+    }
+}
+
+/// Nodes, of one application when `application` is not empty; lost ones when asked.
+#[server(prefix = "/ui", endpoint = "list_nodes", input = Json)]
+pub async fn list_nodes(application: String, include_lost: bool) -> Result<NodesView, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    use am_services::registry::{self, NodeFilter};
+    let who = require(Role::Viewer)?;
+    let s = services()?;
+    let now = chrono::Utc::now();
+    let timeout = s.settings.node_timeout;
+    let filter = NodeFilter {
+        application: Some(application),
+        include_lost,
+    };
+    let nodes = registry::list(&s.db, &who, &filter, now, timeout).await?;
+    let mut applications: Vec<String> = am_services::catalog::overview(&s.db, &who)
+        .await?
+        .applications
+        .into_iter()
+        .map(|a| a.id)
+        .collect();
+    // Nodes of applications the catalog does not know are listed too.
+    for n in &nodes {
+        if !applications.contains(&n.application) {
+            applications.push(n.application.clone());
+        }
+    }
+    applications.sort();
+    Ok(NodesView {
+        nodes: nodes
+            .into_iter()
+            .map(|n| NodeRow {
+                started: present::time(n.started_at),
+                last_heartbeat: present::time(n.last_heartbeat_at),
+                heartbeat_age: present::age(n.last_heartbeat_at, now),
+                application: n.application,
+                host: n.host,
+                version: n.version,
+                status: n.status,
+                running: n.running,
+                capacity: n.capacity,
+                load: n.load,
+                agents: n.agents,
+            })
+            .collect(),
+        applications,
+        timeout_secs: timeout.num_seconds(),
+    })
+}
+
+/// The agents and classifiers of an application with what its nodes published and offer.
+#[server(prefix = "/ui", endpoint = "application_publication", input = Json)]
+pub async fn application_publication(application: String) -> Result<PublicationView, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Viewer)?;
+    let s = services()?;
+    let p = am_services::registry::application_publication(
+        &s.db,
+        &who,
+        &application,
+        chrono::Utc::now(),
+        s.settings.node_timeout,
+    )
+    .await?;
+    Ok(PublicationView {
+        live_hosts: p.live_hosts,
+        agents: p
+            .agents
+            .into_iter()
+            .map(|a| AgentOfferView {
+                published: a.published_at.map(|t| {
+                    format!(
+                        "{} from {}, {}",
+                        a.published_version.as_deref().unwrap_or("?"),
+                        a.published_by_host.as_deref().unwrap_or("?"),
+                        present::time(t)
+                    )
+                }),
+                id: a.id,
+                title: a.title,
+                in_catalog: a.in_catalog,
+                declared_by: a.declared_by,
+                schema_differs: a.schema_differs,
+                offered_by: a.offered_by,
+            })
+            .collect(),
+        classifiers: p
+            .classifiers
+            .into_iter()
+            .map(|c| ClassifierInfo {
+                name: c.name,
+                title: c.title,
+                values: c.values,
+                published_at: c.published_at.map(present::time),
+            })
+            .collect(),
+    })
+}
+
+/// Launch settings whose parameters no longer pass their agent's published schema, of one
+/// application when `application` is not empty.
+#[server(prefix = "/ui", endpoint = "schema_drift", input = Json)]
+pub async fn schema_drift(application: String) -> Result<DriftView, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Viewer)?;
+    let s = services()?;
+    let rows = am_services::registry::drift(&s.db, &who)
+        .await?
+        .into_iter()
+        .filter(|d| application.is_empty() || d.application == application)
+        .map(|d| DriftRow {
+            launch_setting: d.launch_setting,
+            application: d.application,
+            agent: d.agent,
+            errors: d.errors.0,
+        })
+        .collect();
+    let applications = am_services::catalog::overview(&s.db, &who)
+        .await?
+        .applications
+        .into_iter()
+        .map(|a| a.id)
+        .collect();
+    Ok(DriftView { rows, applications })
+}

@@ -1,0 +1,93 @@
+//! Schema drift across applications: launch settings whose saved parameters the schema their
+//! agent's nodes last published rejects — a renamed or retyped parameter, a value out of the
+//! new bounds. The catalog keeps the schema the settings were saved against until they are fixed;
+//! this page says which ones to open. Filter by application in the URL (`?application=`).
+
+use crate::api::nodes::{DriftView, schema_drift};
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+#[component]
+pub fn DriftPage() -> impl IntoView {
+    let query_map = use_query_map();
+    let application = Memo::new(move |_| query_map.get().get("application").unwrap_or_default());
+    let data = Resource::new(move || application.get(), schema_drift);
+    view! {
+        <section data-test="schema-drift-page">
+            <div class="page-head">
+                <h1>"Schema drift"</h1>
+            </div>
+            <p class="hint">
+                "Launch settings whose saved parameters do not fit the parameter schema their agent's nodes "
+                "published last. Until they are fixed they run with the values saved; open one to "
+                "see each field's problem and save it again."
+            </p>
+            <form method="get" action="/schema-drift" class="filters" data-test="filters">
+                <label>
+                    <span class="label">"Application"</span>
+                    <select name="application" data-test="filter-application">
+                        <option value="">"all"</option>
+                        <Suspense fallback=|| ()>
+                            {move || {
+                                let current = application.get();
+                                data.get().and_then(Result::ok).map(|v| {
+                                    v.applications.into_iter().map(|a| {
+                                        let selected = a == current;
+                                        view! { <option value=a.clone() selected=selected>{a.clone()}</option> }
+                                    }).collect_view()
+                                })
+                            }}
+                        </Suspense>
+                    </select>
+                </label>
+                <button type="submit" data-test="filter-apply">"Filter"</button>
+            </form>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || data.get().map(|r| match r {
+                    Ok(v) => view! { <DriftTable view=v /> }.into_any(),
+                    Err(e) => view! { <p class="error" data-test="list-error">{e.to_string()}</p> }.into_any(),
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn DriftTable(view: DriftView) -> impl IntoView {
+    if view.rows.is_empty() {
+        return view! {
+            <p class="banner good" data-test="no-drift">
+                "Every launch setting fits the schema its agent's nodes published."
+            </p>
+        }
+        .into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="list" data-test="drift">
+                <thead>
+                    <tr><th>"Launch setting"</th><th>"Application"</th><th>"Agent"</th><th>"What no longer fits"</th></tr>
+                </thead>
+                <tbody>
+                    {view.rows.into_iter().map(|d| {
+                        let ls_href = format!("/launch-settings/{}", d.launch_setting);
+                        let agent_href = format!("/agents/{}/{}", d.application, d.agent);
+                        view! {
+                            <tr data-test="drift-row" data-id=d.launch_setting.clone()>
+                                <td data-label="Launch setting"><a href=ls_href data-test="drift-link">{d.launch_setting.clone()}</a></td>
+                                <td data-label="Application">{d.application.clone()}</td>
+                                <td data-label="Agent"><a href=agent_href>{d.agent.clone()}</a></td>
+                                <td data-label="What no longer fits">
+                                    <ul class="field-errors" data-test="drift-errors">
+                                        {d.errors.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}
+                                    </ul>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}

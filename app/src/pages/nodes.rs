@@ -1,0 +1,151 @@
+//! The nodes page: every application instance the manager hears from, live or lost, with its
+//! load, running activations against its capacity, last heartbeat and the agents it offers.
+//! Filters live in the URL (`?application=&lost=1`); the page reads without JavaScript and
+//! refreshes itself once hydrated.
+
+use crate::api::nodes::{NodeRow, NodesView, list_nodes};
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct NodesQuery {
+    application: String,
+    include_lost: bool,
+}
+
+#[component]
+pub fn NodesPage() -> impl IntoView {
+    let query_map = use_query_map();
+    let query = Memo::new(move |_| {
+        let m = query_map.get();
+        NodesQuery {
+            application: m.get("application").unwrap_or_default(),
+            include_lost: m.get("lost").is_some_and(|v| !v.is_empty() && v != "0"),
+        }
+    });
+    let data = Resource::new(
+        move || query.get(),
+        |q| list_nodes(q.application, q.include_lost),
+    );
+    // Refreshes in the browser only; the server renders the first figures.
+    Effect::new(move |_| {
+        set_interval(move || data.refetch(), Duration::from_secs(10));
+    });
+
+    view! {
+        <section data-test="list-nodes">
+            <div class="page-head">
+                <h1>"Nodes"</h1>
+            </div>
+            <form method="get" action="/nodes" class="filters" data-test="filters">
+                <label>
+                    <span class="label">"Application"</span>
+                    <select name="application" data-test="filter-application">
+                        <option value="">"all"</option>
+                        <Suspense fallback=|| ()>
+                            {move || {
+                                let current = query.get().application;
+                                data.get().and_then(Result::ok).map(|v| {
+                                    v.applications.into_iter().map(|a| {
+                                        let selected = a == current;
+                                        view! { <option value=a.clone() selected=selected>{a.clone()}</option> }
+                                    }).collect_view()
+                                })
+                            }}
+                        </Suspense>
+                    </select>
+                </label>
+                <label class="field check">
+                    <input type="checkbox" name="lost" value="1" data-test="filter-lost"
+                        checked=move || query.get().include_lost />
+                    <span class="label">"Show lost nodes"</span>
+                </label>
+                <button type="submit" data-test="filter-apply">"Filter"</button>
+            </form>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || data.get().map(|r| match r {
+                    Ok(v) => view! { <NodesTable view=v include_lost=query.get_untracked().include_lost /> }.into_any(),
+                    Err(e) => view! { <p class="error" data-test="list-error">{e.to_string()}</p> }.into_any(),
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
+    let explanation = format!(
+        "A node is lost when no heartbeat came for {} s; nothing is dispatched to it.",
+        view.timeout_secs
+    );
+    if view.nodes.is_empty() {
+        let text = if include_lost {
+            "No node has reported yet."
+        } else {
+            "No live node. Nodes appear here when their application starts and publishes itself."
+        };
+        return view! {
+            <p class="muted" data-test="no-nodes">{text}</p>
+            <p class="hint">{explanation}</p>
+        }
+        .into_any();
+    }
+    let live = view.nodes.iter().filter(|n| n.status == "live").count();
+    let summary = format!("{live} live of {} shown", view.nodes.len());
+    view! {
+        <div class="table-wrap">
+            <table class="list" data-test="nodes">
+                <thead>
+                    <tr>
+                        <th>"Host"</th><th>"Application"</th><th>"Status"</th><th>"Version"</th>
+                        <th>"Running"</th><th>"Load"</th><th>"Last heartbeat"</th><th>"Agents offered"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {view.nodes.into_iter().map(|n| view! { <NodeLine node=n /> }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        <p class="muted" data-test="nodes-summary">{summary}</p>
+        <p class="hint">{explanation}</p>
+    }
+    .into_any()
+}
+
+#[component]
+fn NodeLine(node: NodeRow) -> impl IntoView {
+    let app_href = format!("/applications/{}", node.application);
+    let usage = format!("{} / {}", node.running, node.capacity);
+    let full = node.capacity > 0 && node.running >= node.capacity;
+    let agents = node.agents.clone();
+    view! {
+        <tr data-test="node-row" data-host=node.host.clone() data-application=node.application.clone()
+            data-status=node.status.clone()>
+            <td data-label="Host"><code>{node.host.clone()}</code></td>
+            <td data-label="Application"><a href=app_href>{node.application.clone()}</a></td>
+            <td data-label="Status">
+                <span class=format!("pill {}", node.status) data-test="node-status">{node.status.clone()}</span>
+            </td>
+            <td data-label="Version" data-test="node-version">{node.version.clone()}</td>
+            <td data-label="Running" data-test="node-running" class:warn-text=full
+                title="running activations / capacity">{usage}</td>
+            <td data-label="Load" data-test="node-load">{format!("{:.2}", node.load)}</td>
+            <td data-label="Last heartbeat" data-test="node-heartbeat">
+                {node.heartbeat_age.clone()}
+                <br /><span class="muted">{node.last_heartbeat.clone()}</span>
+            </td>
+            <td data-label="Agents offered" data-test="node-agents">
+                {if agents.is_empty() {
+                    view! { <span class="muted">"none"</span> }.into_any()
+                } else {
+                    let app = node.application.clone();
+                    agents.into_iter().map(|a| {
+                        let href = format!("/agents/{app}/{a}");
+                        view! { <a class="tag" href=href data-test="node-agent">{a}</a>" " }
+                    }).collect_view().into_any()
+                }}
+            </td>
+        </tr>
+    }
+}
