@@ -5,6 +5,7 @@ mod accounts;
 mod browsing;
 mod catalog;
 mod registry;
+mod runtime;
 
 use am_domain::{catalog::Catalog, roles::Role};
 use am_services::{AuthMethod, Principal};

@@ -1,0 +1,471 @@
+//! The runtime's database transitions, without a broker: fires, dispatch, reports with fencing
+//! tokens, group sequencing and the watchdog, on both backends. The end-to-end behaviour with
+//! RabbitMQ and real nodes is tested in the server's `runtime` test binary.
+
+use super::{actor, demo_catalog};
+use crate::on_both_backends;
+use am_domain::{
+    roles::Role,
+    usage::EntityRef,
+    wire::{
+        ActivationEvent, ActivationId, ActivationReport, ActivationResult, Heartbeat, ToManager,
+    },
+};
+use am_services::{
+    ServiceError, catalog,
+    entity::{activation_hosts, activations, launch_settings, outbox, schedule_groups},
+    registry,
+    runtime::{
+        RuntimeConfig,
+        activate::run_now,
+        groups::{self, Fire},
+        reports,
+        status::Trigger,
+        watchdog,
+    },
+};
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+};
+use std::sync::atomic::Ordering;
+use uuid::Uuid;
+
+on_both_backends!(
+    a_fire_is_recorded_once_per_group_and_fire_time,
+    reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignored,
+    without_a_live_node_an_activation_waits_then_goes_to_the_first_one,
+    a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_failure,
+    run_now_refuses_disabled_launch_settings_and_viewers,
+    an_unaccepted_launch_moves_to_another_node_with_a_new_token,
+);
+
+async fn setup(db: &DatabaseConnection) -> RuntimeConfig {
+    catalog::import(db, &actor(Role::Admin), demo_catalog())
+        .await
+        .expect("demo catalog imports");
+    RuntimeConfig::new("t")
+}
+
+async fn node_up(db: &DatabaseConnection, host: &str, now: DateTime<Utc>) {
+    registry::record_heartbeat(
+        db,
+        &Heartbeat {
+            application: "demo".into(),
+            host: host.into(),
+            capacity: 4,
+            running: vec![],
+            load: Some(0.0),
+            dropped_reports: 0,
+            quarantined: 0,
+            at: now,
+        },
+        now,
+    )
+    .await
+    .expect("heartbeat");
+}
+
+fn report(host: &str, activation: Uuid, ls: &str, token: u64, event: ActivationEvent) -> ToManager {
+    ToManager::Activation(ActivationReport {
+        application: "demo".into(),
+        host: host.into(),
+        activation_id: ActivationId(activation.to_string()),
+        launch_setting: ls.into(),
+        fencing_token: token,
+        event,
+        at: Utc::now(),
+    })
+}
+
+fn finished(result: ActivationResult) -> ActivationEvent {
+    ActivationEvent::Finished {
+        result,
+        error: None,
+    }
+}
+
+async fn hosts_of(db: &DatabaseConnection, activation: Uuid) -> Vec<activation_hosts::Model> {
+    activation_hosts::Entity::find()
+        .filter(activation_hosts::Column::ActivationId.eq(activation))
+        .order_by_asc(activation_hosts::Column::Id)
+        .all(db)
+        .await
+        .expect("hosts")
+}
+
+async fn activation(db: &DatabaseConnection, id: Uuid) -> activations::Model {
+    activations::Entity::find_by_id(id)
+        .one(db)
+        .await
+        .expect("query")
+        .expect("activation")
+}
+
+async fn member(
+    db: &DatabaseConnection,
+    parent: Uuid,
+    position: i32,
+) -> Option<activations::Model> {
+    activations::Entity::find()
+        .filter(activations::Column::ParentId.eq(parent))
+        .filter(activations::Column::Position.eq(position))
+        .one(db)
+        .await
+        .expect("query")
+}
+
+async fn a_fire_is_recorded_once_per_group_and_fire_time(db: &DatabaseConnection) {
+    let cfg = setup(db).await;
+    let now = Utc::now();
+    node_up(db, "demo-a", now).await;
+    let at = DateTime::parse_from_rfc3339("2030-01-01T02:30:00Z")
+        .expect("time")
+        .with_timezone(&Utc);
+    let fire = Fire::scheduled("demo.nightly", at, Trigger::Schedule);
+    let first = groups::fire(db, &cfg, std::slice::from_ref(&fire), now, None)
+        .await
+        .expect("fires");
+    let second = groups::fire(db, &cfg, &[fire], now, None)
+        .await
+        .expect("fires again");
+    assert!(first[0].1.is_some());
+    assert_eq!(second[0].1, None, "the same fire key is recorded once");
+    assert_eq!(cfg.metrics.duplicate_fires.load(Ordering::Relaxed), 1);
+    let parents = activations::Entity::find()
+        .filter(activations::Column::GroupId.eq("demo.nightly"))
+        .filter(activations::Column::ParentId.is_null())
+        .count(db)
+        .await
+        .expect("count");
+    assert_eq!(parents, 1);
+    let group = schedule_groups::Entity::find_by_id("demo.nightly".to_owned())
+        .one(db)
+        .await
+        .expect("q")
+        .expect("group");
+    assert_eq!(group.last_fire_at, Some(at));
+    // The first member went out as a launch command to the only live node.
+    let sent = outbox::Entity::find().all(db).await.expect("outbox");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].routing_key, "node.demo.demo-a");
+}
+
+async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignored(
+    db: &DatabaseConnection,
+) {
+    let cfg = setup(db).await;
+    let now = Utc::now();
+    node_up(db, "demo-b", now).await;
+    let ls = "demo.sleep.nightly";
+    let id = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting(ls.into()),
+    )
+    .await
+    .expect("runs");
+    assert_eq!(activation(db, id).await.status, "dispatched");
+    let out = reports::apply(
+        db,
+        &cfg,
+        &[
+            report("demo-b", id, ls, 1, ActivationEvent::Accepted),
+            report("demo-b", id, ls, 1, ActivationEvent::Started),
+        ],
+        Utc::now(),
+    )
+    .await
+    .expect("applies");
+    assert_eq!(out.applied, 2);
+    assert_eq!(activation(db, id).await.status, "running");
+    let row = launch_settings::Entity::find_by_id(ls.to_owned())
+        .one(db)
+        .await
+        .expect("q")
+        .expect("ls");
+    assert_eq!(row.current_status, "running");
+    // A report from an older dispatch round is ignored and counted.
+    let out = reports::apply(
+        db,
+        &cfg,
+        &[report(
+            "demo-b",
+            id,
+            ls,
+            0,
+            finished(ActivationResult::Failed),
+        )],
+        Utc::now(),
+    )
+    .await
+    .expect("applies");
+    assert_eq!(out.stale, 1);
+    assert_eq!(cfg.metrics.stale_reports.load(Ordering::Relaxed), 1);
+    assert_eq!(activation(db, id).await.status, "running");
+    let out = reports::apply(
+        db,
+        &cfg,
+        &[report(
+            "demo-b",
+            id,
+            ls,
+            1,
+            finished(ActivationResult::Succeeded),
+        )],
+        Utc::now(),
+    )
+    .await
+    .expect("applies");
+    assert_eq!(out.applied, 1);
+    assert_eq!(activation(db, id).await.status, "succeeded");
+    let row = launch_settings::Entity::find_by_id(ls.to_owned())
+        .one(db)
+        .await
+        .expect("q")
+        .expect("ls");
+    assert_eq!(
+        (row.current_status.as_str(), row.last_result.as_deref()),
+        ("waiting", Some("succeeded"))
+    );
+    // At least once: the same report again changes nothing.
+    let out = reports::apply(
+        db,
+        &cfg,
+        &[report(
+            "demo-b",
+            id,
+            ls,
+            1,
+            finished(ActivationResult::Failed),
+        )],
+        Utc::now(),
+    )
+    .await
+    .expect("applies");
+    assert_eq!((out.applied, out.ignored), (0, 1));
+    assert_eq!(activation(db, id).await.status, "succeeded");
+}
+
+async fn without_a_live_node_an_activation_waits_then_goes_to_the_first_one(
+    db: &DatabaseConnection,
+) {
+    let cfg = setup(db).await;
+    let id = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting("demo.sleep.nightly".into()),
+    )
+    .await
+    .expect("runs");
+    let a = activation(db, id).await;
+    assert_eq!(a.status, "waiting");
+    assert!(a.wait_until.is_some());
+    watchdog::tick(db, &cfg, Utc::now()).await.expect("tick");
+    assert_eq!(activation(db, id).await.status, "waiting");
+    node_up(db, "demo-a", Utc::now()).await;
+    watchdog::tick(db, &cfg, Utc::now()).await.expect("tick");
+    let a = activation(db, id).await;
+    assert_eq!((a.status.as_str(), a.fencing_token), ("dispatched", 1));
+    let hosts = hosts_of(db, id).await;
+    assert_eq!(hosts.len(), 1);
+    assert_eq!(hosts[0].host, "demo-a");
+    // With a node up, the next run goes out at once.
+    let id = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting("demo.fail.nightly".into()),
+    )
+    .await
+    .expect("runs");
+    assert_eq!(activation(db, id).await.status, "dispatched");
+}
+
+async fn a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_failure(
+    db: &DatabaseConnection,
+) {
+    let cfg = setup(db).await;
+    let now = Utc::now();
+    node_up(db, "demo-a", now).await;
+    node_up(db, "demo-b", now).await;
+    let group = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::ScheduleGroup("demo.nightly".into()),
+    )
+    .await
+    .expect("runs");
+    let first = member(db, group, 0).await.expect("first member");
+    assert!(
+        member(db, group, 1).await.is_none(),
+        "the second waits for the first"
+    );
+    let host = hosts_of(db, first.id).await[0].host.clone();
+    assert_eq!(
+        activation(db, group).await.pinned_host.as_deref(),
+        Some(host.as_str())
+    );
+    reports::apply(
+        db,
+        &cfg,
+        &[report(
+            &host,
+            first.id,
+            "demo.sleep.nightly",
+            1,
+            finished(ActivationResult::Succeeded),
+        )],
+        Utc::now(),
+    )
+    .await
+    .expect("applies");
+    let second = member(db, group, 1).await.expect("second member started");
+    assert_eq!(
+        hosts_of(db, second.id).await[0].host,
+        host,
+        "ANY groups stay on one node"
+    );
+    reports::apply(
+        db,
+        &cfg,
+        &[report(
+            &host,
+            second.id,
+            "demo.fail.nightly",
+            1,
+            finished(ActivationResult::Failed),
+        )],
+        Utc::now(),
+    )
+    .await
+    .expect("applies");
+    let g = activation(db, group).await;
+    assert_eq!(g.status, "failed");
+    let row = schedule_groups::Entity::find_by_id("demo.nightly".to_owned())
+        .one(db)
+        .await
+        .expect("q")
+        .expect("group");
+    assert_eq!(row.last_result.as_deref(), Some("failed"));
+
+    // Failing first: the rest is skipped, not run.
+    let group = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::ScheduleGroup("demo.nightly".into()),
+    )
+    .await
+    .expect("runs");
+    let first = member(db, group, 0).await.expect("first member");
+    let host = hosts_of(db, first.id).await[0].host.clone();
+    reports::apply(
+        db,
+        &cfg,
+        &[report(
+            &host,
+            first.id,
+            "demo.sleep.nightly",
+            1,
+            finished(ActivationResult::Failed),
+        )],
+        Utc::now(),
+    )
+    .await
+    .expect("applies");
+    let skipped = member(db, group, 1).await.expect("second member recorded");
+    assert_eq!(skipped.status, "skipped");
+    assert!(
+        hosts_of(db, skipped.id).await.is_empty(),
+        "a skipped member is never dispatched"
+    );
+    assert_eq!(activation(db, group).await.status, "failed");
+}
+
+async fn run_now_refuses_disabled_launch_settings_and_viewers(db: &DatabaseConnection) {
+    let cfg = setup(db).await;
+    let ls = EntityRef::LaunchSetting("demo.sleep.nightly".into());
+    let e = run_now(db, &cfg, &actor(Role::Viewer), &ls)
+        .await
+        .expect_err("viewer");
+    assert!(matches!(e, ServiceError::Forbidden { .. }), "{e}");
+    catalog::set_enabled(db, &actor(Role::Operator), &ls, false, "test")
+        .await
+        .expect("disables");
+    let e = run_now(db, &cfg, &actor(Role::Operator), &ls)
+        .await
+        .expect_err("disabled");
+    assert!(matches!(e, ServiceError::Conflict(_)), "{e}");
+    let e = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting("nope".into()),
+    )
+    .await
+    .expect_err("missing");
+    assert!(matches!(e, ServiceError::NotFound(_)), "{e}");
+    assert_eq!(
+        activations::Entity::find().count(db).await.expect("count"),
+        0
+    );
+}
+
+async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &DatabaseConnection) {
+    let cfg = setup(db).await;
+    let now = Utc::now();
+    node_up(db, "demo-a", now).await;
+    node_up(db, "demo-b", now).await;
+    let ls = "demo.sleep.nightly";
+    let id = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting(ls.into()),
+    )
+    .await
+    .expect("runs");
+    let first = hosts_of(db, id).await[0].host.clone();
+    // Past the start timeout (30 s by default), with both nodes still heartbeating.
+    let later = now + chrono::Duration::seconds(31);
+    node_up(db, "demo-a", later).await;
+    node_up(db, "demo-b", later).await;
+    watchdog::tick(db, &cfg, later).await.expect("tick");
+    let hosts = hosts_of(db, id).await;
+    assert_eq!(hosts.len(), 2);
+    assert_eq!(
+        (hosts[0].host.as_str(), hosts[0].status.as_str()),
+        (first.as_str(), "superseded")
+    );
+    assert_ne!(hosts[1].host, first, "re-dispatched to the other node");
+    assert_eq!(hosts[1].fencing_token, 2);
+    assert_eq!(activation(db, id).await.fencing_token, 2);
+    assert_eq!(
+        cfg.metrics.redispatch_start_timeout.load(Ordering::Relaxed),
+        1
+    );
+    // The first node's late answer carries token 1 and is ignored.
+    let out = reports::apply(
+        db,
+        &cfg,
+        &[report(&first, id, ls, 1, ActivationEvent::Started)],
+        later,
+    )
+    .await
+    .expect("applies");
+    assert_eq!(out.stale, 1);
+    let out = reports::apply(
+        db,
+        &cfg,
+        &[report(&hosts[1].host, id, ls, 2, ActivationEvent::Started)],
+        later,
+    )
+    .await
+    .expect("applies");
+    assert_eq!(out.applied, 1);
+    assert_eq!(activation(db, id).await.status, "running");
+}
