@@ -325,7 +325,46 @@ pub async fn set_enabled(
         Ok(())
     })
     .await?;
+    if !enabled {
+        // The cause (who disabled it, or why the breaker did) is what the pages show.
+        set_disabled_reason(db, key, cause).await?;
+    }
     Ok(summary)
+}
+
+async fn set_disabled_reason(
+    db: &DatabaseConnection,
+    key: &EntityRef,
+    cause: &str,
+) -> ServiceResult<()> {
+    use crate::entity::{launch_settings as ls, schedule_groups as sg};
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+    match key {
+        EntityRef::LaunchSetting(id) => {
+            ls::Entity::update_many()
+                .col_expr(
+                    ls::Column::DisabledReason,
+                    Expr::value(Some(cause.to_owned())),
+                )
+                .filter(ls::Column::Id.eq(id.as_str()))
+                .filter(ls::Column::Enabled.eq(false))
+                .exec(db)
+                .await?;
+        }
+        EntityRef::ScheduleGroup(id) => {
+            sg::Entity::update_many()
+                .col_expr(
+                    sg::Column::DisabledReason,
+                    Expr::value(Some(cause.to_owned())),
+                )
+                .filter(sg::Column::Id.eq(id.as_str()))
+                .filter(sg::Column::Enabled.eq(false))
+                .exec(db)
+                .await?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

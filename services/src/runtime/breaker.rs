@@ -21,9 +21,7 @@ use crate::{
 };
 use am_domain::{usage::EntityRef, wire::BreakerTripped};
 use chrono::{DateTime, Utc};
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect, sea_query::Expr,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
 use std::collections::BTreeSet;
 use uuid::Uuid;
 
@@ -101,31 +99,6 @@ pub async fn apply_trip(
     let breaker = Principal::system("breaker");
     for t in &targets {
         catalog::set_enabled(db, &breaker, t, false, &cause).await?;
-        match t {
-            EntityRef::LaunchSetting(id) => {
-                launch_settings::Entity::update_many()
-                    .col_expr(
-                        launch_settings::Column::DisabledReason,
-                        Expr::value(Some(cause.clone())),
-                    )
-                    .filter(launch_settings::Column::Id.eq(id.as_str()))
-                    .filter(launch_settings::Column::Enabled.eq(false))
-                    .exec(db)
-                    .await?;
-            }
-            EntityRef::ScheduleGroup(id) => {
-                schedule_groups::Entity::update_many()
-                    .col_expr(
-                        schedule_groups::Column::DisabledReason,
-                        Expr::value(Some(cause.clone())),
-                    )
-                    .filter(schedule_groups::Column::Id.eq(id.as_str()))
-                    .filter(schedule_groups::Column::Enabled.eq(false))
-                    .exec(db)
-                    .await?;
-            }
-            _ => {}
-        }
         Metrics::inc(&cfg.metrics.breaker_disables);
         tracing::warn!(disabled = %t, %cause, "breaker policy disabled");
     }

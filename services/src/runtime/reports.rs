@@ -87,7 +87,7 @@ pub async fn apply(
                             activation_hosts::Column::DeadLettered,
                             Expr::value(i64::try_from(c.dead_lettered).unwrap_or(i64::MAX)),
                         )
-                        .filter(activation_hosts::Column::ActivationId.is_in(ids))
+                        .filter(activation_hosts::Column::ActivationId.is_in(ids.iter().copied()))
                         .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
                         .filter(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
                         .filter(
@@ -96,6 +96,16 @@ pub async fn apply(
                         )
                         .exec(&txn)
                         .await?;
+                    interrupt_unknown_runs(
+                        &txn,
+                        cfg,
+                        &mut plan,
+                        hb,
+                        &running.launch_setting,
+                        &ids,
+                        now,
+                    )
+                    .await?;
                 }
                 out.applied += 1;
             }
@@ -196,6 +206,51 @@ pub async fn apply(
     txn.commit().await?;
     Metrics::add(&cfg.metrics.reports, out.applied as u64);
     Ok(out)
+}
+
+/// A node runs an activation the manager no longer has on that node (re-dispatched elsewhere
+/// after a start timeout, declared lost, ended): it is told to interrupt it, so the work does
+/// not run twice. Repeated at every heartbeat until the node stops listing it.
+async fn interrupt_unknown_runs(
+    db: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    plan: &mut Plan,
+    hb: &am_domain::wire::Heartbeat,
+    ls: &str,
+    ids: &[Uuid],
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let known: HashSet<Uuid> = activation_hosts::Entity::find()
+        .select_only()
+        .column(activation_hosts::Column::ActivationId)
+        .filter(activation_hosts::Column::ActivationId.is_in(ids.iter().copied()))
+        .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
+        .filter(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
+        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+        .into_tuple::<Uuid>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    for id in ids.iter().filter(|id| !known.contains(id)) {
+        tracing::warn!(activation = %id, host = %hb.host, launch_setting = %ls, "node runs an activation the manager gave up on; interrupting it");
+        plan.command(
+            &cfg.names,
+            &hb.application,
+            &hb.host,
+            &am_domain::wire::ToNode::Interrupt(am_domain::wire::Interrupt {
+                activation_id: am_domain::wire::ActivationId(id.to_string()),
+                reason: "the manager no longer runs this activation on this node".into(),
+            }),
+            format!("interrupt:{id}:{}:{}", hb.host, now.timestamp_millis()),
+            now,
+        );
+        Metrics::inc(&cfg.metrics.stops);
+    }
+    Ok(())
 }
 
 fn parse(id: &str) -> Option<Uuid> {

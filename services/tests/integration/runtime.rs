@@ -8,7 +8,8 @@ use am_domain::{
     roles::Role,
     usage::EntityRef,
     wire::{
-        ActivationEvent, ActivationId, ActivationReport, ActivationResult, Heartbeat, ToManager,
+        ActivationEvent, ActivationId, ActivationReport, ActivationResult, Counters, Heartbeat,
+        RunningLaunchSetting, ToManager,
     },
 };
 use am_services::{
@@ -47,23 +48,23 @@ async fn setup(db: &DatabaseConnection) -> RuntimeConfig {
     RuntimeConfig::new("t")
 }
 
+fn heartbeat(host: &str, now: DateTime<Utc>) -> Heartbeat {
+    Heartbeat {
+        application: "demo".into(),
+        host: host.into(),
+        capacity: 4,
+        running: vec![],
+        load: Some(0.0),
+        dropped_reports: 0,
+        quarantined: 0,
+        at: now,
+    }
+}
+
 async fn node_up(db: &DatabaseConnection, host: &str, now: DateTime<Utc>) {
-    registry::record_heartbeat(
-        db,
-        &Heartbeat {
-            application: "demo".into(),
-            host: host.into(),
-            capacity: 4,
-            running: vec![],
-            load: Some(0.0),
-            dropped_reports: 0,
-            quarantined: 0,
-            at: now,
-        },
-        now,
-    )
-    .await
-    .expect("heartbeat");
+    registry::record_heartbeat(db, &heartbeat(host, now), now)
+        .await
+        .expect("heartbeat");
 }
 
 fn report(host: &str, activation: Uuid, ls: &str, token: u64, event: ActivationEvent) -> ToManager {
@@ -468,4 +469,22 @@ async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &Databa
     .expect("applies");
     assert_eq!(out.applied, 1);
     assert_eq!(activation(db, id).await.status, "running");
+    // If the first node started it anyway, its heartbeat gets it interrupted there.
+    let mut hb = heartbeat("demo-a", later);
+    hb.host = first.clone();
+    hb.running = vec![RunningLaunchSetting {
+        launch_setting: ls.into(),
+        activations: vec![ActivationId(id.to_string())],
+        counters: Counters::default(),
+    }];
+    reports::apply(db, &cfg, &[ToManager::Heartbeat(hb)], later)
+        .await
+        .expect("applies");
+    let interrupts: Vec<_> = outbox::Entity::find()
+        .filter(outbox::Column::MessageId.starts_with(format!("interrupt:{id}:{first}:")))
+        .all(db)
+        .await
+        .expect("outbox");
+    assert_eq!(interrupts.len(), 1, "the zombie run is interrupted");
+    assert_eq!(interrupts[0].routing_key, format!("node.demo.{first}"));
 }
