@@ -39,7 +39,7 @@ trap 'kill "${NODES[@]}" 2>/dev/null || true' EXIT
 
 log "demo nodes demo-a and demo-b started; their logs: data/demo-a.log, data/demo-b.log"
 log "within a minute: Launch settings (echo on both nodes, flaky and poison failing), Failure logs,"
-log "Dead letters (the poison events), Schedule groups (demo.nightly fires every minute)"
+log "Dead letters (the poison events), Schedule groups (demo.nightly: sleep then drain echo, every minute; demo.failing: every two minutes, until its breaker disables it)"
 log "(the demo catalog is imported on the first run only; to start over, stop and remove data/)"
 log "manager on http://${AM_LISTEN:-127.0.0.1:3000}  (user: admin, password: $AM_ADMIN_PASSWORD)"
 "$BIN" serve

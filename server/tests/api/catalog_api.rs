@@ -224,18 +224,18 @@ async fn crud_per_entity(app: TestApp) {
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 
-    // Delete: LS, then its agent.
+    // Delete: a launch setting, then its agent (poison has no other).
     let r = app
         .api(
             "DELETE",
-            "/api/v1/launch-settings/demo.echo.1",
+            "/api/v1/launch-settings/demo.poison.1",
             Some(&admin),
             None,
         )
         .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
     let r = app
-        .api("DELETE", "/api/v1/agents/demo/echo", Some(&admin), None)
+        .api("DELETE", "/api/v1/agents/demo/poison", Some(&admin), None)
         .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
 }

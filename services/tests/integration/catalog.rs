@@ -26,7 +26,7 @@ async fn import_then_export_gives_back_an_equal_document(db: &DatabaseConnection
         .expect("import");
     assert_eq!(
         summary.created.len(),
-        1 + 1 + 2 + 1 + 5 + 5 + 1,
+        1 + 1 + 2 + 1 + 5 + 6 + 2,
         "{summary:?}"
     );
     let exported = catalog::export(db, &admin).await.expect("export");
@@ -202,18 +202,18 @@ async fn deleting_something_in_use_is_refused_naming_the_user(db: &DatabaseConne
         &admin,
         &EntityRef::Agent {
             application: "demo".into(),
-            id: "echo".into(),
+            id: "poison".into(),
         },
     )
     .await
     .expect_err("agent in use");
-    assert!(err.to_string().contains("demo.echo.1"), "{err}");
+    assert!(err.to_string().contains("demo.poison.1"), "{err}");
 
     // Not in use: goes.
     catalog::delete::<am_domain::catalog::LaunchSetting>(
         db,
         &admin,
-        &EntityRef::LaunchSetting("demo.echo.1".into()),
+        &EntityRef::LaunchSetting("demo.poison.1".into()),
     )
     .await
     .expect("delete LS");
@@ -222,7 +222,7 @@ async fn deleting_something_in_use_is_refused_naming_the_user(db: &DatabaseConne
         &admin,
         &EntityRef::Agent {
             application: "demo".into(),
-            id: "echo".into(),
+            id: "poison".into(),
         },
     )
     .await
@@ -313,7 +313,7 @@ async fn scheduled_launch_settings_are_saved_with_their_groups(db: &DatabaseConn
         group.members,
         [
             "demo.sleep.nightly",
-            "demo.fail.nightly",
+            "demo.echo.drain",
             "demo.sleep.extra"
         ]
     );
