@@ -4,7 +4,9 @@
 //!
 //! Environment: `AM_AMQP_URL` (default the local RabbitMQ), `AM_APP` (default `demo`),
 //! `AM_HOST` (default the host name), `AM_PREFIX` (broker names prefix, default `am`),
-//! `AM_CAPACITY` (default 8), `AM_QUEUE_EXPIRY` (a throw-away topology, for tests).
+//! `AM_CAPACITY` (default 8), `AM_QUEUE_EXPIRY` (a throw-away topology, for tests),
+//! `AM_HEARTBEAT` (heartbeat interval, e.g. `500ms`; default the library's 10 s; tests lower it
+//! so the manager notices a dead node within seconds).
 //!
 //! Demo traffic: `AM_DEMO_PRODUCE=<milliseconds>` makes the node also publish a small JSON event
 //! every that many milliseconds to each data exchange of `AM_DEMO_EXCHANGES` (comma-separated,
@@ -186,6 +188,19 @@ fn queue_expiry() -> anyhow::Result<Option<Duration>> {
             let d: HumanDuration = v
                 .parse()
                 .map_err(|e| anyhow::anyhow!("AM_QUEUE_EXPIRY: {e}"))?;
+            Ok(Some(d.0))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
+/// `AM_HEARTBEAT` (e.g. `500ms`): how often the node heartbeats; the library's default when unset.
+fn heartbeat_every() -> anyhow::Result<Option<Duration>> {
+    match std::env::var("AM_HEARTBEAT") {
+        Ok(v) => {
+            let d: HumanDuration = v
+                .parse()
+                .map_err(|e| anyhow::anyhow!("AM_HEARTBEAT: {e}"))?;
             Ok(Some(d.0))
         }
         Err(_) => Ok(None),
@@ -394,7 +409,7 @@ async fn main() -> anyhow::Result<()> {
         std::env::var("AM_AMQP_URL").unwrap_or_else(|_| agent_client::DEFAULT_AMQP_URL.to_owned());
     let expiry = queue_expiry()?;
     let producer = Producer::from_env(&amqp_url, &host, expiry)?;
-    let node = NodeBuilder::new(
+    let builder = NodeBuilder::new(
         std::env::var("AM_APP").unwrap_or_else(|_| "demo".to_owned()),
         host,
     )
@@ -460,9 +475,12 @@ async fn main() -> anyhow::Result<()> {
         "organisations",
         "Organisations",
         organisations,
-    ))
-    .start()
-    .await?;
+    ));
+    let builder = match heartbeat_every()? {
+        Some(every) => builder.heartbeat_every(every),
+        None => builder,
+    };
+    let node = builder.start().await?;
     tracing::info!("demo node started; Ctrl-C or SIGTERM stops it gracefully");
     let producing = producer.map(|p| tokio::spawn(p.run()));
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
