@@ -34,7 +34,7 @@ pub struct BrokerConfig {
 }
 
 /// Runtime tunables that are not part of the catalog (`AM_NODE_TIMEOUT`, `AM_WAIT_TIMEOUT`,
-/// `AM_MISFIRE_THRESHOLD`, as durations like `30s`).
+/// `AM_MISFIRE_THRESHOLD`, as durations like `30s` or `5m`).
 #[derive(Debug, Clone)]
 pub struct RuntimeTunables {
     pub node_timeout: std::time::Duration,
@@ -87,6 +87,11 @@ struct FileConfig {
     admin_password: Option<String>,
     allowed_origins: Option<Vec<String>>,
     secure_cookies: Option<bool>,
+    prefix: Option<String>,
+    queue_expiry: Option<String>,
+    node_timeout: Option<String>,
+    wait_timeout: Option<String>,
+    misfire_threshold: Option<String>,
 }
 
 /// Where a raw value came from, for error messages.
@@ -151,6 +156,11 @@ impl Config {
             admin_password,
             allowed_origins,
             secure_cookies,
+            prefix,
+            queue_expiry,
+            node_timeout,
+            wait_timeout,
+            misfire_threshold,
         } = file_cfg;
         let src = Source { env, file_path };
 
@@ -249,31 +259,43 @@ impl Config {
             None => secure_cookies.unwrap_or(false),
         };
 
-        let duration = |key: &str, default: u64| -> Result<std::time::Duration, ConfigError> {
-            match env(key) {
-                Some(raw) => humantime::parse_duration(&raw).map_err(|e| ConfigError::Invalid {
-                    key: key.to_owned(),
-                    message: format!("`{raw}` is not a duration (expected e.g. 30s or 5m): {e}"),
-                }),
-                None => Ok(std::time::Duration::from_secs(default)),
-            }
-        };
-        let prefix = env("AM_PREFIX").unwrap_or_else(|| "am".to_owned());
+        let duration =
+            |found: Option<(String, String)>| -> Result<Option<std::time::Duration>, ConfigError> {
+                found
+                    .map(|(key, raw)| {
+                        humantime::parse_duration(&raw).map_err(|e| ConfigError::Invalid {
+                            key,
+                            message: format!(
+                                "`{raw}` is not a duration (expected e.g. 30s or 5m): {e}"
+                            ),
+                        })
+                    })
+                    .transpose()
+            };
+        let secs = std::time::Duration::from_secs;
+        let (prefix_key, prefix) = src
+            .get("AM_PREFIX", prefix, "prefix")
+            .unwrap_or_else(|| ("AM_PREFIX".to_owned(), "am".to_owned()));
         if am_domain::ids::validate_id(&prefix).is_err() {
             return Err(ConfigError::Invalid {
-                key: "AM_PREFIX".into(),
+                key: prefix_key,
                 message: format!(
                     "`{prefix}` is not a valid prefix (lower-case letters, digits, . _ -)"
                 ),
             });
         }
-        let queue_expiry = env("AM_QUEUE_EXPIRY")
-            .map(|_| duration("AM_QUEUE_EXPIRY", 0))
-            .transpose()?;
+        let queue_expiry = duration(src.get("AM_QUEUE_EXPIRY", queue_expiry, "queue_expiry"))?;
         let runtime = RuntimeTunables {
-            node_timeout: duration("AM_NODE_TIMEOUT", 30)?,
-            wait_timeout: duration("AM_WAIT_TIMEOUT", 600)?,
-            misfire_threshold: duration("AM_MISFIRE_THRESHOLD", 60)?,
+            node_timeout: duration(src.get("AM_NODE_TIMEOUT", node_timeout, "node_timeout"))?
+                .unwrap_or(secs(30)),
+            wait_timeout: duration(src.get("AM_WAIT_TIMEOUT", wait_timeout, "wait_timeout"))?
+                .unwrap_or(secs(600)),
+            misfire_threshold: duration(src.get(
+                "AM_MISFIRE_THRESHOLD",
+                misfire_threshold,
+                "misfire_threshold",
+            ))?
+            .unwrap_or(secs(60)),
         };
 
         Ok(Config {
@@ -329,6 +351,14 @@ mod tests {
         );
         let e = load(&[("AM_ADMIN_PASSWORD", "short")]).expect_err("short");
         assert!(e.to_string().starts_with("AM_ADMIN_PASSWORD:"), "{e}");
+        let e = load(&[("AM_NODE_TIMEOUT", "soon")]).expect_err("bad duration");
+        assert!(e.to_string().starts_with("AM_NODE_TIMEOUT: `soon`"), "{e}");
+        let e = load(&[("AM_PREFIX", "Not Valid")]).expect_err("bad prefix");
+        assert!(e.to_string().starts_with("AM_PREFIX:"), "{e}");
+        let c = load(&[("AM_NODE_TIMEOUT", "5s"), ("AM_PREFIX", "t-1")]).expect("valid");
+        assert_eq!(c.runtime.node_timeout, std::time::Duration::from_secs(5));
+        assert_eq!(c.broker.prefix, "t-1");
+        assert_eq!(c.runtime.wait_timeout, std::time::Duration::from_secs(600));
     }
 
     #[test]
