@@ -1,11 +1,18 @@
-//! The scheduler: one tokio-cron-scheduler job per enabled schedule group, reloaded when the
-//! catalog changes (any replica's write bumps the catalog revision), without restart.
+//! The scheduler: one timer per enabled schedule group, reloaded when the catalog changes (any
+//! replica's write bumps the catalog revision), without restart.
 //!
-//! Each job is a one-shot at the group's next fire time as `am_domain::schedule` computes it
-//! in the group's IANA time zone: tokio-cron-scheduler's own time-zone jobs freeze the zone's
-//! UTC offset when the job is created, so a Paris group would fire an hour off after the next
-//! daylight-saving change. A job only hands the fire to the firer, which records fires in
-//! batches (cron only enqueues) and schedules the group's next one-shot.
+//! Each timer is a one-shot at the group's next fire time as `am_domain::schedule` computes it
+//! in the group's IANA time zone (a fixed UTC offset would fire an hour off after the next
+//! daylight-saving change). The timers are an ordered map of due times, served by one tokio
+//! sleep until the earliest: a burst of thousands of groups due in the same second wakes the
+//! loop once and is recorded in batches (cron only enqueues); each fired group's next one-shot
+//! is armed after its batch commits.
+//!
+//! The timers were tokio-cron-scheduler 0.15 jobs at first. Its actors talk over broadcast
+//! channels of 200 messages: more than about 200 jobs due in one of its 500 ms ticks made the
+//! job runner skip activations (lost fires) and its deleter task exit, after which every
+//! `JobScheduler::remove` waited forever and the scheduler with it. With 2,000 groups due in
+//! one second, one fire was recorded (see `docs/benchmarks.md`, P2).
 //!
 //! A fire is recorded with a unique key per group and fire time, so replicas sharing one
 //! PostgreSQL database each fire every time exactly once between them.
@@ -22,18 +29,20 @@ use am_services::{
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{DatabaseConnection, EntityTrait};
-use std::{collections::HashMap, sync::Arc, time::Duration};
-use tokio::sync::mpsc;
-use tokio_cron_scheduler::{Job, JobScheduler};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::Duration,
+};
 use tokio_util::sync::CancellationToken;
-use uuid::Uuid;
 
-/// How often the catalog revision is checked for changes.
+/// How often the catalog revision is checked for changes. The loop also wakes this often, so
+/// a change of the wall clock moves the timers within this delay.
 const RELOAD_EVERY: Duration = Duration::from_secs(1);
 /// Fires recorded per transaction.
 const FIRE_BATCH: usize = 5000;
 
-/// A group's fire handed from its timer job to the firer.
+/// A group's fire, waiting for its time.
 #[derive(Debug, Clone)]
 struct Due {
     group: String,
@@ -46,49 +55,67 @@ struct Due {
 struct Entry {
     fingerprint: String,
     schedule: Schedule,
-    job: Option<Uuid>,
+    /// When the group's timer is due, if it is armed.
+    armed: Option<DateTime<Utc>>,
     generation: u64,
 }
 
+#[derive(Default)]
 struct State {
-    jobs: JobScheduler,
     entries: HashMap<String, Entry>,
-    tx: mpsc::UnboundedSender<Due>,
+    /// Armed timers by due time.
+    timers: BTreeMap<DateTime<Utc>, Vec<Due>>,
     generation: u64,
 }
 
 impl State {
-    /// Arms a one-shot job for the group's fire at `at`.
-    async fn arm(&mut self, group: &str, at: DateTime<Utc>, trigger: Trigger) {
+    /// Arms the group's one-shot timer for its fire at `at`, replacing the armed one.
+    fn arm(&mut self, group: &str, at: DateTime<Utc>, trigger: Trigger) {
         let Some(entry) = self.entries.get_mut(group) else {
             return;
         };
-        if let Some(old) = entry.job.take() {
-            let _ = self.jobs.remove(&old).await;
+        if let Some(old) = entry.armed.replace(at) {
+            disarm(&mut self.timers, group, old);
         }
-        let wait = (at - Utc::now()).to_std().unwrap_or(Duration::ZERO);
-        let instant = std::time::Instant::now() + wait;
-        let due = Due {
+        self.timers.entry(at).or_default().push(Due {
             group: group.to_owned(),
             at,
             trigger,
             generation: entry.generation,
-        };
-        let tx = self.tx.clone();
-        let job = Job::new_one_shot_at_instant_async(instant, move |_, _| {
-            let tx = tx.clone();
-            let due = due.clone();
-            Box::pin(async move {
-                let _ = tx.send(due);
-            })
         });
-        match job {
-            Ok(job) => match self.jobs.add(job).await {
-                Ok(id) => entry.job = Some(id),
-                Err(e) => tracing::error!(%group, error = %e, "cannot schedule the group"),
-            },
-            Err(e) => tracing::error!(%group, error = %e, "cannot create the group's timer"),
+    }
+
+    /// The earliest armed due time.
+    fn next_wake(&self) -> Option<DateTime<Utc>> {
+        self.timers.keys().next().copied()
+    }
+
+    /// Takes up to `max` timers due at `now`, earliest first.
+    fn take_due(&mut self, now: DateTime<Utc>, max: usize) -> Vec<Due> {
+        let mut out = Vec::new();
+        while out.len() < max {
+            let Some(mut slot) = self.timers.first_entry() else {
+                break;
+            };
+            if *slot.key() > now {
+                break;
+            }
+            let room = max - out.len();
+            let dues = slot.get_mut();
+            if dues.len() <= room {
+                out.append(&mut slot.remove());
+            } else {
+                out.extend(dues.drain(..room));
+            }
         }
+        for d in &out {
+            if let Some(e) = self.entries.get_mut(&d.group)
+                && e.generation == d.generation
+            {
+                e.armed = None;
+            }
+        }
+        out
     }
 
     /// Brings the timers in line with the enabled groups. `first` applies the misfire policy to
@@ -121,9 +148,9 @@ impl State {
             .collect();
         for id in gone {
             if let Some(e) = self.entries.remove(&id)
-                && let Some(job) = e.job
+                && let Some(at) = e.armed
             {
-                let _ = self.jobs.remove(&job).await;
+                disarm(&mut self.timers, &id, at);
             }
         }
         let mut next_fires = Vec::new();
@@ -137,7 +164,7 @@ impl State {
                 Entry {
                     fingerprint: g.fingerprint.clone(),
                     schedule: g.schedule.clone(),
-                    job: None,
+                    armed: None,
                     generation: self.generation,
                 },
             );
@@ -153,8 +180,7 @@ impl State {
                         } else {
                             Trigger::Schedule
                         },
-                    )
-                    .await;
+                    );
                     Some(at)
                 }
                 CatchUp::Skip { at } if first => {
@@ -168,7 +194,7 @@ impl State {
             if armed.is_none()
                 && let Some(next) = g.schedule.next_after(now)
             {
-                self.arm(&id, next, Trigger::Schedule).await;
+                self.arm(&id, next, Trigger::Schedule);
                 next_fires.push((id, next));
             }
         }
@@ -176,30 +202,33 @@ impl State {
     }
 }
 
-pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: CancellationToken) {
-    let jobs = match JobScheduler::new().await {
-        Ok(j) => j,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot create the scheduler; no schedule fires");
-            return;
+/// Removes a group's timer due at `at`.
+fn disarm(timers: &mut BTreeMap<DateTime<Utc>, Vec<Due>>, group: &str, at: DateTime<Utc>) {
+    if let Some(dues) = timers.get_mut(&at) {
+        dues.retain(|d| d.group != group);
+        if dues.is_empty() {
+            timers.remove(&at);
         }
-    };
-    if let Err(e) = jobs.start().await {
-        tracing::error!(error = %e, "cannot start the scheduler; no schedule fires");
-        return;
     }
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut state = State {
-        jobs,
-        entries: HashMap::new(),
-        tx,
-        generation: 0,
-    };
+}
+
+pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: CancellationToken) {
+    let mut state = State::default();
     let mut revision: Option<i64> = None;
     let mut first = true;
     let mut reload = tokio::time::interval(RELOAD_EVERY);
     reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        // Recomputed every round from the wall clock, as the fire times are wall-clock times.
+        let wait = state
+            .next_wake()
+            .map(|at| (at - Utc::now()).to_std().unwrap_or(Duration::ZERO));
+        let due = async {
+            match wait {
+                Some(w) => tokio::time::sleep(w).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = reload.tick() => {
                 let current = catalog_meta::Entity::find().one(&db).await.ok().flatten().map(|m| m.revision);
@@ -210,21 +239,11 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
                     first = false;
                 }
             }
-            d = rx.recv() => {
-                let Some(d) = d else { return };
-                let mut batch = vec![d];
-                while batch.len() < FIRE_BATCH {
-                    match rx.try_recv() {
-                        Ok(d) => batch.push(d),
-                        Err(_) => break,
-                    }
-                }
+            () = due => {
+                let batch = state.take_due(Utc::now(), FIRE_BATCH);
                 fire(&db, &cfg, &mut state, batch).await;
             }
-            () = stop.cancelled() => {
-                let _ = state.jobs.shutdown().await;
-                return;
-            }
+            () = stop.cancelled() => return,
         }
     }
 }
@@ -237,27 +256,15 @@ async fn record_next(db: &DatabaseConnection, next: &[(String, DateTime<Utc>)]) 
 
 #[tracing::instrument(skip_all, fields(fires = batch.len()))]
 async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, batch: Vec<Due>) {
-    let now = Utc::now();
     let mut fires = Vec::with_capacity(batch.len());
     for d in batch {
         let current = state
             .entries
             .get(&d.group)
             .is_some_and(|e| e.generation == d.generation);
-        if !current {
-            continue;
+        if current {
+            fires.push(d);
         }
-        if d.at > now {
-            // The timer library counts whole seconds and may wake a little early.
-            let tx = state.tx.clone();
-            let wait = (d.at - now).to_std().unwrap_or(Duration::ZERO);
-            tokio::spawn(async move {
-                tokio::time::sleep(wait).await;
-                let _ = tx.send(d);
-            });
-            continue;
-        }
-        fires.push(d);
     }
     if fires.is_empty() {
         return;
@@ -297,9 +304,71 @@ async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, b
             .get(&d.group)
             .and_then(|e| e.schedule.next_after(d.at));
         if let Some(next) = next {
-            state.arm(&d.group, next, Trigger::Schedule).await;
+            state.arm(&d.group, next, Trigger::Schedule);
             next_fires.push((d.group, next));
         }
     }
     record_next(db, &next_fires).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(s: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, s)
+            .single()
+            .expect("valid time")
+    }
+
+    fn state(groups: usize) -> State {
+        let mut s = State::default();
+        for i in 0..groups {
+            s.generation += 1;
+            s.entries.insert(
+                format!("g{i}"),
+                Entry {
+                    fingerprint: String::new(),
+                    schedule: Schedule::parse("0 * * * * *", "UTC").expect("valid schedule"),
+                    armed: None,
+                    generation: s.generation,
+                },
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn a_burst_due_in_one_second_comes_out_whole_in_batches() {
+        let mut s = state(12_000);
+        for i in 0..12_000 {
+            s.arm(&format!("g{i}"), at(30), Trigger::Schedule);
+        }
+        s.arm("g0", at(40), Trigger::Schedule);
+        assert_eq!(s.next_wake(), Some(at(30)));
+        assert!(s.take_due(at(29), FIRE_BATCH).is_empty());
+        let first = s.take_due(at(30), FIRE_BATCH);
+        let second = s.take_due(at(31), FIRE_BATCH);
+        let third = s.take_due(at(31), FIRE_BATCH);
+        assert_eq!((first.len(), second.len(), third.len()), (5000, 5000, 1999));
+        // g0 was re-armed for later: its first timer is gone.
+        assert!(
+            first
+                .iter()
+                .chain(&second)
+                .chain(&third)
+                .all(|d| d.group != "g0")
+        );
+        assert_eq!(s.next_wake(), Some(at(40)));
+        assert!(s.entries["g1"].armed.is_none());
+        assert_eq!(s.entries["g0"].armed, Some(at(40)));
+    }
+
+    #[test]
+    fn an_unknown_group_is_not_armed() {
+        let mut s = state(1);
+        s.arm("gone", at(5), Trigger::Schedule);
+        assert_eq!(s.next_wake(), None);
+    }
 }
