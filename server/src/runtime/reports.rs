@@ -94,6 +94,30 @@ pub async fn run(
     }
 }
 
+/// Applies reports one at a time; a report that still fails is logged and dropped.
+async fn one_by_one(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    decoded: &[ToManager],
+) -> reports::Outcome {
+    let mut total = reports::Outcome::default();
+    for r in decoded {
+        match reports::apply(db, cfg, std::slice::from_ref(r), chrono::Utc::now()).await {
+            Ok(o) => {
+                total.applied += o.applied;
+                total.stale += o.stale;
+                total.ignored += o.ignored;
+                total.trips.extend(o.trips);
+            }
+            Err(e) => {
+                Metrics::inc(&cfg.metrics.malformed_reports);
+                tracing::error!(error = %e, report = ?r, "report cannot be stored; dropped");
+            }
+        }
+    }
+    total
+}
+
 /// Applies one batch until it commits, then acknowledges it. `false` when stopping.
 #[tracing::instrument(skip_all, fields(reports = batch.len()))]
 async fn handle(
@@ -115,10 +139,18 @@ async fn handle(
         }
     }
     let mut backoff = Duration::from_millis(200);
+    let mut failures = 0;
     let outcome = loop {
         match reports::apply(db, cfg, &decoded, chrono::Utc::now()).await {
             Ok(o) => break o,
+            Err(e) if failures >= 2 && decoded.len() > 1 && db.ping().await.is_ok() => {
+                // The database is up, yet the batch keeps failing: one report in it is the
+                // cause. Apply them one by one so only that one is dropped (and logged).
+                tracing::warn!(error = %e, "a report batch keeps failing; applying its reports one by one");
+                break one_by_one(db, cfg, &decoded).await;
+            }
             Err(e) => {
+                failures += 1;
                 tracing::warn!(error = %e, retry_in = ?backoff, "cannot store reports; retrying");
                 tokio::select! {
                     () = tokio::time::sleep(backoff) => {}

@@ -40,8 +40,16 @@ pub async fn apply(
     let mut out = Outcome::default();
     for r in reports {
         if let ToManager::Publication(p) = r {
-            registry::record_publication(db, p, now).await?;
-            out.applied += 1;
+            match registry::record_publication(db, p, now).await {
+                Ok(()) => out.applied += 1,
+                // A publication the catalog cannot take must not block the reports behind it.
+                Err(e) if e.is_client_error() => {
+                    tracing::warn!(application = %p.application, host = %p.host, error = %e,
+                        "publication refused");
+                    out.ignored += 1;
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
     let txn = db.begin().await?;
