@@ -501,6 +501,18 @@ pub async fn set_enabled(key: Key, enabled: bool) -> Result<(), UiError> {
     Ok(())
 }
 
+/// *Run now* of a launch setting or schedule group (operators and admins); returns the new
+/// activation's id.
+#[server(prefix = "/ui", endpoint = "run_now", input = Json)]
+pub async fn run_now(key: Key) -> Result<String, UiError> {
+    use super::ssr::*;
+    let key = EntityRef::from(key);
+    let who = require(Role::Operator)?;
+    let s = services()?;
+    let id = am_services::runtime::activate::run_now(&s.db, &s.runtime, &who, &key).await?;
+    Ok(id.to_string())
+}
+
 /// Current status and last result of a launch setting or schedule group.
 #[server(prefix = "/ui", endpoint = "run_status", input = Json)]
 pub async fn run_status(key: Key) -> Result<StatusView, UiError> {

@@ -1,7 +1,7 @@
-//! Current status, last result and the operator's enable/disable button of a launch setting or
-//! schedule group.
+//! Current status, last result and the operator's enable/disable and *Run now* buttons of a
+//! launch setting or schedule group.
 
-use crate::api::catalog::{Key, SetEnabled, run_status};
+use crate::api::catalog::{Key, RunNow, SetEnabled, run_status};
 use am_domain::roles::Role;
 use leptos::prelude::*;
 
@@ -12,7 +12,21 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
         Resource::new(|| (), move |_| run_status(key.clone()))
     };
     let toggle = ServerAction::<SetEnabled>::new();
+    let run = ServerAction::<RunNow>::new();
     let error = RwSignal::new(None::<String>);
+    let started = RwSignal::new(None::<String>);
+    Effect::new(move |_| match run.value().get() {
+        Some(Ok(id)) => {
+            error.set(None);
+            started.set(Some(id));
+            status.refetch();
+        }
+        Some(Err(e)) => {
+            started.set(None);
+            error.set(Some(e.to_string()));
+        }
+        None => {}
+    });
     Effect::new(move |_| match toggle.value().get() {
         Some(Ok(())) => {
             error.set(None);
@@ -45,15 +59,27 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                 {s.disabled_reason.filter(|_| !enabled).map(|r| view! {
                                     <div><span class="label">"Why"</span><span data-test="disabled-reason">{r}</span></div>
                                 })}
-                                {can_operate.then(|| view! {
+                                {can_operate.then(|| {
+                                    let toggle_key = key.clone();
+                                    view! {
                                     <div class="actions">
                                         <button type="button" data-test="toggle-enabled" disabled=move || toggle.pending().get()
                                             on:click=move |_| {
-                                                toggle.dispatch(SetEnabled { key: key.clone(), enabled: !enabled });
+                                                toggle.dispatch(SetEnabled { key: toggle_key.clone(), enabled: !enabled });
                                             }>
                                             {if enabled { "Disable" } else { "Enable" }}
                                         </button>
+                                        {enabled.then(|| {
+                                            let key = key.clone();
+                                            view! {
+                                                <button type="button" data-test="run-now" disabled=move || run.pending().get()
+                                                    on:click=move |_| { run.dispatch(RunNow { key: key.clone() }); }>
+                                                    "Run now"
+                                                </button>
+                                            }
+                                        })}
                                     </div>
+                                    }
                                 })}
                             }.into_any()
                         }
@@ -61,6 +87,9 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                     })
                 }}
             </Suspense>
+            {move || started.get().map(|id| view! {
+                <p class="banner good" role="status" data-test="run-started">"Started activation " <code>{id}</code></p>
+            })}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
         </div>
     }
