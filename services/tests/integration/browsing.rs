@@ -91,7 +91,8 @@ async fn classifier_search_is_paged_case_insensitive_and_fast(db: &DatabaseConne
         .collect();
     c.launch_settings.retain(|l| l.agent != "echo");
     for g in &mut c.schedule_groups {
-        g.members.retain(|m| c.launch_settings.iter().any(|l| &l.id == m));
+        g.members
+            .retain(|m| c.launch_settings.iter().any(|l| &l.id == m));
     }
     catalog::import(db, &admin, c).await.expect("import");
 

@@ -311,11 +311,7 @@ async fn scheduled_launch_settings_are_saved_with_their_groups(db: &DatabaseConn
             .expect("group");
     assert_eq!(
         group.members,
-        [
-            "demo.sleep.nightly",
-            "demo.echo.drain",
-            "demo.sleep.extra"
-        ]
+        ["demo.sleep.nightly", "demo.echo.drain", "demo.sleep.extra"]
     );
 
     // Reordering members is persisted as given.
