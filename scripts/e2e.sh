@@ -14,10 +14,20 @@ export AM_DATABASE_URL="sqlite://$WORK/e2e.sqlite?mode=rwc"
 export AM_LISTEN="127.0.0.1:$PORT"
 export AM_ADMIN_PASSWORD="e2e-admin-password"
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+# Broker names of their own that expire, so a run leaves nothing on the broker.
+export AM_PREFIX="e2e-$PORT-$$" AM_QUEUE_EXPIRY=120s
+# A real node (application e2e-demo, host e2e-node-a) for the tests of runs and nodes.
+export E2E_NODE_APP=e2e-demo E2E_NODE_HOST=e2e-node-a
+if [ ! -x "$ROOT/target/debug/demo-node" ]; then
+  . "$ROOT/scripts/leptos-env.sh"
+  cargo build -p agent-client --bin demo-node
+fi
 
 "$BIN" serve >"$LOG" 2>&1 &
 PID=$!
+NODE=""
 cleanup() {
+  [ -n "$NODE" ] && kill "$NODE" 2>/dev/null || true
   kill "$PID" 2>/dev/null || true
   wait "$PID" 2>/dev/null || true
   rm -rf "$WORK"
@@ -34,6 +44,9 @@ if ! curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null; then
   exit 1
 fi
 
+AM_APP="$E2E_NODE_APP" AM_HOST="$E2E_NODE_HOST" "$ROOT/target/debug/demo-node" >"$WORK/node.log" 2>&1 &
+NODE=$!
+
 # After the first start, so the first admin comes from AM_ADMIN_PASSWORD as on a real install.
 AM_NEW_USER_PASSWORD="e2e-viewer-password" "$BIN" user create viewer --role viewer >/dev/null
 
@@ -44,5 +57,7 @@ status=0
 if [ "$status" -ne 0 ]; then
   echo "--- manager log ---" >&2
   tail -n 100 "$LOG" >&2
+  echo "--- node log ---" >&2
+  tail -n 40 "$WORK/node.log" >&2
 fi
 exit "$status"

@@ -1,0 +1,66 @@
+import { APIResponse, expect, Page, test } from "@playwright/test";
+import { loginAdmin, open, t, uid } from "./catalog-helpers";
+
+// A real demo node (started by scripts/e2e.sh) serves this application on this host.
+const APP = process.env.E2E_NODE_APP ?? "e2e-demo";
+const HOST = process.env.E2E_NODE_HOST ?? "e2e-node-a";
+
+async function call(page: Page, method: string, path: string, body?: unknown): Promise<APIResponse> {
+  const origin = new URL(page.url()).origin;
+  return page.request.fetch(`${origin}${path}`, {
+    method,
+    headers: { Origin: origin, "Content-Type": "application/json" },
+    data: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** The node's application with a sleep launch setting in a group of its own. */
+async function seedRunnable(page: Page, ls: string, group: string) {
+  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
+  if (!catalog.applications.some((a: { id: string }) => a.id === APP)) {
+    catalog.pools.push({ id: `${APP}-pool`, title: "The e2e node", hosts: [HOST] });
+    catalog.applications.push({ id: APP, title: "E2E demo node", default_pool: `${APP}-pool` });
+  }
+  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "sleep")) {
+    catalog.agents.push({
+      application: APP, id: "sleep", title: "Sleep", input: "standalone", concurrency: "ANY", overlap: "allow",
+      parameters: [{ name: "duration", type: "duration", default: "10s" }],
+    });
+  }
+  catalog.launch_settings.push({ id: ls, application: APP, agent: "sleep", kind: "scheduled", parameters: { duration: "1s" } });
+  catalog.schedule_groups.push({ id: group, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
+  const put = await call(page, "PUT", "/api/v1/catalog", catalog);
+  expect(put.status(), await put.text()).toBe(200);
+}
+
+test("run now starts an activation on a live node and its result shows up", async ({ page }) => {
+  await loginAdmin(page);
+  const id = uid("run");
+  const ls = `${APP}.${id}`;
+  const group = `${APP}.${id}-group`;
+  await seedRunnable(page, ls, group);
+
+  await open(page, `/launch-settings/${ls}`);
+  await expect(page.locator(t("current-status"))).toHaveText("waiting");
+  await page.locator(t("run-now")).click();
+  await expect(page.locator(t("run-started"))).toContainText("Started activation");
+  // The node sleeps one second and reports; the page shows the result after a reload.
+  await expect(async () => {
+    await page.reload();
+    await expect(page.locator(t("last-result"))).toHaveText("succeeded", { timeout: 1000 });
+  }).toPass({ timeout: 45_000 });
+
+  // A group runs too, and a disabled one refuses with a clear message.
+  await open(page, `/schedule-groups/${group}`);
+  await page.locator(t("run-now")).click();
+  await expect(page.locator(t("run-started"))).toContainText("Started activation");
+  await expect(async () => {
+    await page.reload();
+    await expect(page.locator(t("last-result"))).toHaveText("succeeded", { timeout: 1000 });
+  }).toPass({ timeout: 45_000 });
+  const refused = await call(page, "POST", `/api/v1/schedule-groups/${group}/disable`);
+  expect(refused.status()).toBe(204);
+  const run = await call(page, "POST", `/api/v1/schedule-groups/${group}/run`);
+  expect(run.status()).toBe(409);
+  expect(await run.text()).toContain("disabled");
+});
