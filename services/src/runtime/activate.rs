@@ -17,7 +17,7 @@ use am_domain::{roles::Role, usage::EntityRef, wire::ToNode};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QuerySelect, TransactionTrait, sea_query::Expr,
+    QuerySelect, sea_query::Expr,
 };
 use uuid::Uuid;
 
@@ -196,7 +196,7 @@ pub async fn run_now(
     let now = Utc::now();
     match what {
         EntityRef::LaunchSetting(id) => {
-            let txn = db.begin().await?;
+            let txn = super::begin_write(db).await?;
             let row = launch_settings::Entity::find_by_id(id.clone())
                 .one(&txn)
                 .await?

@@ -18,7 +18,7 @@ use crate::{
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, TransactionTrait, sea_query::Expr,
+    QueryFilter, QueryOrder, QuerySelect, sea_query::Expr,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
@@ -83,7 +83,7 @@ pub async fn fire(
     now: DateTime<Utc>,
     actor: Option<&Principal>,
 ) -> ServiceResult<Vec<(String, Option<Uuid>)>> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let ids: Vec<String> = fires.iter().map(|f| f.group.clone()).collect();
     let mut groups: HashMap<String, schedule_groups::Model> = HashMap::new();
     for chunk in ids.chunks(super::CHUNK) {

@@ -12,7 +12,7 @@ use am_domain::wire::{ActivationEvent, ActivationReport, BreakerTripped, ToManag
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QuerySelect, TransactionTrait, sea_query::Expr,
+    QuerySelect, sea_query::Expr,
 };
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
@@ -52,7 +52,7 @@ pub async fn apply(
             }
         }
     }
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let mut plan = Plan::default();
     let mut failures = Vec::new();
     let mut to_settle: Vec<Uuid> = Vec::new();

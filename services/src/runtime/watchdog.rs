@@ -30,7 +30,7 @@ use am_domain::{
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, TransactionTrait, sea_query::Expr,
+    QuerySelect, sea_query::Expr,
 };
 use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
@@ -174,7 +174,7 @@ async fn start_timeouts(
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
     for row in overdue(db, &[status::host::DISPATCHED], now).await? {
-        let txn = db.begin().await?;
+        let txn = super::begin_write(db).await?;
         let Some(a) = activations::Entity::find_by_id(row.activation_id)
             .one(&txn)
             .await?
@@ -206,7 +206,7 @@ async fn work_timeouts(
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
     for row in overdue(db, &[status::host::ACCEPTED, status::host::RUNNING], now).await? {
-        let txn = db.begin().await?;
+        let txn = super::begin_write(db).await?;
         let why = format!("no heartbeat from {} within the work timeout", row.host);
         if !host_cas(&txn, &row, status::host::LOST, &why, now).await? {
             continue;
@@ -270,7 +270,7 @@ async fn max_run_times(
                 .all(db)
                 .await?;
             for row in rows {
-                let txn = db.begin().await?;
+                let txn = super::begin_write(db).await?;
                 if !mark_stop_requested(&txn, &row, now).await? {
                     continue;
                 }
@@ -335,7 +335,7 @@ async fn waiting(
         .collect();
     let mut resolver = Resolver::load(db, &ls_ids, now, cfg.node_timeout).await?;
     for a in rows {
-        let txn = db.begin().await?;
+        let txn = super::begin_write(db).await?;
         if a.wait_until.is_some_and(|t| t < now) {
             let why = format!(
                 "no live node appeared within {} s",
@@ -432,7 +432,7 @@ async fn stop_disabled(
                 .copied()
                 .unwrap_or("disabled")
                 .to_owned();
-            let txn = db.begin().await?;
+            let txn = super::begin_write(db).await?;
             if a.status == status::activation::WAITING {
                 activate::finish(
                     &txn,
@@ -525,7 +525,7 @@ async fn keep_streams(
                         .map(|p| p.id.to_string())
                         .unwrap_or_else(|| "first".into())
                 );
-                let txn = db.begin().await?;
+                let txn = super::begin_write(db).await?;
                 let mut plan = Plan::default();
                 let planned = plan_activation(
                     &mut plan,
@@ -587,7 +587,7 @@ async fn join_new_nodes(
     if missing.is_empty() {
         return Ok(());
     }
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let attempt = next_attempt(&txn, a.id).await?;
     let mut plan = Plan::default();
     dispatch_hosts(
