@@ -1,0 +1,97 @@
+import { expect, test } from "@playwright/test";
+import { appWithPool, loginAdmin, open, seed, t, uid } from "./catalog-helpers";
+
+// Nodes appear when an application instance publishes itself over the broker; the applications
+// seeded here have none, which is what these tests look at. Pages with live nodes are rendered
+// and checked by the server's tests (server/tests/api/node_pages.rs).
+
+test("agents that no live node offers are flagged on their application's page", async ({ page }) => {
+  await loginAdmin(page);
+  const app = uid("offer");
+  await seed(page, {
+    ...appWithPool(app),
+    agents: [
+      { application: app, id: "export", title: "Export", input: "standalone", concurrency: "ANY", overlap: "skip" },
+      { application: app, id: "purge", title: "Purge", input: "standalone", concurrency: "MANY", overlap: "allow" },
+    ],
+  });
+
+  await open(page, `/applications/${app}`);
+  await expect(page.locator(t("no-live-node"))).toBeVisible();
+  const rows = page.locator(t("application-agent"));
+  await expect(rows).toHaveCount(2);
+  for (const id of ["export", "purge"]) {
+    const row = page.locator(`${t("application-agent")}[data-id="${id}"]`);
+    await expect(row.locator(t("agent-not-offered"))).toHaveText("offered by no live node");
+    await expect(row).toHaveAttribute("data-offered", "false");
+  }
+  await expect(page.locator(t("not-offered-summary"))).toHaveText("2 of 2 agents are offered by no live node.");
+
+  // The nodes page, filtered by the application in the URL, says there is none.
+  await page.locator(t("nav-nodes")).click();
+  await expect(page).toHaveURL(/\/nodes$/);
+  await page.locator(t("filter-application")).selectOption(app);
+  await page.locator(t("filter-apply")).click();
+  await expect(page).toHaveURL(new RegExp(`/nodes\\?application=${app}$`));
+  await expect(page.locator(t("no-nodes"))).toBeVisible();
+  await expect(page.locator(t("filter-application"))).toHaveValue(app);
+});
+
+test("the schema drift overview lists nothing while saved parameters fit", async ({ page }) => {
+  await loginAdmin(page);
+  const app = uid("drift");
+  await seed(page, {
+    ...appWithPool(app),
+    agents: [
+      {
+        application: app, id: "sleep", input: "standalone", concurrency: "ANY", overlap: "skip",
+        parameters: [{ name: "duration", type: "duration", required: true }],
+      },
+    ],
+    launch_settings: [
+      { id: `${app}.sleep.1`, application: app, agent: "sleep", kind: "scheduled", parameters: { duration: "5s" } },
+    ],
+    schedule_groups: [{ id: `${app}.nightly`, application: app, cron: "0 2 * * *", members: [`${app}.sleep.1`] }],
+  });
+  await open(page, "/");
+  await page.locator(t("nav-schema-drift")).click();
+  await expect(page.locator(t("schema-drift-page"))).toBeVisible();
+  await page.locator(t("filter-application")).selectOption(app);
+  await page.locator(t("filter-apply")).click();
+  await expect(page).toHaveURL(new RegExp(`/schema-drift\\?application=${app}$`));
+  await expect(page.locator(t("no-drift"))).toBeVisible();
+  await expect(page.locator(t("drift-row"))).toHaveCount(0);
+});
+
+test("a schedule group's continue-on-failure setting is saved and read back", async ({ page }) => {
+  await loginAdmin(page);
+  const app = uid("cof");
+  const group = `${app}.nightly`;
+  await seed(page, {
+    ...appWithPool(app),
+    agents: [{ application: app, id: "step", input: "standalone", concurrency: "ANY", overlap: "skip" }],
+    launch_settings: [{ id: `${app}.a`, application: app, agent: "step", kind: "scheduled" }],
+    schedule_groups: [{ id: group, application: app, cron: "0 2 * * *", members: [`${app}.a`] }],
+  });
+  const saved = async () => {
+    const r = await page.request.get(`/api/v1/schedule-groups/${group}`);
+    expect(r.status()).toBe(200);
+    return (await r.json()).continue_on_failure ?? false;
+  };
+
+  await open(page, `/schedule-groups/${group}`);
+  const box = page.locator(t("field-continue-on-failure"));
+  await expect(box).not.toBeChecked();
+  await box.check();
+  await page.locator(t("save")).click();
+  await expect(page.locator(t("form-saved"))).toBeVisible();
+  expect(await saved()).toBe(true);
+  await page.reload();
+  await expect(page.locator(t("field-continue-on-failure"))).toBeChecked();
+
+  await open(page, `/schedule-groups/${group}`);
+  await page.locator(t("field-continue-on-failure")).uncheck();
+  await page.locator(t("save")).click();
+  await expect(page.locator(t("form-saved"))).toBeVisible();
+  expect(await saved()).toBe(false);
+});
