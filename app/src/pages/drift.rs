@@ -91,3 +91,24 @@ fn DriftTable(view: DriftView) -> impl IntoView {
     }
     .into_any()
 }
+
+/// On a launch setting's page: what of its saved parameters the schema its agent's nodes
+/// published last rejects, field by field (nothing when they fit).
+#[component]
+pub fn PublishedDrift(launch_setting: String, application: String) -> impl IntoView {
+    let data = Resource::new(|| (), move |_| schema_drift(application.clone()));
+    view! {
+        <Suspense fallback=|| ()>
+            {move || {
+                let id = launch_setting.clone();
+                data.get().and_then(Result::ok).and_then(|v| v.rows.into_iter().find(|d| d.launch_setting == id)).map(|d| view! {
+                    <div class="banner warn" data-test="published-drift">
+                        "The schema this agent's nodes published last does not accept these saved parameters; "
+                        "until they are fixed the catalog keeps the schema they were saved against."
+                        <ul>{d.errors.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}</ul>
+                    </div>
+                })
+            }}
+        </Suspense>
+    }
+}

@@ -9,7 +9,10 @@ use crate::{
         params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
         status::StatusPanel,
     },
-    pages::entities::{EntityPage, delete_action, just_created},
+    pages::{
+        drift::PublishedDrift,
+        entities::{EntityPage, delete_action, just_created},
+    },
 };
 use am_domain::{
     catalog::{
@@ -499,6 +502,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             </div>
 
             <h2>"Parameters"</h2>
+            {existing.clone().map(|e| view! { <PublishedDrift launch_setting=e.id application=e.application /> })}
             {(!drift.is_empty()).then(|| view! {
                 <p class="banner warn" data-test="schema-drift">
                     "Saved values for " {drift.join(", ")}

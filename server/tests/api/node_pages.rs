@@ -150,6 +150,9 @@ async fn registry_pages_render_nodes_offers_and_drift(app: TestApp) {
         "{html}"
     );
     assert!(html.contains("no parameter"), "{html}");
+    let html = page(&app, &cookie, "/launch-settings/demo.sleep.1").await;
+    assert!(html.contains(r#"data-test="published-drift""#), "{html}");
+    assert!(html.contains("no parameter"), "{html}");
     let html = page(&app, &cookie, "/schema-drift?application=other").await;
     assert!(html.contains(r#"data-test="no-drift""#), "{html}");
 }
