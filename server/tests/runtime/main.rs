@@ -1,0 +1,15 @@
+//! The manager runtime end to end: in-process managers (scheduler, outbox relay, report
+//! consumer, watchdog) on a real database, the real RabbitMQ, and `demo-node` processes with
+//! different host names, which the tests kill, freeze and cut off.
+//!
+//! Every test has its own broker prefix, data exchange and database, so they run in parallel.
+//! The node binary must be built first: `cargo build -p agent-client --bin demo-node`.
+
+mod breaker;
+mod dispatch;
+mod harness;
+mod misfire;
+mod outage;
+mod replicas;
+mod schedule;
+mod watchdog;
