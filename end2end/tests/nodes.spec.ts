@@ -1,9 +1,46 @@
 import { expect, test } from "@playwright/test";
 import { appWithPool, loginAdmin, open, seed, t, uid } from "./catalog-helpers";
 
-// Nodes appear when an application instance publishes itself over the broker; the applications
-// seeded here have none, which is what these tests look at. Pages with live nodes are rendered
-// and checked by the server's tests (server/tests/api/node_pages.rs).
+// Nodes appear when an application instance publishes itself over the broker. scripts/e2e.sh
+// starts one real demo node; the other applications seeded here have none.
+const NODE_APP = process.env.E2E_NODE_APP ?? "e2e-demo";
+const NODE_HOST = process.env.E2E_NODE_HOST ?? "e2e-node-a";
+
+test("the real node shows live with the agents it offers, and offers them on its application's page", async ({ page }) => {
+  await loginAdmin(page);
+  const row = page.locator(`${t("node-row")}[data-host="${NODE_HOST}"][data-application="${NODE_APP}"]`);
+  await expect(async () => {
+    await open(page, `/nodes?application=${NODE_APP}`);
+    await expect(row).toHaveCount(1, { timeout: 1000 });
+  }).toPass({ timeout: 30_000 });
+  await expect(row).toHaveAttribute("data-status", "live");
+  await expect(row.locator(t("node-status"))).toHaveText("live");
+  await expect(row.locator(t("node-running"))).toHaveText(/^\d+ \/ \d+$/);
+  await expect(row.locator(`${t("node-agent")}`, { hasText: "sleep" })).toBeVisible();
+
+  // Its application in the catalog (as the run-now tests declare it): the agent an operator
+  // declared is offered by the node; those the node offers beyond the catalog say so.
+  const catalog = await (await page.request.get("/api/v1/catalog")).json();
+  if (!catalog.applications.some((a: { id: string }) => a.id === NODE_APP)) {
+    await seed(page, {
+      pools: [{ id: `${NODE_APP}-pool`, title: "The e2e node", hosts: [NODE_HOST] }],
+      applications: [{ id: NODE_APP, title: "E2E demo node", default_pool: `${NODE_APP}-pool` }],
+    });
+  }
+  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === NODE_APP && a.id === "sleep")) {
+    await seed(page, {
+      agents: [{
+        application: NODE_APP, id: "sleep", title: "Sleep", input: "standalone", concurrency: "ANY", overlap: "allow",
+        parameters: [{ name: "duration", type: "duration", default: "10s" }],
+      }],
+    });
+  }
+  await open(page, `/applications/${NODE_APP}`);
+  await expect(page.locator(t("live-nodes"))).toContainText(NODE_HOST);
+  const sleep = page.locator(`${t("application-agent")}[data-id="sleep"]`);
+  await expect(sleep).toHaveAttribute("data-offered", "true");
+  await expect(sleep.locator(t("agent-offered-by"))).toHaveText(NODE_HOST);
+});
 
 test("agents that no live node offers are flagged on their application's page", async ({ page }) => {
   await loginAdmin(page);
