@@ -303,7 +303,9 @@ pub async fn set_enabled(
     enabled: bool,
     cause: &str,
 ) -> ServiceResult<ChangeSummary> {
-    let (_, summary) = apply(db, actor, Role::Operator, Some(key), Some(cause), |c| {
+    actor.require(Role::Operator)?;
+    let txn = db.begin().await?;
+    let (_, summary) = apply_in(&txn, actor, Some(key), Some(cause), |c| {
         match key {
             EntityRef::LaunchSetting(id) => {
                 let ls = c.launch_settings.iter_mut().find(|l| &l.id == id);
@@ -325,15 +327,18 @@ pub async fn set_enabled(
         Ok(())
     })
     .await?;
-    if !enabled {
-        // The cause (who disabled it, or why the breaker did) is what the pages show.
-        set_disabled_reason(db, key, cause).await?;
+    if !enabled && !summary.is_empty() {
+        // The cause (who disabled it, or why the breaker did) is what the pages show; written
+        // in the same transaction, so no reader ever sees the generic reason.
+        set_disabled_reason(&txn, key, cause).await?;
     }
+    txn.commit().await?;
+    log_change(actor, &summary);
     Ok(summary)
 }
 
 async fn set_disabled_reason(
-    db: &DatabaseConnection,
+    db: &impl sea_orm::ConnectionTrait,
     key: &EntityRef,
     cause: &str,
 ) -> ServiceResult<()> {
