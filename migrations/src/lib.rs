@@ -12,7 +12,9 @@
 //! - [`m20261121_000003_operations_audit`]: bulk operations and the audit log;
 //! - [`m20261121_000004_accounts`]: users, API tokens and sessions;
 //! - [`m20261121_000005_dispatch`]: what the runtime added: the agents each node offers, group
-//!   failure handling, outbox claims and the dispatch state of activations.
+//!   failure handling, outbox claims and the dispatch state of activations;
+//! - [`m20261121_000006_read_indexes`]: what the operations console reads by (newest
+//!   activations, of a status; the dead letter of a data message).
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -32,6 +34,7 @@ pub mod m20261121_000002_runtime;
 pub mod m20261121_000003_operations_audit;
 pub mod m20261121_000004_accounts;
 pub mod m20261121_000005_dispatch;
+pub mod m20261121_000006_read_indexes;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -46,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000003_operations_audit::Migration),
             Box::new(m20261121_000004_accounts::Migration),
             Box::new(m20261121_000005_dispatch::Migration),
+            Box::new(m20261121_000006_read_indexes::Migration),
         ]
     }
 }

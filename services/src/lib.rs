@@ -5,12 +5,15 @@
 //! same transaction and the same audit entry whichever door it came through.
 
 pub mod accounts;
+pub mod activations;
 pub mod audit;
 pub mod catalog;
 pub mod classifiers;
 pub mod db;
 pub mod entity;
 pub mod error;
+pub mod failures;
+pub mod filters;
 pub mod health;
 pub mod login_limit;
 pub mod registry;

@@ -2,8 +2,10 @@
 //! PostgreSQL, each on a database of its own.
 
 mod accounts;
+mod activations;
 mod browsing;
 mod catalog;
+mod failures;
 mod registry;
 mod runtime;
 

@@ -1,0 +1,317 @@
+//! The failure-log drill-down (SPEC §4.5): launch settings with failures → their activations →
+//! the hosts of one activation → the failures themselves, with counts by error type at every
+//! level and the same filters (error type, host, time range) throughout.
+//!
+//! Failure logs grow to millions of rows, so every level reads through one of the indexes of
+//! `failure_logs` and counts with `GROUP BY`, never by loading rows:
+//!
+//! | level | query | index |
+//! |---|---|---|
+//! | launch settings | next ids after the cursor, one index seek each | `idx_failure_logs_ls_error_type` |
+//! | | counts by (launch setting, error type) for one page of them | `idx_failure_logs_ls_error_type` (covering) |
+//! | | first and last failure of each | `idx_failure_logs_ls_occurred_at` (one seek each) |
+//! | activations of a launch setting | counts, first and last failure by activation | `idx_failure_logs_drill_down` (covering) |
+//! | | counts by (host, error type) of one page of activations | `idx_failure_logs_activation_host_error_type` (covering) |
+//! | | counts by error type of the launch setting | `idx_failure_logs_ls_error_type` (covering) |
+//! | hosts of an activation | counts by (host, error type) | `idx_failure_logs_activation_host_error_type` (covering) |
+//! | | first and last failure by host | `idx_failure_logs_drill_down` (covering) |
+//! | failures | newest first, keyset pagination on (time, id) | `idx_failure_logs_drill_down`, `_ls_occurred_at` or `_occurred_at` |
+//!
+//! The cost of a level is therefore bounded by the failures of what it shows (one page of
+//! launch settings, one launch setting, one activation), not by the size of the table. Only
+//! the unscoped list ([`list`] without a launch setting or activation) counts by error type
+//! over everything its other filters select.
+
+mod entries;
+mod levels;
+mod queries;
+
+pub(crate) use entries::of_activations;
+pub use entries::{explain, list};
+pub use levels::{activations, hosts, launch_settings};
+
+use crate::{
+    error::{ServiceError, ServiceResult},
+    filters,
+};
+use chrono::{DateTime, Utc};
+use sea_orm::{ConnectionTrait, FromQueryResult};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// Launch settings per page of the first level unless asked otherwise.
+pub const LAUNCH_SETTINGS_PAGE: u64 = 20;
+/// Activations per page of the second level unless asked otherwise.
+pub const ACTIVATIONS_PAGE: u64 = 20;
+/// Failures per page unless asked otherwise.
+pub const ENTRIES_PAGE: u64 = 50;
+/// Largest page of any level.
+pub const MAX_PAGE: u64 = 200;
+
+/// Filters of the drill-down as URLs and the API give them; blank means no filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FailureFilter {
+    /// Only failures of this launch setting (id).
+    pub launch_setting: Option<String>,
+    /// Only failures of this activation (UUID).
+    pub activation: Option<String>,
+    /// Only failures reported by this host.
+    pub host: Option<String>,
+    /// Only failures of this error type.
+    pub error_type: Option<String>,
+    /// Failures at or after this time (RFC 3339, `YYYY-MM-DDTHH:MM` or `YYYY-MM-DD`, UTC).
+    pub from: Option<String>,
+    /// Failures before this time.
+    pub to: Option<String>,
+}
+
+/// A parsed [`FailureFilter`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Scope {
+    pub launch_setting: Option<String>,
+    pub activation: Option<Uuid>,
+    pub host: Option<String>,
+    pub error_type: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+}
+
+impl Scope {
+    /// Whether anything beyond launch setting and activation narrows the failures.
+    fn narrowed(&self) -> bool {
+        self.host.is_some() || self.error_type.is_some() || self.from.is_some() || self.to.is_some()
+    }
+}
+
+impl FailureFilter {
+    pub(crate) fn parse(&self) -> ServiceResult<Scope> {
+        let activation = match filters::text(&self.activation) {
+            None => None,
+            Some(a) => Some(Uuid::parse_str(&a).map_err(|_| {
+                ServiceError::invalid(
+                    "activation",
+                    format!("`{a}` is not an activation id (a UUID)"),
+                )
+            })?),
+        };
+        let (from, to) = filters::range(&self.from, &self.to)?;
+        Ok(Scope {
+            launch_setting: filters::text(&self.launch_setting),
+            activation,
+            host: filters::text(&self.host),
+            error_type: filters::text(&self.error_type),
+            from,
+            to,
+        })
+    }
+}
+
+/// How many failures of one error type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ErrorTypeCount {
+    pub error_type: String,
+    pub count: u64,
+}
+
+/// A launch setting with failures (first level).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LaunchSettingFailures {
+    pub launch_setting: String,
+    /// From the catalog; `None` for a launch setting deleted since.
+    pub application: Option<String>,
+    pub agent: Option<String>,
+    pub total: u64,
+    /// Most frequent first.
+    pub by_error_type: Vec<ErrorTypeCount>,
+    pub first_at: Option<DateTime<Utc>>,
+    pub last_at: Option<DateTime<Utc>>,
+}
+
+/// One page of launch settings with failures, by id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LaunchSettingFailuresPage {
+    pub items: Vec<LaunchSettingFailures>,
+    /// Sum of the counts of this page's launch settings by error type.
+    pub by_error_type: Vec<ErrorTypeCount>,
+    /// Cursor (`after`) of the next page, when there is one.
+    pub next: Option<String>,
+}
+
+/// How many failures one host reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct HostCount {
+    pub host: String,
+    pub count: u64,
+}
+
+/// An activation of a launch setting with its failures (second level).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ActivationFailures {
+    pub activation: Uuid,
+    /// `None` when the activation row is gone (failure logs outlive it).
+    pub status: Option<String>,
+    pub trigger: Option<String>,
+    pub created_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub total: u64,
+    pub first_at: Option<DateTime<Utc>>,
+    pub last_at: Option<DateTime<Utc>>,
+    pub hosts: Vec<HostCount>,
+    pub by_error_type: Vec<ErrorTypeCount>,
+}
+
+/// One page of the activations of a launch setting that have failures, newest failure first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ActivationFailuresPage {
+    pub launch_setting: String,
+    /// Failures of the launch setting matching the filters.
+    pub total: u64,
+    pub by_error_type: Vec<ErrorTypeCount>,
+    /// Activations with matching failures.
+    pub activations: u64,
+    pub items: Vec<ActivationFailures>,
+    /// One-based.
+    pub page: u64,
+    pub limit: u64,
+    pub has_more: bool,
+}
+
+/// A host of an activation with its failures (third level).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct HostFailures {
+    pub host: String,
+    pub total: u64,
+    pub by_error_type: Vec<ErrorTypeCount>,
+    pub first_at: Option<DateTime<Utc>>,
+    pub last_at: Option<DateTime<Utc>>,
+    /// Status of the host's latest dispatch of the activation, if the activation still exists.
+    pub status: Option<String>,
+}
+
+/// The hosts of one activation that reported failures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ActivationHostFailures {
+    pub activation: Uuid,
+    pub launch_setting: Option<String>,
+    pub activation_status: Option<String>,
+    pub total: u64,
+    pub by_error_type: Vec<ErrorTypeCount>,
+    pub items: Vec<HostFailures>,
+}
+
+/// One failure a node reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct FailureEntry {
+    pub id: i64,
+    pub launch_setting: String,
+    pub activation: Uuid,
+    pub host: String,
+    pub application: String,
+    pub agent: String,
+    pub error_type: String,
+    pub message: String,
+    /// Stack trace or other detail the agent gave.
+    pub details: Option<String>,
+    /// The data message being processed, for message agents.
+    pub data_message_id: Option<String>,
+    pub attempt: Option<i32>,
+    pub occurred_at: DateTime<Utc>,
+    /// The dead letter of that data message, once it was dead-lettered.
+    pub dead_letter: Option<i64>,
+}
+
+/// Failures matching a filter, newest first, and their counts by error type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct FailureList {
+    /// Failures matching the filter (all pages).
+    pub total: u64,
+    pub by_error_type: Vec<ErrorTypeCount>,
+    pub entries: Vec<FailureEntry>,
+    /// Cursor (`after`) of the next page, when there is one.
+    pub next: Option<i64>,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct KeyCount {
+    key: String,
+    error_type: String,
+    n: i64,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct TypeCount {
+    error_type: String,
+    n: i64,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct Span {
+    key: String,
+    first_at: Option<DateTime<Utc>>,
+    last_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct ActivationGroup {
+    activation_id: Uuid,
+    n: i64,
+    first_at: Option<DateTime<Utc>>,
+    last_at: Option<DateTime<Utc>>,
+    groups: i64,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct ActivationHostType {
+    activation_id: Uuid,
+    host: String,
+    error_type: String,
+    n: i64,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct Id {
+    id: String,
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// Counts by error type, most frequent first (then by name).
+fn sorted(counts: BTreeMap<String, u64>) -> Vec<ErrorTypeCount> {
+    let mut out: Vec<ErrorTypeCount> = counts
+        .into_iter()
+        .map(|(error_type, count)| ErrorTypeCount { error_type, count })
+        .collect();
+    out.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.error_type.cmp(&b.error_type))
+    });
+    out
+}
+
+fn total(counts: &[ErrorTypeCount]) -> u64 {
+    counts.iter().map(|c| c.count).sum()
+}
+
+fn merge(into: &mut BTreeMap<String, u64>, counts: &[ErrorTypeCount]) {
+    for c in counts {
+        *into.entry(c.error_type.clone()).or_default() += c.count;
+    }
+}
+
+/// Counts by error type of the failures `stmt` selects (`error_type, n`).
+async fn type_counts(
+    db: &impl ConnectionTrait,
+    stmt: sea_orm::Statement,
+) -> ServiceResult<Vec<ErrorTypeCount>> {
+    let rows = TypeCount::find_by_statement(stmt).all(db).await?;
+    Ok(sorted(
+        rows.into_iter()
+            .map(|r| (r.error_type, count(r.n)))
+            .collect(),
+    ))
+}
