@@ -1,8 +1,10 @@
 //! The JSON HTTP API under `/api/v1/`, and the probes. The OpenAPI document is generated from
 //! the handlers' annotations, so it cannot drift from the code.
 
+mod activations;
 mod catalog;
 mod entities;
+mod failures;
 mod health;
 pub mod json;
 mod nodes;
@@ -56,6 +58,8 @@ impl Modify for BearerAuth {
         entities::schedule_groups::enable, entities::schedule_groups::disable,
         entities::schedule_groups::run,
         nodes::list,
+        activations::list, activations::get,
+        failures::list, failures::launch_settings, failures::activations, failures::hosts,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -63,6 +67,8 @@ impl Modify for BearerAuth {
         (name = "applications"), (name = "pools"), (name = "data-queues"), (name = "agents"),
         (name = "launch-settings"), (name = "schedule-groups"),
         (name = "nodes", description = "Application instances, their liveness and load"),
+        (name = "activations", description = "Runs of launch settings and groups, with their timeline per host"),
+        (name = "failures", description = "Failure logs: entries, and the drill-down by launch setting, activation and host"),
     )
 )]
 pub struct ApiDoc;
@@ -84,5 +90,20 @@ pub fn router() -> Router<AppState> {
                 .layer(DefaultBodyLimit::max(CATALOG_BODY_LIMIT)),
         )
         .route("/api/v1/nodes", get(nodes::list))
+        .route("/api/v1/activations", get(activations::list))
+        .route("/api/v1/activations/{id}", get(activations::get))
+        .route("/api/v1/failures", get(failures::list))
+        .route(
+            "/api/v1/failures/launch-settings",
+            get(failures::launch_settings),
+        )
+        .route(
+            "/api/v1/failures/launch-settings/{id}/activations",
+            get(failures::activations),
+        )
+        .route(
+            "/api/v1/failures/activations/{id}/hosts",
+            get(failures::hosts),
+        )
         .merge(entities::router())
 }

@@ -3,6 +3,7 @@
 
 mod catalog_api;
 mod cli;
+mod failures_api;
 mod node_pages;
 mod nodes_api;
 mod pages;

@@ -1,0 +1,138 @@
+//! The failure logs: `GET /api/v1/failures` (entries and counts by error type) and the levels
+//! of the drill-down: launch settings with failures, the activations of one, the hosts of one
+//! activation.
+
+use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
+use am_services::failures::{
+    self, ActivationFailuresPage, ActivationHostFailures, FailureFilter, FailureList,
+    LaunchSettingFailuresPage,
+};
+use axum::{
+    Json,
+    extract::{Path, Query, State},
+};
+
+/// Keyset paging: the cursor a previous page returned as `next`.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AfterQuery {
+    /// The `next` of the previous page.
+    pub after: Option<String>,
+    /// Items per page.
+    pub limit: Option<u64>,
+}
+
+/// Offset paging.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// One-based page number.
+    pub page: Option<u64>,
+    /// Items per page.
+    pub limit: Option<u64>,
+}
+
+/// Failures matching the filters, newest first (50 per page, at most 200), with their counts
+/// by error type over all pages.
+#[utoipa::path(get, path = "/api/v1/failures", tag = "failures",
+    params(FailureFilter, AfterQuery), responses(
+    (status = 200, body = FailureList),
+    (status = 401, body = ErrorBody),
+    (status = 422, body = ErrorBody, description = "a filter or the cursor is malformed"),
+))]
+pub async fn list(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Query(filter): Query<FailureFilter>,
+    Query(paging): Query<AfterQuery>,
+) -> ApiResult<Json<FailureList>> {
+    let after = match paging
+        .after
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    {
+        None => None,
+        Some(a) => Some(a.parse::<i64>().map_err(|_| {
+            am_services::ServiceError::invalid("after", format!("`{a}` is not a failure id"))
+        })?),
+    };
+    Ok(Json(
+        failures::list(&state.services.db, &who, &filter, after, paging.limit).await?,
+    ))
+}
+
+/// Launch settings with failures matching the filters, by id (20 per page), each with its
+/// counts by error type and its first and last failure.
+#[utoipa::path(get, path = "/api/v1/failures/launch-settings", tag = "failures",
+    params(FailureFilter, AfterQuery), responses(
+    (status = 200, body = LaunchSettingFailuresPage),
+    (status = 401, body = ErrorBody),
+    (status = 422, body = ErrorBody),
+))]
+pub async fn launch_settings(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Query(filter): Query<FailureFilter>,
+    Query(paging): Query<AfterQuery>,
+) -> ApiResult<Json<LaunchSettingFailuresPage>> {
+    Ok(Json(
+        failures::launch_settings(
+            &state.services.db,
+            &who,
+            &filter,
+            paging.after.as_deref(),
+            paging.limit,
+        )
+        .await?,
+    ))
+}
+
+/// The activations of a launch setting with failures matching the filters, the most recently
+/// failing first (20 per page), with counts by host and error type.
+#[utoipa::path(get, path = "/api/v1/failures/launch-settings/{id}/activations", tag = "failures",
+    params(("id" = String, Path, description = "launch setting id"), FailureFilter, PageQuery),
+    responses(
+    (status = 200, body = ActivationFailuresPage),
+    (status = 401, body = ErrorBody),
+    (status = 422, body = ErrorBody),
+))]
+pub async fn activations(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    Query(filter): Query<FailureFilter>,
+    Query(paging): Query<PageQuery>,
+) -> ApiResult<Json<ActivationFailuresPage>> {
+    Ok(Json(
+        failures::activations(
+            &state.services.db,
+            &who,
+            &id,
+            &filter,
+            paging.page,
+            paging.limit,
+        )
+        .await?,
+    ))
+}
+
+/// The hosts of an activation that reported failures matching the filters, with counts by
+/// error type and the status of their dispatch.
+#[utoipa::path(get, path = "/api/v1/failures/activations/{id}/hosts", tag = "failures",
+    params(("id" = String, Path, description = "activation id (UUID)"), FailureFilter),
+    responses(
+    (status = 200, body = ActivationHostFailures),
+    (status = 401, body = ErrorBody),
+    (status = 422, body = ErrorBody),
+))]
+pub async fn hosts(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    Query(filter): Query<FailureFilter>,
+) -> ApiResult<Json<ActivationHostFailures>> {
+    Ok(Json(
+        failures::hosts(&state.services.db, &who, &id, &filter).await?,
+    ))
+}
