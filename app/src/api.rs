@@ -1,7 +1,9 @@
 //! Server functions of the UI. Each one resolves the caller, checks the role and calls one
 //! service function; nothing else happens here.
 
+pub mod activations;
 pub mod catalog;
+pub mod failures;
 pub mod nodes;
 
 use crate::error::UiError;

@@ -78,8 +78,12 @@ pub fn App() -> impl IntoView {
                     <Route ssr=SsrMode::Async path=path!("schedule-groups") view=|| view! { <CatalogListPage kind=Kind::ScheduleGroups /> } />
                     <Route ssr=SsrMode::Async path=path!("schedule-groups/new") view=schedule_groups::ScheduleGroupPage />
                     <Route ssr=SsrMode::Async path=path!("schedule-groups/:id") view=schedule_groups::ScheduleGroupPage />
-                    <Route path=path!("activations") view=|| pages::planned("Activations", "activations and their per-host timeline") />
-                    <Route path=path!("failures") view=|| pages::planned("Failure logs", "failure drill-down by launch setting, activation and host") />
+                    <Route ssr=SsrMode::Async path=path!("activations") view=pages::activations::ActivationsPage />
+                    <Route ssr=SsrMode::Async path=path!("activations/:id") view=pages::activations::ActivationPage />
+                    <Route ssr=SsrMode::Async path=path!("failures") view=pages::failures::FailuresPage />
+                    <Route ssr=SsrMode::Async path=path!("failures/:ls") view=pages::failures::FailuresPage />
+                    <Route ssr=SsrMode::Async path=path!("failures/:ls/:activation") view=pages::failures::FailuresPage />
+                    <Route ssr=SsrMode::Async path=path!("failures/:ls/:activation/:host") view=pages::failures::FailuresPage />
                     <Route path=path!("dead-letters") view=|| pages::planned("Dead letters", "dead letters: view, replay, delete") />
                     <Route path=path!("operations") view=|| pages::planned("Operations", "bulk operations and their progress") />
                     <Route path=path!("audit") view=|| pages::planned("Audit log", "who changed what, and when") />

@@ -1,6 +1,7 @@
 //! Building blocks shared by pages.
 
 pub mod classifier;
+pub mod failures;
 pub mod forms;
 pub mod layout;
 pub mod params;

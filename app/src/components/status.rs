@@ -36,6 +36,25 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
         None => {}
     });
     let can_operate = role.allows(Role::Operator);
+    let links = match &key {
+        Key::LaunchSetting(id) => Some((
+            crate::components::failures::href("/activations", &[("launch_setting", id)]),
+            Some(crate::components::failures::level_path(id, "", "")),
+        )),
+        Key::ScheduleGroup(id) => Some((
+            crate::components::failures::href("/activations", &[("group", id)]),
+            None,
+        )),
+        _ => None,
+    }
+    .map(|(activations, failures)| {
+        view! {
+            <div class="links">
+                <a href=activations data-test="status-activations">"Activations"</a>
+                {failures.map(|f| view! { <a href=f data-test="status-failures">"Failure logs"</a> })}
+            </div>
+        }
+    });
     view! {
         <div class="card status-panel" data-test="status-panel">
             <Suspense fallback=|| view! { <span class="muted">"…"</span> }>
@@ -87,8 +106,11 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                     })
                 }}
             </Suspense>
+            {links}
             {move || started.get().map(|id| view! {
-                <p class="banner good" role="status" data-test="run-started">"Started activation " <code>{id}</code></p>
+                <p class="banner good" role="status" data-test="run-started">
+                    "Started activation " <a href=format!("/activations/{id}") data-test="run-started-link"><code>{id.clone()}</code></a>
+                </p>
             })}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
         </div>

@@ -1,9 +1,11 @@
 //! Pages of the admin UI.
 
+pub mod activations;
 pub mod catalog_list;
 pub mod dashboard;
 pub mod drift;
 pub mod entities;
+pub mod failures;
 pub mod launch_settings;
 pub mod login;
 pub mod nodes;

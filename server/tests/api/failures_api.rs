@@ -55,7 +55,7 @@ fn failure(activation: Uuid, error_type: &str, message_id: &str) -> ToManager {
 
 /// A failed activation of `demo.fail.nightly` on `demo-b` with failures `DemoFailure` (two)
 /// and `Other` (one).
-async fn failed_run(app: &TestApp) -> Uuid {
+pub(crate) async fn failed_run(app: &TestApp) -> Uuid {
     let db = &app.services.db;
     let cfg = runtime::RuntimeConfig::new("t");
     let doc = serde_json::from_value(demo_catalog()).expect("catalog");

@@ -3,6 +3,7 @@
 
 mod catalog_api;
 mod cli;
+mod failure_pages;
 mod failures_api;
 mod node_pages;
 mod nodes_api;

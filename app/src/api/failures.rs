@@ -1,0 +1,255 @@
+//! Server function of the failure-log drill-down: one call per page, the level chosen by how
+//! deep the URL goes (launch settings → activations → hosts → failures).
+
+use super::activations::{CountView, FailureRow};
+use crate::error::UiError;
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+
+/// Where the drill-down is and what it filters, as the URL carries it:
+/// `/failures[/{launch_setting}[/{activation}[/{host}]]]?error_type=&host=&from=&to=&after=
+/// &page=&view=failures`. Empty means no filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailuresQuery {
+    /// The launch setting drilled into (path).
+    pub launch_setting: String,
+    /// The first level's filter to one launch setting (`?launch_setting=`).
+    pub only_launch_setting: String,
+    pub activation: String,
+    /// The host drilled into (the last path segment).
+    pub at_host: String,
+    pub error_type: String,
+    /// The host filter of the levels above the host.
+    pub host: String,
+    pub from: String,
+    pub to: String,
+    /// Keyset cursor of the launch-settings level and of failure lists.
+    pub after: String,
+    /// Page of the activations level, one-based.
+    pub page: u64,
+    /// The failures themselves at this level instead of the next level's groups.
+    pub list: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchSettingRow {
+    pub launch_setting: String,
+    pub application: Option<String>,
+    pub agent: Option<String>,
+    pub total: u64,
+    pub by_error_type: Vec<CountView>,
+    pub first: Option<String>,
+    pub last: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostCountView {
+    pub host: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivationFailureRow {
+    pub activation: String,
+    pub short_id: String,
+    pub status: Option<String>,
+    pub trigger: Option<String>,
+    pub created: Option<String>,
+    pub total: u64,
+    pub first: Option<String>,
+    pub last: Option<String>,
+    pub hosts: Vec<HostCountView>,
+    pub by_error_type: Vec<CountView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostFailureRow {
+    pub host: String,
+    pub total: u64,
+    pub by_error_type: Vec<CountView>,
+    pub first: Option<String>,
+    pub last: Option<String>,
+    pub status: Option<String>,
+}
+
+/// What one level shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Level {
+    LaunchSettings {
+        rows: Vec<LaunchSettingRow>,
+        next: Option<String>,
+    },
+    Activations {
+        /// Activations with matching failures.
+        activations: u64,
+        rows: Vec<ActivationFailureRow>,
+        page: u64,
+        has_more: bool,
+    },
+    Hosts {
+        activation_status: Option<String>,
+        rows: Vec<HostFailureRow>,
+    },
+    Failures {
+        rows: Vec<FailureRow>,
+        next: Option<i64>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailuresView {
+    pub level: Level,
+    /// Failures matching the filters at this level (for the launch-settings level: of the
+    /// launch settings on the page).
+    pub total: u64,
+    pub by_error_type: Vec<CountView>,
+    /// Time filters one click away: (label, `from` value).
+    pub quick_ranges: Vec<(String, String)>,
+}
+
+/// The page of the drill-down `query` points at.
+#[server(prefix = "/ui", endpoint = "failure_logs", input = Json)]
+pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError> {
+    use super::activations::{present, short_id};
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    use am_services::failures::{self, FailureFilter};
+    let who = require(Role::Viewer)?;
+    let s = services()?;
+    let db = &s.db;
+    let some = |v: &str| (!v.trim().is_empty()).then(|| v.trim().to_owned());
+    let host = if query.at_host.is_empty() {
+        some(&query.host)
+    } else {
+        some(&query.at_host)
+    };
+    let filter = FailureFilter {
+        launch_setting: some(&query.launch_setting).or_else(|| some(&query.only_launch_setting)),
+        activation: some(&query.activation),
+        host,
+        error_type: some(&query.error_type),
+        from: some(&query.from),
+        to: some(&query.to),
+    };
+    let deepest = !query.at_host.is_empty();
+    let (level, total, by_error_type) = if query.list || deepest {
+        let after = match some(&query.after) {
+            None => None,
+            Some(a) => Some(a.parse::<i64>().map_err(|_| {
+                UiError::Invalid(vec![am_domain::FieldError::new(
+                    "after",
+                    "not a failure id",
+                )])
+            })?),
+        };
+        let l = failures::list(db, &who, &filter, after, None).await?;
+        (
+            Level::Failures {
+                rows: l.entries.into_iter().map(present::failure).collect(),
+                next: l.next,
+            },
+            l.total,
+            l.by_error_type,
+        )
+    } else if !query.activation.is_empty() {
+        let h = failures::hosts(db, &who, &query.activation, &filter).await?;
+        (
+            Level::Hosts {
+                activation_status: h.activation_status,
+                rows: h
+                    .items
+                    .into_iter()
+                    .map(|r| HostFailureRow {
+                        host: r.host,
+                        total: r.total,
+                        by_error_type: present::counts(r.by_error_type),
+                        first: r.first_at.map(present::time),
+                        last: r.last_at.map(present::time),
+                        status: r.status,
+                    })
+                    .collect(),
+            },
+            h.total,
+            h.by_error_type,
+        )
+    } else if !query.launch_setting.is_empty() {
+        let a = failures::activations(
+            db,
+            &who,
+            &query.launch_setting,
+            &filter,
+            Some(query.page.max(1)),
+            None,
+        )
+        .await?;
+        (
+            Level::Activations {
+                activations: a.activations,
+                page: a.page,
+                has_more: a.has_more,
+                rows: a
+                    .items
+                    .into_iter()
+                    .map(|r| ActivationFailureRow {
+                        short_id: short_id(&r.activation.to_string()),
+                        activation: r.activation.to_string(),
+                        status: r.status,
+                        trigger: r.trigger,
+                        created: r.created_at.map(present::time),
+                        total: r.total,
+                        first: r.first_at.map(present::time),
+                        last: r.last_at.map(present::time),
+                        hosts: r
+                            .hosts
+                            .into_iter()
+                            .map(|h| HostCountView {
+                                host: h.host,
+                                count: h.count,
+                            })
+                            .collect(),
+                        by_error_type: present::counts(r.by_error_type),
+                    })
+                    .collect(),
+            },
+            a.total,
+            a.by_error_type,
+        )
+    } else {
+        let p = failures::launch_settings(db, &who, &filter, some(&query.after).as_deref(), None)
+            .await?;
+        let total = p.items.iter().map(|i| i.total).sum();
+        (
+            Level::LaunchSettings {
+                next: p.next,
+                rows: p
+                    .items
+                    .into_iter()
+                    .map(|r| LaunchSettingRow {
+                        launch_setting: r.launch_setting,
+                        application: r.application,
+                        agent: r.agent,
+                        total: r.total,
+                        by_error_type: present::counts(r.by_error_type),
+                        first: r.first_at.map(present::time),
+                        last: r.last_at.map(present::time),
+                    })
+                    .collect(),
+            },
+            total,
+            p.by_error_type,
+        )
+    };
+    let now = chrono::Utc::now();
+    let from = |d: chrono::Duration| (now - d).format("%Y-%m-%dT%H:%M").to_string();
+    Ok(FailuresView {
+        level,
+        total,
+        by_error_type: present::counts(by_error_type),
+        quick_ranges: vec![
+            ("last hour".into(), from(chrono::Duration::hours(1))),
+            ("last 24 h".into(), from(chrono::Duration::hours(24))),
+            ("last 7 days".into(), from(chrono::Duration::days(7))),
+        ],
+    })
+}

@@ -1,0 +1,157 @@
+//! Pieces the failure drill-down and the activation page share: links that keep the filters,
+//! counts by error type, and failures with their stack in a collapsible block.
+
+use crate::api::activations::{CountView, FailureRow};
+use leptos::prelude::*;
+
+/// Percent-encodes one query value or path segment.
+pub fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `path?k=v&...` with the empty values left out.
+pub fn href(path: &str, pairs: &[(&str, &str)]) -> String {
+    let q: Vec<String> = pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", enc(v)))
+        .collect();
+    if q.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", q.join("&"))
+    }
+}
+
+/// The path of a level of the drill-down.
+pub fn level_path(launch_setting: &str, activation: &str, host: &str) -> String {
+    let mut p = "/failures".to_owned();
+    for seg in [launch_setting, activation, host] {
+        if seg.is_empty() {
+            break;
+        }
+        p.push('/');
+        p.push_str(&enc(seg));
+    }
+    p
+}
+
+/// Counts by error type, each a link (built by `link`) that narrows to that type; the
+/// current type, if any, is marked.
+#[component]
+pub fn ErrorTypeCounts(
+    counts: Vec<CountView>,
+    current: String,
+    link: Callback<String, String>,
+    /// Show this many and summarize the rest.
+    #[prop(optional)]
+    max: Option<usize>,
+) -> impl IntoView {
+    let shown = max.unwrap_or(usize::MAX);
+    let rest: u64 = counts.iter().skip(shown).map(|c| c.count).sum();
+    let hidden = counts.len().saturating_sub(shown);
+    view! {
+        <ul class="type-counts" data-test="error-type-counts">
+            {counts
+                .into_iter()
+                .take(shown)
+                .map(|c| {
+                    let active = c.error_type == current;
+                    let target = link.run(c.error_type.clone());
+                    view! {
+                        <li>
+                            <a class="tag type" class:active=active href=target data-test="error-type"
+                                data-error-type=c.error_type.clone() data-count=c.count.to_string()>
+                                <span class="type-name">{c.error_type.clone()}</span>
+                                <span class="count">{c.count}</span>
+                            </a>
+                        </li>
+                    }
+                })
+                .collect_view()}
+            {(hidden > 0).then(|| view! {
+                <li class="muted">{format!("+{hidden} more types ({rest})")}</li>
+            })}
+        </ul>
+    }
+}
+
+/// Failures, newest first: type, message and where; the stack collapsed.
+#[component]
+pub fn FailureCards(rows: Vec<FailureRow>) -> impl IntoView {
+    if rows.is_empty() {
+        return view! { <p class="muted" data-test="no-failures">"No failure matches."</p> }
+            .into_any();
+    }
+    view! {
+        <ol class="failures" data-test="failures">
+            {rows.into_iter().map(|f| view! { <FailureCard f /> }).collect_view()}
+        </ol>
+    }
+    .into_any()
+}
+
+#[component]
+fn FailureCard(f: FailureRow) -> impl IntoView {
+    let activation_href = format!("/activations/{}", f.activation);
+    let host_href = level_path(&f.launch_setting, &f.activation, &f.host);
+    view! {
+        <li class="card failure" data-test="failure" data-id=f.id.to_string()>
+            <div class="failure-head">
+                <span class="tag type" data-test="failure-type">{f.error_type.clone()}</span>
+                <span class="muted" data-test="failure-time">{f.occurred.clone()}</span>
+            </div>
+            <p class="failure-message" data-test="failure-message">{f.message.clone()}</p>
+            <dl class="facts">
+                <div><dt>"Launch setting"</dt><dd><a href=level_path(&f.launch_setting, "", "")>{f.launch_setting.clone()}</a></dd></div>
+                <div><dt>"Activation"</dt><dd><a href=activation_href><code>{f.short_activation.clone()}</code></a></dd></div>
+                <div><dt>"Host"</dt><dd><a href=host_href data-test="failure-host">{f.host.clone()}</a></dd></div>
+                <div><dt>"Agent"</dt><dd>{format!("{}/{}", f.application, f.agent)}</dd></div>
+                {f.attempt.map(|a| view! { <div><dt>"Attempt"</dt><dd>{a}</dd></div> })}
+                {f.data_message_id.clone().map(|m| view! {
+                    <div>
+                        <dt>"Data message"</dt>
+                        <dd>
+                            <code data-test="failure-message-id">{m}</code>
+                            {f.dead_letter.map(|d| view! {
+                                " " <a href=format!("/dead-letters/{d}") data-test="failure-dead-letter">"dead letter"</a>
+                            })}
+                        </dd>
+                    </div>
+                })}
+            </dl>
+            {f.details.clone().map(|d| view! {
+                <details class="stack" data-test="failure-details">
+                    <summary>"Stack / details"</summary>
+                    <pre>{d}</pre>
+                </details>
+            })}
+        </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_encode_and_skip_empty_values() {
+        assert_eq!(
+            href(
+                "/failures/a.b",
+                &[("error_type", "java.io.IOException: x"), ("host", "")]
+            ),
+            "/failures/a.b?error_type=java.io.IOException%3A%20x"
+        );
+        assert_eq!(href("/x", &[("a", "")]), "/x");
+        assert_eq!(level_path("ls", "", "h"), "/failures/ls");
+        assert_eq!(level_path("ls", "id", "h 1"), "/failures/ls/id/h%201");
+    }
+}

@@ -1,0 +1,365 @@
+//! Activations: the list, filtered on the server with the filters in the URL
+//! (`?launch_setting=&group=&application=&host=&status=&from=&to=&page=`), and one activation
+//! with its member runs, its timeline per host and its failures. Both read without JavaScript.
+
+use crate::{
+    api::activations::{
+        ActivationDetailView, ActivationRow, ActivationsQuery, ActivationsView, LaneView,
+        activation_detail, list_activations,
+    },
+    components::failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
+};
+use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+fn query_href(q: &ActivationsQuery, page: u64) -> String {
+    let page = if page > 1 {
+        page.to_string()
+    } else {
+        String::new()
+    };
+    href(
+        "/activations",
+        &[
+            ("launch_setting", &q.launch_setting),
+            ("group", &q.group),
+            ("application", &q.application),
+            ("host", &q.host),
+            ("status", &q.status),
+            ("from", &q.from),
+            ("to", &q.to),
+            ("page", &page),
+        ],
+    )
+}
+
+#[component]
+pub fn ActivationsPage() -> impl IntoView {
+    let query_map = use_query_map();
+    let query = Memo::new(move |_| {
+        let m = query_map.get();
+        let get = |k: &str| m.get(k).unwrap_or_default();
+        ActivationsQuery {
+            launch_setting: get("launch_setting"),
+            group: get("group"),
+            application: get("application"),
+            host: get("host"),
+            status: get("status"),
+            from: get("from"),
+            to: get("to"),
+            page: get("page").parse().unwrap_or(1).max(1),
+        }
+    });
+    let data = Resource::new(move || query.get(), list_activations);
+
+    view! {
+        <section data-test="activations">
+            <div class="page-head">
+                <h1>"Activations"</h1>
+            </div>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || data.get().map(|r| {
+                    let q = query.get_untracked();
+                    match r {
+                        Ok(v) => view! { <Filters q=q.clone() view=v.clone() /> <ActivationsTable q view=v /> }.into_any(),
+                        Err(e) => view! {
+                            <Filters q view=ActivationsView { rows: vec![], page: 1, has_more: false, applications: vec![],
+                                launch_settings: vec![], groups: vec![], statuses: vec![] } />
+                            <p class="error" data-test="list-error">{e.to_string()}</p>
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
+    let option = |value: String, current: &str| {
+        let selected = value == current;
+        view! { <option value=value.clone() selected=selected>{value.clone()}</option> }
+    };
+    view! {
+        <form method="get" action="/activations" class="filters" data-test="filters">
+            <label>
+                <span class="label">"Launch setting"</span>
+                <input name="launch_setting" list="activation-ls" value=q.launch_setting.clone()
+                    data-test="filter-launch-setting" placeholder="id" />
+                <datalist id="activation-ls">
+                    {view.launch_settings.iter().map(|l| view! { <option value=l.clone() /> }).collect_view()}
+                </datalist>
+            </label>
+            <label>
+                <span class="label">"Group"</span>
+                <input name="group" list="activation-groups" value=q.group.clone() data-test="filter-group" placeholder="id" />
+                <datalist id="activation-groups">
+                    {view.groups.iter().map(|g| view! { <option value=g.clone() /> }).collect_view()}
+                </datalist>
+            </label>
+            <label>
+                <span class="label">"Application"</span>
+                <select name="application" data-test="filter-application">
+                    <option value="">"all"</option>
+                    {view.applications.iter().map(|a| option(a.clone(), &q.application)).collect_view()}
+                </select>
+            </label>
+            <label>
+                <span class="label">"Host"</span>
+                <input name="host" value=q.host.clone() data-test="filter-host" placeholder="host name" />
+            </label>
+            <label>
+                <span class="label">"Status"</span>
+                <select name="status" data-test="filter-status">
+                    <option value="">"any"</option>
+                    {view.statuses.iter().map(|s| option(s.clone(), &q.status)).collect_view()}
+                </select>
+            </label>
+            <label>
+                <span class="label">"Created from (UTC)"</span>
+                <input type="datetime-local" name="from" value=q.from.clone() data-test="filter-from" />
+            </label>
+            <label>
+                <span class="label">"to"</span>
+                <input type="datetime-local" name="to" value=q.to.clone() data-test="filter-to" />
+            </label>
+            <button type="submit" data-test="filter-apply">"Filter"</button>
+            <a href="/activations" data-test="filter-clear">"Clear"</a>
+        </form>
+    }
+}
+
+/// What ran: the launch setting, or the group for a group activation.
+fn what(a: &ActivationRow) -> AnyView {
+    match (&a.launch_setting, &a.group, a.position) {
+        (Some(ls), Some(g), Some(p)) => view! {
+            <a href=format!("/launch-settings/{ls}")>{ls.clone()}</a>
+            <br /><span class="muted">{format!("member {} of ", p + 1)}<a href=format!("/schedule-groups/{g}")>{g.clone()}</a></span>
+        }
+        .into_any(),
+        (Some(ls), _, _) => view! { <a href=format!("/launch-settings/{ls}")>{ls.clone()}</a> }.into_any(),
+        (None, Some(g), _) => view! {
+            <span class="muted">"group "</span><a href=format!("/schedule-groups/{g}")>{g.clone()}</a>
+        }
+        .into_any(),
+        (None, None, _) => view! { <span class="muted">"—"</span> }.into_any(),
+    }
+}
+
+fn failures_cell(a: &ActivationRow) -> AnyView {
+    match (&a.launch_setting, a.failures) {
+        (_, 0) => view! { <span class="muted">"0"</span> }.into_any(),
+        (Some(ls), n) => view! {
+            <a href=level_path(ls, &a.id, "") data-test="activation-failures">{n}</a>
+        }
+        .into_any(),
+        (None, n) => view! { <span data-test="activation-failures">{n}</span> }.into_any(),
+    }
+}
+
+#[component]
+fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
+    if view.rows.is_empty() {
+        return view! { <p class="muted" data-test="no-activations">"No activation matches."</p> }
+            .into_any();
+    }
+    let prev = (view.page > 1).then(|| query_href(&q, view.page - 1));
+    let next = view.has_more.then(|| query_href(&q, view.page + 1));
+    view! {
+        <div class="table-wrap">
+            <table class="list" data-test="activation-list">
+                <thead>
+                    <tr>
+                        <th>"Activation"</th><th>"Launch setting / group"</th><th>"Status"</th><th>"Trigger"</th>
+                        <th>"Created"</th><th>"Duration"</th><th>"Hosts"</th><th>"Failures"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {view.rows.into_iter().map(|a| view! { <ActivationLine a /> }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        <nav class="pager" aria-label="Pages">
+            {prev.map(|h| view! { <a href=h data-test="page-prev">"← Newer"</a> })}
+            <span data-test="page-number">{format!("page {}", view.page)}</span>
+            {next.map(|h| view! { <a href=h data-test="page-next">"Older →"</a> })}
+        </nav>
+    }
+    .into_any()
+}
+
+#[component]
+fn ActivationLine(a: ActivationRow) -> impl IntoView {
+    let href = format!("/activations/{}", a.id);
+    view! {
+        <tr data-test="activation-row" data-id=a.id.clone() data-status=a.status.clone()>
+            <td data-label="Activation"><a href=href data-test="activation-link"><code>{a.short_id.clone()}</code></a></td>
+            <td data-label="Launch setting">{what(&a)}</td>
+            <td data-label="Status"><span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span></td>
+            <td data-label="Trigger">{a.trigger.clone()}{a.requested_by.clone().map(|u| view! { <br /><span class="muted">{format!("by {u}")}</span> })}</td>
+            <td data-label="Created">{a.created.clone()}</td>
+            <td data-label="Duration">{a.duration.clone().unwrap_or_else(|| "—".into())}</td>
+            <td data-label="Hosts">{a.hosts.join(", ")}</td>
+            <td data-label="Failures">{failures_cell(&a)}</td>
+        </tr>
+    }
+}
+
+#[component]
+pub fn ActivationPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| params.get().get("id").unwrap_or_default());
+    let data = Resource::new(move || id.get(), activation_detail);
+    view! {
+        <section data-test="activation">
+            <p class="crumbs"><a href="/activations">"Activations"</a>" › "<code>{move || id.get()}</code></p>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || data.get().map(|r| match r {
+                    Ok(v) => view! { <ActivationDetail v /> }.into_any(),
+                    Err(e) => view! { <p class="error" data-test="activation-error">{e.to_string()}</p> }.into_any(),
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
+    let a = v.activation.clone();
+    let drill = a
+        .launch_setting
+        .clone()
+        .map(|ls| level_path(&ls, &a.id, ""));
+    let counts_link = {
+        let drill = drill.clone();
+        Callback::new(move |t: String| match &drill {
+            Some(p) => href(p, &[("error_type", &t)]),
+            None => "#".into(),
+        })
+    };
+    view! {
+        <h1>"Activation " <code>{a.short_id.clone()}</code></h1>
+        <div class="card">
+            <dl class="facts wide">
+                <div><dt>"Status"</dt><dd><span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span></dd></div>
+                <div><dt>"Runs"</dt><dd data-test="activation-what">{what(&a)}</dd></div>
+                {a.parent.clone().map(|p| view! {
+                    <div><dt>"Group activation"</dt><dd><a href=format!("/activations/{p}") data-test="activation-parent"><code>{p.clone()}</code></a></dd></div>
+                })}
+                <div><dt>"Application"</dt><dd>{a.application.clone().unwrap_or_else(|| "—".into())}</dd></div>
+                <div><dt>"Trigger"</dt><dd data-test="activation-trigger">{a.trigger.clone()}{a.requested_by.clone().map(|u| format!(" by {u}"))}</dd></div>
+                <div><dt>"Created"</dt><dd>{a.created.clone()}</dd></div>
+                <div><dt>"Started"</dt><dd>{a.started.clone().unwrap_or_else(|| "—".into())}</dd></div>
+                <div><dt>"Finished"</dt><dd>{a.finished.clone().unwrap_or_else(|| "—".into())}</dd></div>
+                <div><dt>"Duration"</dt><dd>{a.duration.clone().unwrap_or_else(|| "—".into())}</dd></div>
+                <div><dt>"Id"</dt><dd><code>{a.id.clone()}</code></dd></div>
+            </dl>
+            {a.error.clone().map(|e| view! { <p class="banner bad" data-test="activation-error-text">{e}</p> })}
+            <p class="links">
+                {a.launch_setting.clone().map(|ls| view! {
+                    <a href=href("/activations", &[("launch_setting", &ls)])>"Other activations of this launch setting"</a>
+                })}
+            </p>
+        </div>
+        {(!v.members.is_empty()).then(|| view! {
+            <h2 class="section">"Member runs"</h2>
+            <div class="table-wrap">
+                <table class="list" data-test="members">
+                    <thead><tr><th>"#"</th><th>"Activation"</th><th>"Launch setting"</th><th>"Status"</th><th>"Duration"</th><th>"Hosts"</th><th>"Failures"</th></tr></thead>
+                    <tbody>
+                        {v.members.iter().map(|m| view! {
+                            <tr data-test="member-row" data-status=m.status.clone()>
+                                <td data-label="#">{m.position.map(|p| p + 1)}</td>
+                                <td data-label="Activation"><a href=format!("/activations/{}", m.id)><code>{m.short_id.clone()}</code></a></td>
+                                <td data-label="Launch setting">{m.launch_setting.clone()}</td>
+                                <td data-label="Status"><span class=format!("pill {}", m.status)>{m.status.clone()}</span></td>
+                                <td data-label="Duration">{m.duration.clone().unwrap_or_else(|| "—".into())}</td>
+                                <td data-label="Hosts">{m.hosts.join(", ")}</td>
+                                <td data-label="Failures">{failures_cell(m)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        })}
+        <h2 class="section">"Timeline"</h2>
+        <div class="timeline" data-test="timeline">
+            {v.lanes.into_iter().map(|l| view! { <Lane lane=l launch_setting=a.launch_setting.clone() activation=a.id.clone() /> }).collect_view()}
+        </div>
+        <h2 class="section">"Failures"</h2>
+        <div class="card" data-test="activation-failures-card">
+            <p><strong data-test="failures-total">{v.failures_total}</strong>" failures"
+                {drill.clone().filter(|_| v.failures_total > 0).map(|p| view! {
+                    " · " <a href=href(&p, &[]) data-test="failures-drill">"by host"</a>
+                    " · " <a href=href(&p, &[("view", "failures")]) data-test="failures-all">"all failures"</a>
+                })}
+            </p>
+            <ErrorTypeCounts counts=v.failures_by_type current=String::new() link=counts_link />
+        </div>
+        <FailureCards rows=v.failures />
+        {v.more_failures.then(|| view! { <p class="muted">"Only the newest are shown; the drill-down has them all."</p> })}
+    }
+}
+
+#[component]
+fn Lane(lane: LaneView, launch_setting: Option<String>, activation: String) -> impl IntoView {
+    let host = lane.host.clone();
+    let title = host.clone().unwrap_or_else(|| "Manager".into());
+    let failures_link = match (&launch_setting, &host) {
+        (Some(ls), Some(h)) if lane.failures > 0 => Some(level_path(ls, &activation, h)),
+        _ => None,
+    };
+    view! {
+        <div class="card lane" data-test="lane" data-host=host.clone().unwrap_or_default()>
+            <div class="lane-head">
+                <h3>{title}</h3>
+                {failures_link.map(|l| view! {
+                    <a href=l data-test="lane-failures">{format!("{} failures", lane.failures)}</a>
+                })}
+            </div>
+            {(!lane.runs.is_empty()).then(|| view! {
+                <div class="table-wrap">
+                    <table class="list runs" data-test="runs">
+                        <thead><tr>
+                            <th>"Attempt"</th><th>"Status"</th><th>"Dispatched"</th><th>"Accepted"</th><th>"Started"</th>
+                            <th>"Last heartbeat"</th><th>"Finished"</th><th>"Processed / failed / retried / dead-lettered"</th>
+                        </tr></thead>
+                        <tbody>
+                            {lane.runs.iter().map(|r| view! {
+                                <tr data-test="run" data-status=r.status.clone()>
+                                    <td data-label="Attempt">{r.attempt}<br /><span class="muted">{format!("token {}", r.fencing_token)}</span></td>
+                                    <td data-label="Status">
+                                        <span class=format!("pill {}", r.status) data-test="run-status">{r.status.clone()}</span>
+                                        {r.error.clone().map(|e| view! { <br /><span class="error">{e}</span> })}
+                                        {r.stop_requested.clone().map(|t| view! { <br /><span class="muted">{format!("stop requested {t}")}</span> })}
+                                    </td>
+                                    <td data-label="Dispatched">{r.dispatched.clone()}</td>
+                                    <td data-label="Accepted">{r.accepted.clone().unwrap_or_else(|| "—".into())}</td>
+                                    <td data-label="Started">{r.started.clone().unwrap_or_else(|| "—".into())}</td>
+                                    <td data-label="Last heartbeat" data-test="run-heartbeat">{r.last_heartbeat.clone().unwrap_or_else(|| "—".into())}</td>
+                                    <td data-label="Finished">{r.finished.clone().unwrap_or_else(|| "—".into())}</td>
+                                    <td data-label="Counters" data-test="run-counters">{format!("{} / {} / {} / {}", r.processed, r.failed, r.retried, r.dead_lettered)}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            })}
+            <ol class="events" data-test="events">
+                {lane.events.into_iter().map(|e| view! {
+                    <li data-test="event" data-kind=e.kind.clone() class=format!("event {}", e.kind)>
+                        <time title=e.at.clone()>{e.time.clone()}</time>
+                        <span class="kind">{e.kind.clone()}</span>
+                        {e.reason.clone().map(|r| view! { <span class="reason" data-test="event-reason">{r}</span> })}
+                        {e.detail.clone().map(|d| view! { <span class="muted detail">{d}</span> })}
+                    </li>
+                }).collect_view()}
+            </ol>
+        </div>
+    }
+}
+
+/// A link to the activations of a launch setting, for other pages.
+pub fn activations_of(launch_setting: &str) -> String {
+    format!("/activations?launch_setting={}", enc(launch_setting))
+}
