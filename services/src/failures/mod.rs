@@ -8,7 +8,7 @@
 //! | level | query | index |
 //! |---|---|---|
 //! | launch settings | next ids after the cursor, one index seek each | `idx_failure_logs_ls_error_type` |
-//! | | counts by (launch setting, error type) for one page of them | `idx_failure_logs_ls_error_type` (covering) |
+//! | | counts by error type of each launch setting of the page (one `GROUP BY` each) | `idx_failure_logs_ls_error_type` (covering) |
 //! | | first and last failure of each | `idx_failure_logs_ls_occurred_at` (one seek each) |
 //! | activations of a launch setting | counts, first and last failure by activation | `idx_failure_logs_drill_down` (covering) |
 //! | | counts by (host, error type) of one page of activations | `idx_failure_logs_activation_host_error_type` (covering) |
@@ -16,6 +16,9 @@
 //! | hosts of an activation | counts by (host, error type) | `idx_failure_logs_activation_host_error_type` (covering) |
 //! | | first and last failure by host | `idx_failure_logs_drill_down` (covering) |
 //! | failures | newest first, keyset pagination on (time, id) | `idx_failure_logs_drill_down`, `_ls_occurred_at` or `_occurred_at` |
+//!
+//! With a time range the statements keyed by launch setting read `idx_failure_logs_ls_occurred_at`
+//! instead, and those keyed by activation filter their index range by time.
 //!
 //! The cost of a level is therefore bounded by the failures of what it shows (one page of
 //! launch settings, one launch setting, one activation), not by the size of the table. Only

@@ -149,20 +149,28 @@ pub(super) fn next_launch_settings(backend: DbBackend, cursor: &str, n: u64) -> 
     q.build()
 }
 
-/// `key, error_type, n`: counts by launch setting and error type of the launch settings `ids`.
+/// `key, error_type, n`: counts by launch setting and error type of the launch settings `ids`,
+/// one `GROUP BY` per launch setting: each reads one range of an index (with a time range,
+/// PostgreSQL would otherwise walk the whole range of `idx_failure_logs_occurred_at` for an
+/// `IN` list and fetch every row of it).
 pub(super) fn launch_setting_counts(
     backend: DbBackend,
     scope: &Scope,
     ids: &[String],
 ) -> Statement {
-    let mut q = Sql::new(
-        backend,
-        "SELECT launch_setting_id AS key, error_type, COUNT(*) AS n FROM failure_logs \
-         WHERE launch_setting_id IN ",
-    );
-    q.list(ids.iter().cloned())
+    let mut q = Sql::new(backend, "");
+    for (i, ls) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(" UNION ALL ");
+        }
+        q.push(
+            "SELECT launch_setting_id AS key, error_type, COUNT(*) AS n FROM failure_logs \
+             WHERE launch_setting_id = ",
+        )
+        .bind(ls.clone())
         .conditions(scope, SKIP_LS)
         .push(" GROUP BY launch_setting_id, error_type");
+    }
     q.build()
 }
 
@@ -306,17 +314,17 @@ mod tests {
         let pg = launch_setting_counts(DbBackend::Postgres, &scope, &["a".into(), "b".into()]);
         assert!(
             pg.sql.ends_with(
-                "WHERE launch_setting_id IN ($1, $2) AND host = $3 AND error_type = $4 \
+                "WHERE launch_setting_id = $4 AND host = $5 AND error_type = $6 \
                  GROUP BY launch_setting_id, error_type"
             ),
             "{}",
             pg.sql
         );
-        assert_eq!(pg.values.map(|v| v.0.len()), Some(4));
-        let lite = launch_setting_counts(DbBackend::Sqlite, &scope, &["a".into()]);
+        assert_eq!(pg.values.map(|v| v.0.len()), Some(6));
+        let lite = activation_breakdown(DbBackend::Sqlite, &scope, &[Uuid::nil(), Uuid::nil()]);
         assert!(
             lite.sql.ends_with(
-                "IN (?) AND host = ? AND error_type = ? GROUP BY launch_setting_id, error_type"
+                "IN (?, ?) AND host = ? AND error_type = ? GROUP BY activation_id, host, error_type"
             ),
             "{}",
             lite.sql
