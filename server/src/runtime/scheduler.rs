@@ -54,7 +54,7 @@ struct Due {
 
 struct Entry {
     fingerprint: String,
-    schedule: Schedule,
+    schedule: Arc<Schedule>,
     /// When the group's timer is due, if it is armed.
     armed: Option<DateTime<Utc>>,
     generation: u64,
@@ -163,7 +163,7 @@ impl State {
                 id.clone(),
                 Entry {
                     fingerprint: g.fingerprint.clone(),
-                    schedule: g.schedule.clone(),
+                    schedule: Arc::clone(&g.schedule),
                     armed: None,
                     generation: self.generation,
                 },
@@ -330,7 +330,9 @@ mod tests {
                 format!("g{i}"),
                 Entry {
                     fingerprint: String::new(),
-                    schedule: Schedule::parse("0 * * * * *", "UTC").expect("valid schedule"),
+                    schedule: Arc::new(
+                        Schedule::parse("0 * * * * *", "UTC").expect("valid schedule"),
+                    ),
                     armed: None,
                     generation: s.generation,
                 },

@@ -6,13 +6,17 @@ use crate::{entity::schedule_groups, error::ServiceResult};
 use am_domain::{catalog::MisfirePolicy, schedule::Schedule};
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, sea_query::Expr};
-use std::collections::BTreeMap;
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
 
 /// An enabled group as the scheduler sees it.
 #[derive(Debug, Clone)]
 pub struct GroupSchedule {
     pub id: String,
-    pub schedule: Schedule,
+    /// Shared by the groups with the same cron and time zone.
+    pub schedule: Arc<Schedule>,
     pub misfire: MisfirePolicy,
     /// Fires after this instant are due: the last recorded fire, or the group's last change.
     pub since: DateTime<Utc>,
@@ -28,13 +32,19 @@ pub async fn load(db: &impl ConnectionTrait) -> ServiceResult<Vec<GroupSchedule>
         .all(db)
         .await?;
     let mut out = Vec::with_capacity(rows.len());
+    // A parsed cron holds a 5 KB table of years: groups sharing a schedule share one parse.
+    let mut parsed: HashMap<(String, String), Arc<Schedule>> = HashMap::new();
     for g in rows {
-        let schedule = match Schedule::parse(&g.cron, &g.time_zone) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::error!(group = %g.id, error = %e, "stored schedule is invalid; not scheduled");
-                continue;
-            }
+        let key = (g.cron.clone(), g.time_zone.clone());
+        let schedule = match parsed.get(&key) {
+            Some(s) => Arc::clone(s),
+            None => match Schedule::parse(&g.cron, &g.time_zone) {
+                Ok(s) => Arc::clone(parsed.entry(key).or_insert(Arc::new(s))),
+                Err(e) => {
+                    tracing::error!(group = %g.id, error = %e, "stored schedule is invalid; not scheduled");
+                    continue;
+                }
+            },
         };
         let misfire = crate::catalog::rows::enum_from_str("misfire policy", &g.misfire_policy)
             .unwrap_or_default();
