@@ -512,6 +512,18 @@ async fn measure(
         };
         async move { failures::list(db, viewer, &f, None, None).await }
     });
+    // Not a drill-down level and not bounded: counts by error type over the whole table.
+    level!("(unscoped) failures of everything, by an error type", |r| {
+        let f = FailureFilter {
+            error_type: Some(shape.error_type(r.below(shape.error_types))),
+            ..Default::default()
+        };
+        async move { failures::list(db, viewer, &f, None, None).await }
+    });
+    let everything = FailureFilter::default();
+    level!("(unscoped) failures of everything", |_r| {
+        failures::list(db, viewer, &everything, None, None)
+    });
 
     println!(
         "\n{:<58} {:>8} {:>8} {:>8} {:>8}",
