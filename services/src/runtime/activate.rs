@@ -84,13 +84,8 @@ pub(crate) fn plan_activation(
         pinned_host: Set(None),
         wait_until: Set(waiting.then(|| now + cfg.wait_timeout)),
     });
-    plan.event(
-        id,
-        None,
-        "created",
-        format!("trigger: {}", new.trigger.as_str()),
-        now,
-    );
+    // The row itself says when and why it was created; the timeline starts with what happened
+    // to it (one event per fire keeps a burst of thousands of fires cheap).
     if waiting {
         Metrics::inc(&cfg.metrics.waiting);
         let pool: Vec<&str> = target.hosts.iter().map(String::as_str).collect();

@@ -185,13 +185,8 @@ pub async fn fire(
         if f.fire_key.is_some() {
             fired_at.entry(f.at).or_default().push(f.group.clone());
         }
-        plan.event(
-            *id,
-            None,
-            "fired",
-            format!("{} fire at {}", f.trigger.as_str(), f.at.to_rfc3339()),
-            now,
-        );
+        // The group activation's trigger and fire key record the fire; no timeline event, so a
+        // burst of fires writes one event per fire (the member's dispatch).
         match members.get(&f.group).and_then(|m| m.first()) {
             Some(first) => {
                 let new = NewActivation {
