@@ -46,6 +46,8 @@ async function failOnce(page: Page, ls: string, group: string): Promise<string> 
 }
 
 test("a viewer drills from a failing launch setting down to its failure", async ({ page, browser, baseURL }) => {
+  // The run on the real node may take a while on a busy machine; the walk itself is quick.
+  test.setTimeout(90_000);
   await loginAdmin(page);
   const id = uid("fail");
   const ls = `${APP}.${id}`;
