@@ -39,6 +39,8 @@ on_both_backends!(
     a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_failure,
     run_now_refuses_disabled_launch_settings_and_viewers,
     an_unaccepted_launch_moves_to_another_node_with_a_new_token,
+    a_waiting_activation_fails_when_no_node_appears_in_time,
+    a_run_past_its_maximum_run_time_is_interrupted_once,
 );
 
 async fn setup(db: &DatabaseConnection) -> RuntimeConfig {
@@ -77,6 +79,16 @@ fn report(host: &str, activation: Uuid, ls: &str, token: u64, event: ActivationE
         event,
         at: Utc::now(),
     })
+}
+
+/// Applies reports as the consumer does; the batch must commit.
+async fn apply(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    batch: &[ToManager],
+    now: DateTime<Utc>,
+) -> reports::Outcome {
+    reports::apply(db, cfg, batch, now).await.expect("applies")
 }
 
 fn finished(result: ActivationResult) -> ActivationEvent {
@@ -168,7 +180,7 @@ async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignore
     .await
     .expect("runs");
     assert_eq!(activation(db, id).await.status, "dispatched");
-    let out = reports::apply(
+    let out = apply(
         db,
         &cfg,
         &[
@@ -177,8 +189,7 @@ async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignore
         ],
         Utc::now(),
     )
-    .await
-    .expect("applies");
+    .await;
     assert_eq!(out.applied, 2);
     assert_eq!(activation(db, id).await.status, "running");
     let row = launch_settings::Entity::find_by_id(ls.to_owned())
@@ -188,7 +199,7 @@ async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignore
         .expect("ls");
     assert_eq!(row.current_status, "running");
     // A report from an older dispatch round is ignored and counted.
-    let out = reports::apply(
+    let out = apply(
         db,
         &cfg,
         &[report(
@@ -200,12 +211,11 @@ async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignore
         )],
         Utc::now(),
     )
-    .await
-    .expect("applies");
+    .await;
     assert_eq!(out.stale, 1);
     assert_eq!(cfg.metrics.stale_reports.load(Ordering::Relaxed), 1);
     assert_eq!(activation(db, id).await.status, "running");
-    let out = reports::apply(
+    let out = apply(
         db,
         &cfg,
         &[report(
@@ -217,8 +227,7 @@ async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignore
         )],
         Utc::now(),
     )
-    .await
-    .expect("applies");
+    .await;
     assert_eq!(out.applied, 1);
     assert_eq!(activation(db, id).await.status, "succeeded");
     let row = launch_settings::Entity::find_by_id(ls.to_owned())
@@ -231,7 +240,7 @@ async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignore
         ("waiting", Some("succeeded"))
     );
     // At least once: the same report again changes nothing.
-    let out = reports::apply(
+    let out = apply(
         db,
         &cfg,
         &[report(
@@ -243,8 +252,7 @@ async fn reports_move_activations_by_compare_and_set_and_stale_tokens_are_ignore
         )],
         Utc::now(),
     )
-    .await
-    .expect("applies");
+    .await;
     assert_eq!((out.applied, out.ignored), (0, 1));
     assert_eq!(activation(db, id).await.status, "succeeded");
 }
@@ -310,7 +318,7 @@ async fn a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_fa
         activation(db, group).await.pinned_host.as_deref(),
         Some(host.as_str())
     );
-    reports::apply(
+    apply(
         db,
         &cfg,
         &[report(
@@ -322,15 +330,14 @@ async fn a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_fa
         )],
         Utc::now(),
     )
-    .await
-    .expect("applies");
+    .await;
     let second = member(db, group, 1).await.expect("second member started");
     assert_eq!(
         hosts_of(db, second.id).await[0].host,
         host,
         "ANY groups stay on one node"
     );
-    reports::apply(
+    apply(
         db,
         &cfg,
         &[report(
@@ -342,8 +349,7 @@ async fn a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_fa
         )],
         Utc::now(),
     )
-    .await
-    .expect("applies");
+    .await;
     let g = activation(db, group).await;
     assert_eq!(g.status, "failed");
     let row = schedule_groups::Entity::find_by_id("demo.nightly".to_owned())
@@ -364,7 +370,7 @@ async fn a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_fa
     .expect("runs");
     let first = member(db, group, 0).await.expect("first member");
     let host = hosts_of(db, first.id).await[0].host.clone();
-    reports::apply(
+    apply(
         db,
         &cfg,
         &[report(
@@ -376,8 +382,7 @@ async fn a_group_runs_its_members_in_order_on_one_node_and_stops_at_the_first_fa
         )],
         Utc::now(),
     )
-    .await
-    .expect("applies");
+    .await;
     let skipped = member(db, group, 1).await.expect("second member recorded");
     assert_eq!(skipped.status, "skipped");
     assert!(
@@ -450,23 +455,21 @@ async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &Databa
         1
     );
     // The first node's late answer carries token 1 and is ignored.
-    let out = reports::apply(
+    let out = apply(
         db,
         &cfg,
         &[report(&first, id, ls, 1, ActivationEvent::Started)],
         later,
     )
-    .await
-    .expect("applies");
+    .await;
     assert_eq!(out.stale, 1);
-    let out = reports::apply(
+    let out = apply(
         db,
         &cfg,
         &[report(&hosts[1].host, id, ls, 2, ActivationEvent::Started)],
         later,
     )
-    .await
-    .expect("applies");
+    .await;
     assert_eq!(out.applied, 1);
     assert_eq!(activation(db, id).await.status, "running");
     // If the first node started it anyway, its heartbeat gets it interrupted there.
@@ -477,9 +480,7 @@ async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &Databa
         activations: vec![ActivationId(id.to_string())],
         counters: Counters::default(),
     }];
-    reports::apply(db, &cfg, &[ToManager::Heartbeat(hb)], later)
-        .await
-        .expect("applies");
+    apply(db, &cfg, &[ToManager::Heartbeat(hb)], later).await;
     let interrupts: Vec<_> = outbox::Entity::find()
         .filter(outbox::Column::MessageId.starts_with(format!("interrupt:{id}:{first}:")))
         .all(db)
@@ -487,4 +488,89 @@ async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &Databa
         .expect("outbox");
     assert_eq!(interrupts.len(), 1, "the zombie run is interrupted");
     assert_eq!(interrupts[0].routing_key, format!("node.demo.{first}"));
+}
+
+async fn a_waiting_activation_fails_when_no_node_appears_in_time(db: &DatabaseConnection) {
+    let cfg = setup(db).await;
+    let ls = "demo.sleep.nightly";
+    let id = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting(ls.into()),
+    )
+    .await
+    .expect("runs");
+    assert_eq!(activation(db, id).await.status, "waiting");
+    let later = Utc::now() + cfg.wait_timeout + chrono::Duration::seconds(1);
+    watchdog::tick(db, &cfg, later).await.expect("tick");
+    let a = activation(db, id).await;
+    assert_eq!(a.status, "failed");
+    assert!(
+        a.error
+            .as_deref()
+            .is_some_and(|e| e.contains("no live node")),
+        "{a:?}"
+    );
+    assert_eq!(cfg.metrics.wait_timeouts.load(Ordering::Relaxed), 1);
+    let row = launch_settings::Entity::find_by_id(ls.to_owned())
+        .one(db)
+        .await
+        .expect("q")
+        .expect("ls");
+    assert_eq!(row.last_result.as_deref(), Some("failed"));
+}
+
+async fn a_run_past_its_maximum_run_time_is_interrupted_once(db: &DatabaseConnection) {
+    let mut c = demo_catalog();
+    let ls = "demo.sleep.nightly";
+    if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == ls) {
+        l.recovery.max_run_time = Some(am_domain::HumanDuration::from_secs(60));
+    }
+    catalog::import(db, &actor(Role::Admin), c)
+        .await
+        .expect("imports");
+    let cfg = RuntimeConfig::new("t");
+    let now = Utc::now();
+    node_up(db, "demo-a", now).await;
+    let id = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting(ls.into()),
+    )
+    .await
+    .expect("runs");
+    apply(
+        db,
+        &cfg,
+        &[report("demo-a", id, ls, 1, ActivationEvent::Started)],
+        now,
+    )
+    .await;
+    // Within the limit nothing happens; past it, one interrupt, not one per tick.
+    watchdog::tick(db, &cfg, now + chrono::Duration::seconds(30))
+        .await
+        .expect("tick");
+    assert_eq!(
+        cfg.metrics.interrupted_max_run_time.load(Ordering::Relaxed),
+        0
+    );
+    let later = now + chrono::Duration::seconds(61);
+    node_up(db, "demo-a", later).await;
+    watchdog::tick(db, &cfg, later).await.expect("tick");
+    watchdog::tick(db, &cfg, later + chrono::Duration::seconds(1))
+        .await
+        .expect("tick");
+    let interrupts = outbox::Entity::find()
+        .filter(outbox::Column::MessageId.starts_with(format!("interrupt:{id}:demo-a:")))
+        .count(db)
+        .await
+        .expect("outbox");
+    assert_eq!(interrupts, 1);
+    assert_eq!(
+        cfg.metrics.interrupted_max_run_time.load(Ordering::Relaxed),
+        1
+    );
+    assert!(hosts_of(db, id).await[0].stop_requested_at.is_some());
 }
