@@ -6,6 +6,7 @@
 //! sides must agree on.
 
 pub mod catalog;
+pub mod dashboard;
 pub mod duration;
 pub mod error;
 pub mod ids;

@@ -9,6 +9,7 @@ pub mod activations;
 pub mod audit;
 pub mod catalog;
 pub mod classifiers;
+pub mod dashboard;
 pub mod db;
 pub mod entity;
 pub mod error;

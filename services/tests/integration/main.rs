@@ -5,6 +5,7 @@ mod accounts;
 mod activations;
 mod browsing;
 mod catalog;
+mod dashboard;
 mod failures;
 mod registry;
 mod runtime;

@@ -1,0 +1,435 @@
+//! The dashboard's figures (SPEC §5) and the gauges `/metrics` exposes from the database.
+//!
+//! Every statement reads one index range or counts one index range (shown by [`explain`] and
+//! asserted in the tests), so a snapshot stays cheap with a million failure rows and is safe to
+//! take every two seconds:
+//! - activations by status: one count per status on `idx_activations_status_created` (the
+//!   finished ones limited to the window by `created_at`);
+//! - the newest active activations: `idx_activations_status_created` backwards, per status;
+//! - dead letters: `idx_dead_letters_status_received_at` (status `dead`);
+//! - failures: the window's range of `idx_failure_logs_occurred_at`, grouped by hour and error
+//!   type.
+
+use crate::{
+    Principal,
+    entity::{
+        activation_hosts, activations, dead_letters, failure_logs, launch_settings, schedule_groups,
+    },
+    error::ServiceResult,
+    registry::{self, NodeFilter},
+    runtime::{RuntimeConfig, status},
+};
+use am_domain::{
+    dashboard::{
+        Dashboard, Disabled, FailureChart, NodeLoad, RunningActivation, StatusCount, WINDOW_HOURS,
+        failure_chart, hour_start,
+    },
+    roles::Role,
+};
+use chrono::{DateTime, Duration, Utc};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Statement, Value,
+    sea_query::{NullOrdering, Order},
+};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Active activations the dashboard lists (the total is given too).
+pub const RUNNING_SHOWN: u64 = 20;
+/// Disabled launch settings, and disabled groups, the dashboard lists.
+pub const DISABLED_SHOWN: u64 = 50;
+
+/// `dead_letters.status` of a dead letter waiting for an operator; a replayed one becomes
+/// `replayed`.
+const DEAD: &str = "dead";
+
+/// Statuses in the order the dashboard shows them.
+const STATUSES: [(&str, bool); 7] = [
+    (status::activation::WAITING, true),
+    (status::activation::DISPATCHED, true),
+    (status::activation::RUNNING, true),
+    (status::activation::SUCCEEDED, false),
+    (status::activation::FAILED, false),
+    (status::activation::INTERRUPTED, false),
+    (status::activation::SKIPPED, false),
+];
+
+/// The figures that are plain counts: what `/metrics` exposes as gauges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gauges {
+    /// Every status: the active ones whatever their age, the finished ones created in the last
+    /// [`WINDOW_HOURS`] hours.
+    pub activations: Vec<StatusCount>,
+    /// Active activations (`waiting`, `dispatched`, `running`).
+    pub running: u64,
+    /// Dead letters waiting for an operator.
+    pub dead_letters: u64,
+    pub disabled_launch_settings: u64,
+    pub disabled_groups: u64,
+    /// Failures reported in the last 60 minutes.
+    pub failures_last_hour: u64,
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// Appends a placeholder for the next bound value in the backend's syntax.
+fn placeholder(backend: DbBackend, text: &mut String, values: &mut Vec<Value>, v: Value) {
+    values.push(v);
+    match backend {
+        DbBackend::Postgres => {
+            text.push('$');
+            text.push_str(&values.len().to_string());
+        }
+        _ => text.push('?'),
+    }
+}
+
+/// `status, n` of every status: one counted index range each, in one round trip.
+fn status_counts_statement(backend: DbBackend, since: DateTime<Utc>) -> Statement {
+    let mut text = String::new();
+    let mut values = Vec::new();
+    for (i, (s, active)) in STATUSES.iter().enumerate() {
+        if i > 0 {
+            text.push_str(" UNION ALL ");
+        }
+        text.push_str("SELECT ");
+        placeholder(backend, &mut text, &mut values, (*s).into());
+        text.push_str(" AS status, COUNT(*) AS n FROM activations WHERE status = ");
+        placeholder(backend, &mut text, &mut values, (*s).into());
+        if !active {
+            text.push_str(" AND created_at >= ");
+            placeholder(backend, &mut text, &mut values, since.into());
+        }
+    }
+    Statement::from_sql_and_values(backend, text, values)
+}
+
+/// `hour, error_type, n` of the failures in `[from, to)`, `hour` counted in hours since the
+/// Unix epoch. The backends differ only in how a timestamp becomes its hour: SQLite stores
+/// `DateTime<Utc>` as RFC 3339 text (which `strftime` reads), PostgreSQL as `timestamptz`.
+fn hourly_failures_statement(
+    backend: DbBackend,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Statement {
+    let hour = match backend {
+        DbBackend::Postgres => "CAST(FLOOR(EXTRACT(EPOCH FROM occurred_at) / 3600) AS BIGINT)",
+        _ => "CAST(strftime('%s', occurred_at) AS INTEGER) / 3600",
+    };
+    let mut text = format!(
+        "SELECT {hour} AS hour, error_type, COUNT(*) AS n FROM failure_logs \
+         WHERE occurred_at >= "
+    );
+    let mut values = Vec::new();
+    placeholder(backend, &mut text, &mut values, from.into());
+    text.push_str(" AND occurred_at < ");
+    placeholder(backend, &mut text, &mut values, to.into());
+    text.push_str(" GROUP BY hour, error_type");
+    Statement::from_sql_and_values(backend, text, values)
+}
+
+#[derive(Debug, FromQueryResult)]
+struct StatusRow {
+    status: String,
+    n: i64,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct HourRow {
+    hour: i64,
+    error_type: String,
+    n: i64,
+}
+
+/// The window of the failure chart: from the start of the hour 23 hours before `now`'s to the
+/// end of `now`'s hour.
+fn chart_window(now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+    let current = hour_start(now);
+    (
+        current - Duration::hours(WINDOW_HOURS - 1),
+        current + Duration::hours(1),
+    )
+}
+
+/// The counts `/metrics` exposes and the dashboard shows.
+#[tracing::instrument(skip_all)]
+pub async fn gauges(db: &impl ConnectionTrait, now: DateTime<Utc>) -> ServiceResult<Gauges> {
+    let backend = db.get_database_backend();
+    let since = now - Duration::hours(WINDOW_HOURS);
+    let counted: HashMap<String, u64> =
+        StatusRow::find_by_statement(status_counts_statement(backend, since))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|r| (r.status, count(r.n)))
+            .collect();
+    let activations: Vec<StatusCount> = STATUSES
+        .iter()
+        .map(|(s, active)| StatusCount {
+            status: (*s).to_owned(),
+            count: counted.get(*s).copied().unwrap_or(0),
+            active: *active,
+        })
+        .collect();
+    let running = activations
+        .iter()
+        .filter(|c| c.active)
+        .map(|c| c.count)
+        .sum();
+    let dead_letters = dead_letters::Entity::find()
+        .filter(dead_letters::Column::Status.eq(DEAD))
+        .count(db)
+        .await?;
+    let disabled_launch_settings = launch_settings::Entity::find()
+        .filter(launch_settings::Column::Enabled.eq(false))
+        .count(db)
+        .await?;
+    let disabled_groups = schedule_groups::Entity::find()
+        .filter(schedule_groups::Column::Enabled.eq(false))
+        .count(db)
+        .await?;
+    let failures_last_hour = failure_logs::Entity::find()
+        .filter(failure_logs::Column::OccurredAt.gte(now - Duration::hours(1)))
+        .count(db)
+        .await?;
+    Ok(Gauges {
+        activations,
+        running,
+        dead_letters,
+        disabled_launch_settings,
+        disabled_groups,
+        failures_last_hour,
+    })
+}
+
+/// The newest active activations, at most [`RUNNING_SHOWN`], with the hosts they run on.
+async fn running(db: &impl ConnectionTrait) -> ServiceResult<Vec<RunningActivation>> {
+    // One index range per status, read backwards from the newest: an `IN` over the statuses
+    // with one `ORDER BY` would walk every activation ever created by `created_at`.
+    let mut rows = Vec::new();
+    for s in status::activation::ACTIVE {
+        rows.extend(
+            activations::Entity::find()
+                .filter(activations::Column::Status.eq(s))
+                .order_by_desc(activations::Column::CreatedAt)
+                .limit(RUNNING_SHOWN)
+                .all(db)
+                .await?,
+        );
+    }
+    rows.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+    rows.truncate(usize::try_from(RUNNING_SHOWN).unwrap_or(usize::MAX));
+    let ids: Vec<Uuid> = rows.iter().map(|a| a.id).collect();
+    let mut hosts: HashMap<Uuid, Vec<String>> = HashMap::new();
+    if !ids.is_empty() {
+        let dispatched: Vec<(Uuid, String)> = activation_hosts::Entity::find()
+            .select_only()
+            .columns([
+                activation_hosts::Column::ActivationId,
+                activation_hosts::Column::Host,
+            ])
+            .filter(activation_hosts::Column::ActivationId.is_in(ids))
+            .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+            .order_by_asc(activation_hosts::Column::Host)
+            .into_tuple()
+            .all(db)
+            .await?;
+        for (a, h) in dispatched {
+            let list = hosts.entry(a).or_default();
+            if !list.contains(&h) {
+                list.push(h);
+            }
+        }
+    }
+    Ok(rows
+        .into_iter()
+        .map(|a| RunningActivation {
+            hosts: hosts.remove(&a.id).unwrap_or_default(),
+            id: a.id.to_string(),
+            launch_setting: a.launch_setting_id,
+            group: a.group_id,
+            application: a.application_id,
+            status: a.status,
+            created_at: a.created_at,
+            started_at: a.started_at,
+        })
+        .collect())
+}
+
+async fn disabled_launch_settings(db: &impl ConnectionTrait) -> ServiceResult<Vec<Disabled>> {
+    use launch_settings::Column as C;
+    type Row = (String, String, Option<String>, Option<DateTime<Utc>>);
+    let rows: Vec<Row> = launch_settings::Entity::find()
+        .select_only()
+        .columns([C::Id, C::ApplicationId, C::DisabledReason, C::DisabledAt])
+        .filter(C::Enabled.eq(false))
+        // Both backends put rows never stamped last (PostgreSQL would put them first).
+        .order_by_with_nulls(C::DisabledAt, Order::Desc, NullOrdering::Last)
+        .order_by_asc(C::Id)
+        .limit(DISABLED_SHOWN)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, application, reason, disabled_at)| Disabled {
+            id,
+            application,
+            reason,
+            disabled_at,
+        })
+        .collect())
+}
+
+async fn disabled_groups(db: &impl ConnectionTrait) -> ServiceResult<Vec<Disabled>> {
+    use schedule_groups::Column as C;
+    let rows: Vec<(String, String, Option<String>)> = schedule_groups::Entity::find()
+        .select_only()
+        .columns([C::Id, C::ApplicationId, C::DisabledReason])
+        .filter(C::Enabled.eq(false))
+        .order_by_asc(C::Id)
+        .limit(DISABLED_SHOWN)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, application, reason)| Disabled {
+            id,
+            application,
+            reason,
+            disabled_at: None,
+        })
+        .collect())
+}
+
+/// Failures per hour over the last [`WINDOW_HOURS`] hours, by error type.
+pub async fn failures_per_hour(
+    db: &impl ConnectionTrait,
+    now: DateTime<Utc>,
+) -> ServiceResult<FailureChart> {
+    let (from, to) = chart_window(now);
+    let stmt = hourly_failures_statement(db.get_database_backend(), from, to);
+    let rows: Vec<(DateTime<Utc>, String, u64)> = HourRow::find_by_statement(stmt)
+        .all(db)
+        .await?
+        .into_iter()
+        .filter_map(|r| {
+            let start = DateTime::from_timestamp(r.hour.checked_mul(3600)?, 0)?;
+            Some((start, r.error_type, count(r.n)))
+        })
+        .collect();
+    Ok(failure_chart(now, &rows))
+}
+
+/// Everything the dashboard shows at `now`.
+#[tracing::instrument(skip_all)]
+pub async fn snapshot(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<Dashboard> {
+    actor.require(Role::Viewer)?;
+    let g = gauges(db, now).await?;
+    let nodes = registry::list(db, actor, &NodeFilter::default(), now, cfg.node_timeout)
+        .await?
+        .into_iter()
+        .map(|n| NodeLoad {
+            application: n.application,
+            host: n.host,
+            running: n.running,
+            capacity: n.capacity,
+            load: n.load,
+            last_heartbeat_at: n.last_heartbeat_at,
+        })
+        .collect();
+    Ok(Dashboard {
+        generated_at: now,
+        running: running(db).await?,
+        running_total: g.running,
+        activations: g.activations,
+        nodes,
+        dead_letters: g.dead_letters,
+        disabled_launch_settings: disabled_launch_settings(db).await?,
+        disabled_launch_settings_total: g.disabled_launch_settings,
+        disabled_groups: disabled_groups(db).await?,
+        disabled_groups_total: g.disabled_groups,
+        failures_last_hour: g.failures_last_hour,
+        failures_per_hour: failures_per_hour(db, now).await?,
+    })
+}
+
+/// The plans of the statements that read the big tables, as `(statement, plan)`, for tests and
+/// benchmarks to check that each reads through an index.
+pub async fn explain(
+    db: &impl ConnectionTrait,
+    now: DateTime<Utc>,
+) -> ServiceResult<Vec<(String, String)>> {
+    let backend = db.get_database_backend();
+    let (from, to) = chart_window(now);
+    let statements = [
+        (
+            "activations by status",
+            status_counts_statement(backend, now - Duration::hours(WINDOW_HOURS)),
+        ),
+        (
+            "failures per hour",
+            hourly_failures_statement(backend, from, to),
+        ),
+    ];
+    let prefix = match backend {
+        DbBackend::Postgres => "EXPLAIN ",
+        _ => "EXPLAIN QUERY PLAN ",
+    };
+    let mut out = Vec::new();
+    for (name, stmt) in statements {
+        let rows = db
+            .query_all_raw(Statement {
+                sql: format!("{prefix}{}", stmt.sql),
+                ..stmt.clone()
+            })
+            .await?;
+        let plan: Vec<String> = rows
+            .iter()
+            .filter_map(|r| match backend {
+                DbBackend::Postgres => r.try_get_by_index::<String>(0).ok(),
+                _ => r.try_get_by_index::<String>(3).ok(),
+            })
+            .collect();
+        out.push((format!("{name}: {}", stmt.sql), plan.join("\n")));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_follow_the_backend() {
+        let t = DateTime::from_timestamp(7200, 0).unwrap_or_default();
+        let pg = status_counts_statement(DbBackend::Postgres, t);
+        assert!(pg.sql.contains("status = $2"), "{}", pg.sql);
+        assert!(pg.sql.contains("created_at >= $12"), "{}", pg.sql);
+        assert_eq!(pg.values.map(|v| v.0.len()), Some(7 * 2 + 4));
+        let lite = hourly_failures_statement(DbBackend::Sqlite, t, t);
+        assert!(
+            lite.sql
+                .ends_with("WHERE occurred_at >= ? AND occurred_at < ? GROUP BY hour, error_type"),
+            "{}",
+            lite.sql
+        );
+    }
+
+    #[test]
+    fn the_chart_window_is_whole_hours() {
+        let now = DateTime::from_timestamp(10 * 3600 + 125, 0).unwrap_or_default();
+        let (from, to) = chart_window(now);
+        assert_eq!(from.timestamp(), (10 - 23) * 3600);
+        assert_eq!(to.timestamp(), 11 * 3600);
+    }
+}
