@@ -14,7 +14,9 @@
 //! - [`m20261121_000005_dispatch`]: what the runtime added: the agents each node offers, group
 //!   failure handling, outbox claims and the dispatch state of activations;
 //! - [`m20261121_000006_read_indexes`]: what the operations console reads by (newest
-//!   activations, of a status; the dead letter of a data message).
+//!   activations, of a status; the dead letter of a data message);
+//! - [`m20261121_000007_dead_letter_indexes`]: what the dead-letter browser filters by, a
+//!   message's failure history, and the AMQP properties a replay restores.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -35,6 +37,7 @@ pub mod m20261121_000003_operations_audit;
 pub mod m20261121_000004_accounts;
 pub mod m20261121_000005_dispatch;
 pub mod m20261121_000006_read_indexes;
+pub mod m20261121_000007_dead_letter_indexes;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -50,6 +53,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000004_accounts::Migration),
             Box::new(m20261121_000005_dispatch::Migration),
             Box::new(m20261121_000006_read_indexes::Migration),
+            Box::new(m20261121_000007_dead_letter_indexes::Migration),
         ]
     }
 }

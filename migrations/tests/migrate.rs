@@ -47,7 +47,7 @@ const TABLES: [&str; 26] = [
 
 /// Indexes created by `CREATE INDEX` (unique constraints inside `CREATE TABLE` get
 /// backend-specific names on SQLite, so they are checked by behaviour instead).
-const INDEXES: [(&str, &str); 10] = [
+const INDEXES: [(&str, &str); 12] = [
     ("pool_hosts", "idx_pool_hosts_host_name"),
     ("classifier_values", "idx_classifier_values_label"),
     ("launch_settings", "idx_launch_settings_current_status"),
@@ -58,6 +58,8 @@ const INDEXES: [(&str, &str); 10] = [
     ("audit_log", "idx_audit_log_entity"),
     ("activations", "idx_activations_created_at"),
     ("dead_letters", "idx_dead_letters_message_id"),
+    ("dead_letters", "idx_dead_letters_received_at"),
+    ("failure_logs", "idx_failure_logs_data_message_id"),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -180,21 +182,27 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down and up again: the last migration adds indexes only.
+    // One step down and up again: the last migration adds indexes and a nullable column.
     Migrator::down(db, Some(1)).await?;
     let manager = SchemaManager::new(db);
     assert!(
         !manager
-            .has_index("activations", "idx_activations_created_at")
+            .has_index("dead_letters", "idx_dead_letters_received_at")
             .await?
     );
-    assert!(manager.has_table("activations").await?);
+    assert!(!manager.has_column("dead_letters", "properties").await?);
+    assert!(
+        manager
+            .has_index("dead_letters", "idx_dead_letters_error_type")
+            .await?
+    );
     Migrator::up(db, None).await?;
     assert!(
         manager
-            .has_index("activations", "idx_activations_created_at")
+            .has_index("dead_letters", "idx_dead_letters_received_at")
             .await?
     );
+    assert!(manager.has_column("dead_letters", "properties").await?);
 
     // All the way down, with data still in the tables.
     Migrator::down(db, None).await?;

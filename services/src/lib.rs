@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod classifiers;
 pub mod dashboard;
 pub mod db;
+pub mod dead_letters;
 pub mod entity;
 pub mod error;
 pub mod failures;

@@ -33,6 +33,9 @@ pub struct Model {
     pub replay_count: i32,
     pub replayed_at: Option<DateTimeUtc>,
     pub replayed_by: Option<String>,
+    /// AMQP properties besides message id and content type (correlation id, timestamp, type,
+    /// ...), so that a replay publishes the message as it was.
+    pub properties: Option<Json>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -6,6 +6,7 @@ mod activations;
 mod browsing;
 mod catalog;
 mod dashboard;
+mod dead_letters;
 mod failures;
 mod registry;
 mod runtime;
