@@ -13,7 +13,7 @@ use crate::{
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Select,
     sea_query::{Asterisk, Expr, ExprTrait, Query},
 };
 use serde::{Deserialize, Serialize};
@@ -39,7 +39,17 @@ pub const STATUSES: [&str; 7] = [
 ];
 
 /// Which activations [`list`] returns; blank means no filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
+#[derive(
+    Debug,
+    Clone,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    utoipa::IntoParams,
+    utoipa::ToSchema,
+)]
 #[into_params(parameter_in = Query)]
 pub struct ActivationFilter {
     /// Runs of this launch setting (alone or as a group member).
@@ -155,18 +165,10 @@ pub struct ActivationDetail {
     pub failures: FailureList,
 }
 
-/// Activations matching `filter`, newest first; `page` is one-based.
-pub async fn list(
-    db: &impl ConnectionTrait,
-    actor: &Principal,
-    filter: &ActivationFilter,
-    page: Option<u64>,
-    limit: Option<u64>,
-) -> ServiceResult<ActivationPage> {
+/// The activations `filter` selects, unordered; bulk operations select the same rows as the
+/// list the operator searched.
+pub fn matching(filter: &ActivationFilter) -> ServiceResult<Select<activations::Entity>> {
     use activations::Column as C;
-    actor.require(Role::Viewer)?;
-    let limit = filters::limit(limit, PAGE, MAX_PAGE);
-    let page = std::cmp::max(page.unwrap_or(1), 1);
     let (from, to) = filters::range(&filter.from, &filter.to)?;
     let mut q = activations::Entity::find();
     if let Some(ls) = filters::text(&filter.launch_setting) {
@@ -204,6 +206,22 @@ pub async fn list(
     if let Some(t) = to {
         q = q.filter(C::CreatedAt.lt(t));
     }
+    Ok(q)
+}
+
+/// Activations matching `filter`, newest first; `page` is one-based.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    filter: &ActivationFilter,
+    page: Option<u64>,
+    limit: Option<u64>,
+) -> ServiceResult<ActivationPage> {
+    use activations::Column as C;
+    actor.require(Role::Viewer)?;
+    let limit = filters::limit(limit, PAGE, MAX_PAGE);
+    let page = std::cmp::max(page.unwrap_or(1), 1);
+    let q = matching(filter)?;
     let mut rows = q
         .order_by_desc(C::CreatedAt)
         .order_by_desc(C::Id)

@@ -18,6 +18,7 @@ pub mod failures;
 pub mod filters;
 pub mod health;
 pub mod login_limit;
+pub mod operations;
 pub mod registry;
 pub mod run_status;
 pub mod runtime;
@@ -39,6 +40,8 @@ pub struct Services {
     pub settings: Arc<Settings>,
     /// The runtime's tunables and counters (dispatch from *Run now*, the runtime tasks).
     pub runtime: Arc<runtime::RuntimeConfig>,
+    /// Where started bulk operations are queued (the server's job worker).
+    pub operations: Arc<dyn operations::OperationQueue>,
 }
 
 /// Tunables of the services, read once at start-up by the binary.
@@ -71,7 +74,14 @@ impl Services {
                 ..runtime::RuntimeConfig::new("am")
             }),
             settings: Arc::new(settings),
+            operations: Arc::new(operations::NoQueue),
         }
+    }
+
+    /// Queues started operations here instead of leaving them for a worker to find.
+    pub fn with_operation_queue(mut self, queue: Arc<dyn operations::OperationQueue>) -> Self {
+        self.operations = queue;
+        self
     }
 
     /// Uses this runtime configuration (broker prefix, timeouts) instead of the default.

@@ -8,6 +8,7 @@ mod catalog;
 mod dashboard;
 mod dead_letters;
 mod failures;
+mod operations;
 mod registry;
 mod runtime;
 
