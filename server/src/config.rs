@@ -34,13 +34,22 @@ pub struct BrokerConfig {
 }
 
 /// Runtime tunables that are not part of the catalog (`AM_NODE_TIMEOUT`, `AM_WAIT_TIMEOUT`,
-/// `AM_MISFIRE_THRESHOLD`, as durations like `30s` or `5m`).
+/// `AM_MISFIRE_THRESHOLD`, as durations like `30s` or `5m`; `AM_FAILURE_RETENTION_DAYS`, in
+/// whole days).
 #[derive(Debug, Clone)]
 pub struct RuntimeTunables {
     pub node_timeout: std::time::Duration,
     pub wait_timeout: std::time::Duration,
     pub misfire_threshold: std::time::Duration,
+    /// Failure logs older than this before a launch setting's last activation, when that
+    /// failed or was interrupted, are deleted (SPEC §4.5; default 30 days).
+    pub failure_retention: std::time::Duration,
 }
+
+/// Longest `AM_FAILURE_RETENTION_DAYS` (100 years): longer means "keep", and a bound keeps the
+/// date arithmetic far from overflowing.
+pub const MAX_FAILURE_RETENTION_DAYS: u64 = 36_500;
+const DEFAULT_FAILURE_RETENTION_DAYS: u64 = 30;
 
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
@@ -92,6 +101,24 @@ struct FileConfig {
     node_timeout: Option<String>,
     wait_timeout: Option<String>,
     misfire_threshold: Option<String>,
+    failure_retention_days: Option<Days>,
+}
+
+/// A number of days in the file: `30` or `"30"` (the environment's spelling).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Days {
+    Number(i64),
+    Text(String),
+}
+
+impl Days {
+    fn into_raw(self) -> String {
+        match self {
+            Days::Number(n) => n.to_string(),
+            Days::Text(s) => s,
+        }
+    }
 }
 
 /// Where a raw value came from, for error messages.
@@ -161,6 +188,7 @@ impl Config {
             node_timeout,
             wait_timeout,
             misfire_threshold,
+            failure_retention_days,
         } = file_cfg;
         let src = Source { env, file_path };
 
@@ -296,6 +324,15 @@ impl Config {
                 "misfire_threshold",
             ))?
             .unwrap_or(secs(60)),
+            failure_retention: secs(
+                retention_days(src.get(
+                    "AM_FAILURE_RETENTION_DAYS",
+                    failure_retention_days.map(Days::into_raw),
+                    "failure_retention_days",
+                ))?
+                .unwrap_or(DEFAULT_FAILURE_RETENTION_DAYS)
+                    * 86_400,
+            ),
         };
 
         Ok(Config {
@@ -314,6 +351,22 @@ impl Config {
             admin: AdminConfig { initial_password },
         })
     }
+}
+
+/// A whole number of days from 1 to [`MAX_FAILURE_RETENTION_DAYS`].
+fn retention_days(found: Option<(String, String)>) -> Result<Option<u64>, ConfigError> {
+    found
+        .map(|(key, raw)| match raw.trim().parse::<u64>() {
+            Ok(days) if (1..=MAX_FAILURE_RETENTION_DAYS).contains(&days) => Ok(days),
+            _ => Err(ConfigError::Invalid {
+                key,
+                message: format!(
+                    "`{raw}` is not a number of days (expected a whole number from 1 to \
+                     {MAX_FAILURE_RETENTION_DAYS}, e.g. 30)"
+                ),
+            }),
+        })
+        .transpose()
 }
 
 #[cfg(test)]
@@ -359,6 +412,49 @@ mod tests {
         assert_eq!(c.runtime.node_timeout, std::time::Duration::from_secs(5));
         assert_eq!(c.broker.prefix, "t-1");
         assert_eq!(c.runtime.wait_timeout, std::time::Duration::from_secs(600));
+    }
+
+    #[test]
+    fn failure_retention_is_a_positive_number_of_days() {
+        let day = std::time::Duration::from_secs(86_400);
+        assert_eq!(
+            load(&[]).expect("defaults").runtime.failure_retention,
+            day * 30
+        );
+        let c = load(&[("AM_FAILURE_RETENTION_DAYS", "7")]).expect("valid");
+        assert_eq!(c.runtime.failure_retention, day * 7);
+        for bad in ["0", "-1", "thirty", "1.5", "7d", "36501"] {
+            let e = load(&[("AM_FAILURE_RETENTION_DAYS", bad)]).expect_err(bad);
+            assert!(
+                e.to_string().starts_with(&format!(
+                    "AM_FAILURE_RETENTION_DAYS: `{bad}` is not a number of days"
+                )),
+                "{e}"
+            );
+        }
+
+        let dir = std::env::temp_dir().join(format!("am-cfg-retention-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("am.toml");
+        // In the file as a TOML number or as the environment's string.
+        for text in [
+            "failure_retention_days = 14\n",
+            "failure_retention_days = \"14\"\n",
+        ] {
+            std::fs::write(&path, text).expect("write");
+            let c = Config::load(&|_| None, Some(&path)).expect(text);
+            assert_eq!(c.runtime.failure_retention, day * 14, "{text}");
+        }
+        let env = |k: &str| (k == "AM_FAILURE_RETENTION_DAYS").then(|| "3".to_owned());
+        let c = Config::load(&env, Some(&path)).expect("env wins");
+        assert_eq!(c.runtime.failure_retention, day * 3);
+        std::fs::write(&path, "failure_retention_days = 0\n").expect("write");
+        let e = Config::load(&|_| None, Some(&path)).expect_err("zero in the file");
+        assert!(
+            matches!(&e, ConfigError::Invalid { key, .. } if key.ends_with("(failure_retention_days)")),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod dead_letters;
 mod failures;
 mod operations;
 mod registry;
+mod retention;
 mod runtime;
 
 use am_domain::{catalog::Catalog, roles::Role};
