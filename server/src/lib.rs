@@ -7,6 +7,7 @@ pub mod auth;
 pub mod broker;
 pub mod commands;
 pub mod config;
+pub mod dead_letters;
 pub mod error;
 pub mod http;
 pub mod metrics;

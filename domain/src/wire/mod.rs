@@ -56,6 +56,12 @@ pub const DL_ERROR_MESSAGE_HEADER: &str = "x-am-last-error-message";
 pub const DL_LAST_FAILURE_HEADER: &str = "x-am-last-failure";
 /// Dead-letter header: host of the node that gave up.
 pub const DL_HOST_HEADER: &str = "x-am-host";
+/// Header on a dead letter the manager sent back to its subscription: who replayed it. A
+/// replay is a fresh start (attempt 1, no dead-letter or parked headers); this header and the
+/// next one say where the message has been.
+pub const REPLAYED_BY_HEADER: &str = "x-am-replayed-by";
+/// Header on a replayed dead letter: when it was replayed (RFC 3339).
+pub const REPLAYED_AT_HEADER: &str = "x-am-replayed-at";
 /// Header on quarantined control messages: why they were rejected.
 pub const QUARANTINE_REASON_HEADER: &str = "x-am-quarantine-reason";
 

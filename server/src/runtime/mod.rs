@@ -1,8 +1,9 @@
 //! The manager runtime's moving parts around the database transitions of
-//! `am_services::runtime`: the scheduler's timers, the outbox relay, the report consumer and
-//! the watchdog's ticks. Each is a task that survives broker outages (it waits for the next
+//! `am_services::runtime`: the scheduler's timers, the outbox relay, the report consumer, the
+//! dead-letter consumer and the watchdog's ticks. Each is a task that survives broker outages (it waits for the next
 //! connection) and database errors (it logs and tries again on its next round).
 
+mod dead_letters;
 mod relay;
 mod reports;
 mod scheduler;
@@ -23,6 +24,12 @@ pub fn spawn(services: &Services, link: Link, stop: CancellationToken) -> JoinSe
     let db = services.db.clone();
     tasks.spawn(scheduler::run(db.clone(), cfg.clone(), stop.clone()));
     tasks.spawn(relay::run(
+        db.clone(),
+        cfg.clone(),
+        link.clone(),
+        stop.clone(),
+    ));
+    tasks.spawn(dead_letters::run(
         db.clone(),
         cfg.clone(),
         link.clone(),

@@ -3,6 +3,7 @@
 
 mod catalog_api;
 mod cli;
+mod dead_letters_broker;
 mod failure_pages;
 mod failures_api;
 mod node_pages;

@@ -142,9 +142,25 @@ fn broker_death(names: &Names, headers: &Map<String, Value>) -> Option<Death> {
     })
 }
 
+/// `s` without NUL characters, which PostgreSQL refuses in text (and in JSON it binds as
+/// `jsonb`); a header carrying one must not block the queue.
+pub(crate) fn clean(s: &str) -> String {
+    s.replace('\0', "")
+}
+
+/// `v` with NUL characters removed from every string and key.
+pub(crate) fn scrub(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.contains('\0') => Value::String(clean(s)),
+        Value::Array(items) => Value::Array(items.iter().map(scrub).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (clean(k), scrub(v))).collect()),
+        other => other.clone(),
+    }
+}
+
 fn as_text(v: &Value) -> Option<String> {
     match v {
-        Value::String(s) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
+        Value::String(s) => Some(clean(s.trim())).filter(|s| !s.is_empty()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }

@@ -88,11 +88,11 @@ pub async fn store(
             dedupe_key: Set(key),
             launch_setting_id: Set(p.launch_setting_id),
             data_queue_id: Set(data_queue_id),
-            message_id: Set(m.message_id.clone()),
-            routing_key: Set(Some(m.routing_key.clone())),
-            headers: Set(Value::Object(m.headers.clone())),
+            message_id: Set(m.message_id.as_deref().map(headers::clean)),
+            routing_key: Set(Some(headers::clean(&m.routing_key))),
+            headers: Set(headers::scrub(&Value::Object(m.headers.clone()))),
             body: Set(m.body.clone()),
-            content_type: Set(m.content_type.clone()),
+            content_type: Set(m.content_type.as_deref().map(headers::clean)),
             error_type: Set(p.error_type),
             error_message: Set(p.error_message),
             attempts: Set(p.attempts),
@@ -108,7 +108,7 @@ pub async fn store(
             properties: Set(if m.properties.is_empty() {
                 None
             } else {
-                Some(Value::Object(m.properties.clone()))
+                Some(headers::scrub(&Value::Object(m.properties.clone())))
             }),
             ..Default::default()
         });

@@ -168,11 +168,18 @@ async fn broker_dead_letters_get_their_launch_setting_and_data_queue(db: &Databa
         body: b"crashes the node".to_vec(),
         ..Default::default()
     };
+    // Malformed headers, and NUL characters PostgreSQL refuses in text: stored all the same.
     let stranger = IncomingDeadLetter {
         exchange: "somewhere".into(),
-        routing_key: "x".into(),
-        headers: obj(json!({"x-am-attempts": "lots", "x-death": 7})),
-        body: vec![0xff, 0xfe],
+        routing_key: "x\u{0}y".into(),
+        content_type: Some("text/\u{0}plain".into()),
+        headers: obj(json!({
+            "x-am-attempts": "lots",
+            "x-death": 7,
+            "x-am-last-error-message": "bad\u{0}byte",
+            "odd\u{0}key": ["v\u{0}"],
+        })),
+        body: vec![0xff, 0xfe, 0x00],
         ..Default::default()
     };
     let out = dead_letters::store(db, &names(), &[by_broker, stranger], at(0))
@@ -203,6 +210,11 @@ async fn broker_dead_letters_get_their_launch_setting_and_data_queue(db: &Databa
     assert_eq!(s.error_type, None);
     assert_eq!(s.attempts, 0);
     assert_eq!(s.status, dead_letters::DEAD);
+    assert_eq!(s.error_message.as_deref(), Some("badbyte"));
+    assert_eq!(s.routing_key.as_deref(), Some("xy"));
+    assert_eq!(s.content_type.as_deref(), Some("text/plain"));
+    assert_eq!(s.headers["oddkey"], json!(["v"]));
+    assert_eq!(s.body, vec![0xff, 0xfe, 0x00]);
 }
 
 /// Seven dead letters a minute apart: ids 1..=7 in arrival order.
