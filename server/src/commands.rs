@@ -76,6 +76,7 @@ pub async fn serve(config: Config) -> Result<()> {
         .leptos_options;
     leptos_options.site_addr = config.http.listen;
     let state = AppState {
+        dashboard: crate::live::DashboardFeed::new(services.clone(), stop.clone()),
         services,
         leptos_options,
         http: Arc::new(config.http.clone()),

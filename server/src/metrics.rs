@@ -1,8 +1,11 @@
-//! `GET /metrics`: the runtime's counters in the Prometheus text format, plus gauges read from
-//! the database (outbox depth, live nodes).
+//! `GET /metrics`: the runtime's counters in the Prometheus text format, the recent report
+//! ingestion rate, and gauges read from the database: outbox depth, live nodes, and the
+//! dashboard's figures (activations by status, active ones, dead letters, disabled launch
+//! settings and groups, failures in the last hour).
 
 use crate::state::AppState;
 use am_services::{
+    dashboard,
     entity::{nodes, outbox},
     runtime::status,
 };
@@ -11,9 +14,17 @@ use chrono::Utc;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use std::fmt::Write;
 
+fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(
+        out,
+        "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+    );
+}
+
 pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     let mut out = String::new();
-    for (name, value) in s.services.runtime.metrics.snapshot() {
+    let m = &s.services.runtime.metrics;
+    for (name, value) in m.snapshot() {
         let kind = if name.ends_with("_ms") {
             "gauge"
         } else {
@@ -26,14 +37,24 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         };
         let _ = writeln!(out, "# TYPE {name} {kind}\n{name} {value}");
     }
+    gauge(
+        &mut out,
+        "am_reports_per_second",
+        &format!(
+            "node reports applied per second over the last {} complete seconds (the rate of am_reports_total)",
+            m.report_rate.window().as_secs()
+        ),
+        m.report_rate.per_second(),
+    );
     let db = &s.services.db;
+    let now = Utc::now();
     let depth = outbox::Entity::find()
         .filter(outbox::Column::SentAt.is_null())
         .count(db)
         .await;
     let live = nodes::Entity::find()
         .filter(nodes::Column::Status.eq("live"))
-        .filter(nodes::Column::LastHeartbeatAt.gt(Utc::now() - s.services.runtime.node_timeout))
+        .filter(nodes::Column::LastHeartbeatAt.gt(now - s.services.runtime.node_timeout))
         .count(db)
         .await;
     let waiting = am_services::entity::activations::Entity::find()
@@ -57,9 +78,53 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
             waiting,
         ),
     ] {
-        if let Ok(v) = v {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+        match v {
+            Ok(v) => gauge(&mut out, name, help, v),
+            Err(e) => tracing::warn!(error = %e, metric = name, "metric not read"),
         }
+    }
+    match dashboard::gauges(db, now).await {
+        Ok(g) => {
+            let _ = writeln!(
+                out,
+                "# HELP am_activations activations by status: the active ones (waiting, \
+                 dispatched, running) whatever their age, the finished ones created in the \
+                 last 24 h\n# TYPE am_activations gauge"
+            );
+            for c in &g.activations {
+                let _ = writeln!(out, "am_activations{{status=\"{}\"}} {}", c.status, c.count);
+            }
+            for (name, help, v) in [
+                (
+                    "am_running_activations",
+                    "active activations (waiting, dispatched or running)",
+                    g.running,
+                ),
+                (
+                    "am_dead_letters",
+                    "dead letters waiting for an operator",
+                    g.dead_letters,
+                ),
+                (
+                    "am_disabled_launch_settings",
+                    "launch settings disabled (by an operator or the breaker)",
+                    g.disabled_launch_settings,
+                ),
+                (
+                    "am_disabled_schedule_groups",
+                    "schedule groups disabled (by an operator or the breaker)",
+                    g.disabled_groups,
+                ),
+                (
+                    "am_failures_last_hour",
+                    "failures reported in the last 60 minutes",
+                    g.failures_last_hour,
+                ),
+            ] {
+                gauge(&mut out, name, help, v);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "dashboard gauges not read"),
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
 }

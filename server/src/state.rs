@@ -11,6 +11,8 @@ pub struct AppState {
     pub services: Services,
     pub leptos_options: LeptosOptions,
     pub http: Arc<HttpConfig>,
+    /// The dashboard's live figures, shared by every open dashboard.
+    pub dashboard: crate::live::DashboardFeed,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -3,6 +3,7 @@
 
 mod activations;
 mod catalog;
+mod dashboard;
 mod entities;
 mod failures;
 mod health;
@@ -60,6 +61,7 @@ impl Modify for BearerAuth {
         nodes::list,
         activations::list, activations::get,
         failures::list, failures::launch_settings, failures::activations, failures::hosts,
+        dashboard::get, dashboard::events,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -69,6 +71,7 @@ impl Modify for BearerAuth {
         (name = "nodes", description = "Application instances, their liveness and load"),
         (name = "activations", description = "Runs of launch settings and groups, with their timeline per host"),
         (name = "failures", description = "Failure logs: entries, and the drill-down by launch setting, activation and host"),
+        (name = "dashboard", description = "The manager's state at a glance, now and live"),
     )
 )]
 pub struct ApiDoc;
@@ -90,6 +93,8 @@ pub fn router() -> Router<AppState> {
                 .layer(DefaultBodyLimit::max(CATALOG_BODY_LIMIT)),
         )
         .route("/api/v1/nodes", get(nodes::list))
+        .route("/api/v1/dashboard", get(dashboard::get))
+        .route("/api/v1/dashboard/events", get(dashboard::events))
         .route("/api/v1/activations", get(activations::list))
         .route("/api/v1/activations/{id}", get(activations::get))
         .route("/api/v1/failures", get(failures::list))

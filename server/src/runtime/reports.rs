@@ -166,6 +166,10 @@ async fn handle(
             }
         }
     };
+    // The counter `reports` counts them too (in `apply`); this keeps the rate of the last seconds.
+    cfg.metrics
+        .report_rate
+        .record(u64::try_from(outcome.applied).unwrap_or(u64::MAX));
     if let Some(last) = batch.last()
         && let Err(e) = last.ack(BasicAckOptions { multiple: true }).await
     {

@@ -3,6 +3,7 @@
 
 mod catalog_api;
 mod cli;
+mod dashboard_api;
 mod dead_letters_broker;
 mod failure_pages;
 mod failures_api;
@@ -83,6 +84,10 @@ impl TestApp {
             .output_name("agent-manager")
             .build();
         let state = AppState {
+            dashboard: server::live::DashboardFeed::new(
+                services.clone(),
+                tokio_util::sync::CancellationToken::new(),
+            ),
             services: services.clone(),
             leptos_options,
             http: Arc::new(HttpConfig {
