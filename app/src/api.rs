@@ -5,6 +5,7 @@ pub mod activations;
 pub mod catalog;
 pub mod failures;
 pub mod nodes;
+pub mod operations;
 
 use crate::error::UiError;
 use am_domain::roles::Role;

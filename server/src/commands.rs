@@ -1,7 +1,7 @@
 //! The subcommands of `agent-manager`. Each reads the configuration once and works directly on
 //! the database; `serve` also runs the HTTP server and the broker connection.
 
-use crate::{broker, config::Config, http, runtime, state::AppState};
+use crate::{broker, config::Config, http, jobs, runtime, state::AppState};
 use agent_client::Topology;
 use am_domain::{catalog::Catalog, roles::Role};
 use am_services::runtime::RuntimeConfig;
@@ -54,8 +54,12 @@ pub async fn serve(config: Config) -> Result<()> {
         node_timeout: chrono_duration(config.runtime.node_timeout),
         ..Settings::default()
     };
-    let services =
-        Services::new(conn, broker_status.clone(), settings).with_runtime(runtime_config(&config));
+    let jobs = jobs::JobStore::open(&conn)
+        .await
+        .context("setting up the background-job tables")?;
+    let services = Services::new(conn, broker_status.clone(), settings)
+        .with_runtime(runtime_config(&config))
+        .with_operation_queue(Arc::new(jobs.clone()));
     let stop = CancellationToken::new();
     let mut topology = Topology::new(config.broker.prefix.clone());
     if let Some(expiry) = config.broker.queue_expiry {
@@ -69,6 +73,13 @@ pub async fn serve(config: Config) -> Result<()> {
         link_tx,
         stop.clone(),
     ));
+    let mut job_tasks = jobs::spawn(
+        jobs,
+        &services,
+        link.clone(),
+        retention_policy(&config),
+        stop.clone(),
+    );
     let mut runtime_tasks = runtime::spawn(&services, link, stop.clone());
 
     let mut leptos_options = leptos::config::get_configuration(None)
@@ -100,12 +111,21 @@ pub async fn serve(config: Config) -> Result<()> {
     .await?;
     stop.cancel();
     while runtime_tasks.join_next().await.is_some() {}
+    while job_tasks.join_next().await.is_some() {}
     let _ = broker_task.await;
     Ok(())
 }
 
 fn chrono_duration(d: std::time::Duration) -> chrono::Duration {
     chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+}
+
+/// The failure-log retention rules from the configuration.
+pub fn retention_policy(config: &Config) -> am_services::retention::RetentionPolicy {
+    am_services::retention::RetentionPolicy {
+        keep_failed_for: chrono_duration(config.runtime.failure_retention),
+        ..Default::default()
+    }
 }
 
 /// The runtime's tunables from the configuration.

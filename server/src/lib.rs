@@ -10,6 +10,7 @@ pub mod config;
 pub mod dead_letters;
 pub mod error;
 pub mod http;
+pub mod jobs;
 pub mod live;
 pub mod metrics;
 pub mod runtime;

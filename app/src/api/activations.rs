@@ -56,6 +56,8 @@ pub struct ActivationsView {
     pub launch_settings: Vec<String>,
     pub groups: Vec<String>,
     pub statuses: Vec<String>,
+    /// Whether the caller may re-run what the search found.
+    pub can_operate: bool,
 }
 
 /// One dispatch of the activation to a host.
@@ -262,6 +264,7 @@ pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView
         launch_settings: catalog.launch_settings.into_iter().map(|l| l.id).collect(),
         groups: catalog.schedule_groups.into_iter().map(|g| g.id).collect(),
         statuses: STATUSES.iter().map(|s| (*s).to_owned()).collect(),
+        can_operate: who.role.allows(Role::Operator),
     })
 }
 

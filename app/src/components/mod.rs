@@ -4,5 +4,6 @@ pub mod classifier;
 pub mod failures;
 pub mod forms;
 pub mod layout;
+pub mod operation;
 pub mod params;
 pub mod status;

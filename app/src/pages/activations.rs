@@ -7,7 +7,11 @@ use crate::{
         ActivationDetailView, ActivationRow, ActivationsQuery, ActivationsView, LaneView,
         activation_detail, list_activations,
     },
-    components::failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
+    api::operations::RerunActivations,
+    components::{
+        failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
+        operation::OperationProgress,
+    },
 };
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
@@ -61,16 +65,40 @@ pub fn ActivationsPage() -> impl IntoView {
                 {move || data.get().map(|r| {
                     let q = query.get_untracked();
                     match r {
-                        Ok(v) => view! { <Filters q=q.clone() view=v.clone() /> <ActivationsTable q view=v /> }.into_any(),
+                        Ok(v) => view! {
+                            <Filters q=q.clone() view=v.clone() />
+                            {(v.can_operate && !v.rows.is_empty()).then(|| view! { <RerunMatching q=q.clone() /> })}
+                            <ActivationsTable q view=v />
+                        }.into_any(),
                         Err(e) => view! {
                             <Filters q view=ActivationsView { rows: vec![], page: 1, has_more: false, applications: vec![],
-                                launch_settings: vec![], groups: vec![], statuses: vec![] } />
+                                launch_settings: vec![], groups: vec![], statuses: vec![], can_operate: false } />
                             <p class="error" data-test="list-error">{e.to_string()}</p>
                         }.into_any(),
                     }
                 })}
             </Suspense>
         </section>
+    }
+}
+
+/// Re-runs, as one bulk operation, what every activation matching the search ran (each
+/// launch setting or group once), then shows the operation's progress.
+#[component]
+fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
+    let action = ServerAction::<RerunActivations>::new();
+    view! {
+        <div class="bulk-actions" data-test="rerun-matching">
+            <button data-test="rerun-matching-button"
+                on:click=move |_| { action.dispatch(RerunActivations { query: q.clone() }); }>
+                "Re-run all matching"
+            </button>
+            <span class="muted">" each launch setting or group of the search once, in the background"</span>
+            {move || action.value().get().map(|r| match r {
+                Ok(id) => view! { <OperationProgress id /> }.into_any(),
+                Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+            })}
+        </div>
     }
 }
 

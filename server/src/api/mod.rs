@@ -9,6 +9,7 @@ mod failures;
 mod health;
 pub mod json;
 mod nodes;
+mod operations;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
@@ -61,6 +62,7 @@ impl Modify for BearerAuth {
         nodes::list,
         activations::list, activations::get,
         failures::list, failures::launch_settings, failures::activations, failures::hosts,
+        operations::start, operations::list, operations::get, operations::cancel,
         dashboard::get, dashboard::events,
     ),
     tags(
@@ -71,6 +73,7 @@ impl Modify for BearerAuth {
         (name = "nodes", description = "Application instances, their liveness and load"),
         (name = "activations", description = "Runs of launch settings and groups, with their timeline per host"),
         (name = "failures", description = "Failure logs: entries, and the drill-down by launch setting, activation and host"),
+        (name = "operations", description = "Bulk operations in the background, with progress; cancellable"),
         (name = "dashboard", description = "The manager's state at a glance, now and live"),
     )
 )]
@@ -109,6 +112,15 @@ pub fn router() -> Router<AppState> {
         .route(
             "/api/v1/failures/activations/{id}/hosts",
             get(failures::hosts),
+        )
+        .route(
+            "/api/v1/operations",
+            get(operations::list).post(operations::start),
+        )
+        .route("/api/v1/operations/{id}", get(operations::get))
+        .route(
+            "/api/v1/operations/{id}/cancel",
+            axum::routing::post(operations::cancel),
         )
         .merge(entities::router())
 }
