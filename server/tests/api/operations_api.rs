@@ -5,12 +5,14 @@
 use crate::{TestApp, demo_catalog, on_both_backends};
 use am_domain::roles::Role;
 use am_services::{
-    entity::{launch_settings, operations as op_rows},
+    entity::{activations, failure_logs, launch_settings, operations as op_rows},
     operations::{self, OperationRequest},
     retention::RetentionPolicy,
 };
 use axum::http::StatusCode;
-use sea_orm::{ActiveModelTrait, EntityTrait, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, Set, sea_query::Expr,
+};
 use serde_json::{Value, json};
 use server::jobs::{self, JobStore};
 use std::{sync::Arc, time::Duration};
@@ -19,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 on_both_backends!(
     operations_api_starts_lists_shows_and_cancels,
     the_worker_runs_queued_and_restarted_operations_to_the_end,
+    the_worker_runs_the_retention_sweep,
 );
 
 async fn with_catalog(app: &TestApp) -> String {
@@ -254,6 +257,94 @@ async fn the_worker_runs_queued_and_restarted_operations_to_the_end(app: TestApp
     assert_eq!(done["done"].as_i64(), Some(1));
     assert!(enabled(&app, "demo.flaky.1").await);
 
+    stop.cancel();
+    while tasks.join_next().await.is_some() {}
+}
+
+async fn the_worker_runs_the_retention_sweep(app: TestApp) {
+    with_catalog(&app).await;
+    let db = &app.services.db;
+    // demo.echo.1 last succeeded: its failure logs go; demo.flaky.1 never ran: its stay.
+    let now = chrono::Utc::now();
+    let run = activations::ActiveModel {
+        id: Set(uuid::Uuid::now_v7()),
+        launch_setting_id: Set(Some("demo.echo.1".into())),
+        trigger: Set("manual".into()),
+        status: Set("succeeded".into()),
+        created_at: Set(now - chrono::Duration::minutes(1)),
+        started_at: Set(Some(now - chrono::Duration::minutes(1))),
+        finished_at: Set(Some(now)),
+        application_id: Set(Some("demo".into())),
+        fencing_token: Set(1),
+        ..Default::default()
+    }
+    .insert(db)
+    .await
+    .expect("activation");
+    launch_settings::Entity::update_many()
+        .col_expr(
+            launch_settings::Column::LastResult,
+            Expr::value(Some("succeeded")),
+        )
+        .col_expr(
+            launch_settings::Column::LastResultAt,
+            Expr::value(Some(now)),
+        )
+        .col_expr(
+            launch_settings::Column::LastActivationId,
+            Expr::value(Some(run.id)),
+        )
+        .filter(launch_settings::Column::Id.eq("demo.echo.1"))
+        .exec(db)
+        .await
+        .expect("last result");
+    let failure = |ls: &str| failure_logs::ActiveModel {
+        launch_setting_id: Set(ls.into()),
+        activation_id: Set(uuid::Uuid::now_v7()),
+        host: Set("h1".into()),
+        application_id: Set("demo".into()),
+        agent_id: Set("echo".into()),
+        error_type: Set("Boom".into()),
+        message: Set("boom".into()),
+        occurred_at: Set(chrono::Utc::now() - chrono::Duration::hours(1)),
+        ..Default::default()
+    };
+    failure_logs::Entity::insert_many([
+        failure("demo.echo.1"),
+        failure("demo.echo.1"),
+        failure("demo.flaky.1"),
+    ])
+    .exec(db)
+    .await
+    .expect("failures");
+
+    let stop = CancellationToken::new();
+    let store = JobStore::open(db).await.expect("job tables");
+    let (_link_tx, link) = server::broker::link();
+    let mut tasks = jobs::spawn(
+        store.clone(),
+        &app.services,
+        link,
+        RetentionPolicy::default(),
+        stop.clone(),
+    );
+    store.push(jobs::Job::Retention).await.expect("queued");
+    let count = |ls: &'static str| async move {
+        failure_logs::Entity::find()
+            .filter(failure_logs::Column::LaunchSettingId.eq(ls))
+            .count(db)
+            .await
+            .expect("count")
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while count("demo.echo.1").await > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sweep never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(count("demo.flaky.1").await, 1);
     stop.cancel();
     while tasks.join_next().await.is_some() {}
 }
