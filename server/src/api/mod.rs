@@ -3,6 +3,7 @@
 
 mod activations;
 mod catalog;
+mod dead_letters;
 mod dashboard;
 mod entities;
 mod failures;
@@ -62,6 +63,7 @@ impl Modify for BearerAuth {
         nodes::list,
         activations::list, activations::get,
         failures::list, failures::launch_settings, failures::activations, failures::hosts,
+        dead_letters::list, dead_letters::get, dead_letters::replay, dead_letters::delete,
         operations::start, operations::list, operations::get, operations::cancel,
         dashboard::get, dashboard::events,
     ),
@@ -73,6 +75,7 @@ impl Modify for BearerAuth {
         (name = "nodes", description = "Application instances, their liveness and load"),
         (name = "activations", description = "Runs of launch settings and groups, with their timeline per host"),
         (name = "failures", description = "Failure logs: entries, and the drill-down by launch setting, activation and host"),
+        (name = "dead-letters", description = "Messages launch settings gave up on: browse, open, replay to their subscription, delete"),
         (name = "operations", description = "Bulk operations in the background, with progress; cancellable"),
         (name = "dashboard", description = "The manager's state at a glance, now and live"),
     )
@@ -121,6 +124,16 @@ pub fn router() -> Router<AppState> {
         .route(
             "/api/v1/operations/{id}/cancel",
             axum::routing::post(operations::cancel),
+        )
+        .route("/api/v1/dead-letters", get(dead_letters::list))
+        .route("/api/v1/dead-letters/{id}", get(dead_letters::get))
+        .route(
+            "/api/v1/dead-letters/replay",
+            axum::routing::post(dead_letters::replay),
+        )
+        .route(
+            "/api/v1/dead-letters/delete",
+            axum::routing::post(dead_letters::delete),
         )
         .merge(entities::router())
 }

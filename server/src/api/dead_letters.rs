@@ -1,0 +1,129 @@
+//! Dead letters: `GET /api/v1/dead-letters` (filtered, newest first, by cursor) and
+//! `/dead-letters/{id}` (headers, body, failure history) for viewers; `POST
+//! /api/v1/dead-letters/replay` and `/delete` for operators, which start a background operation
+//! over the selected dead letters and answer with it at once.
+
+use crate::{
+    api::json::ApiJson,
+    auth::Caller,
+    error::{ApiResult, ErrorBody},
+    state::AppState,
+};
+use am_services::{
+    ServiceError,
+    dead_letters::{self, DeadLetterDetail, DeadLetterFilter, DeadLetterPage, Selection},
+    operations::{self, OperationRequest, OperationView},
+};
+use axum::{
+    Json,
+    extract::{Path, Query, State},
+    http::StatusCode,
+};
+
+/// Keyset paging: the cursor a previous page returned as `next`.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AfterQuery {
+    /// The `next` of the previous page.
+    pub after: Option<String>,
+    /// Items per page (default 50, at most 200).
+    pub limit: Option<u64>,
+}
+
+/// Dead letters matching the filters, newest first, with how many match in all.
+#[utoipa::path(get, path = "/api/v1/dead-letters", tag = "dead-letters",
+    params(DeadLetterFilter, AfterQuery), responses(
+    (status = 200, body = DeadLetterPage),
+    (status = 401, body = ErrorBody),
+    (status = 422, body = ErrorBody, description = "a filter or the cursor is malformed"),
+))]
+pub async fn list(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Query(filter): Query<DeadLetterFilter>,
+    Query(paging): Query<AfterQuery>,
+) -> ApiResult<Json<DeadLetterPage>> {
+    let after = match paging
+        .after
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    {
+        None => None,
+        Some(a) => Some(a.parse::<i64>().map_err(|_| {
+            ServiceError::invalid("after", format!("`{a}` is not a dead-letter id"))
+        })?),
+    };
+    Ok(Json(
+        dead_letters::list(&state.services.db, &who, &filter, after, paging.limit).await?,
+    ))
+}
+
+/// One dead letter: its headers and properties, its body (pretty-printed JSON, UTF-8 text or
+/// base64, as `body.encoding` says), its launch setting's dead-letter policy and the failures
+/// reported for its message, newest first.
+#[utoipa::path(get, path = "/api/v1/dead-letters/{id}", tag = "dead-letters",
+    params(("id" = i64, Path, description = "dead-letter id")), responses(
+    (status = 200, body = DeadLetterDetail),
+    (status = 401, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn get(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<DeadLetterDetail>> {
+    let id = id
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| ServiceError::NotFound(format!("dead letter '{id}'")))?;
+    Ok(Json(dead_letters::get(&state.services.db, &who, id).await?))
+}
+
+/// Replays dead letters (operators): `{"ids": [...]}` or `{"filter": {...}}` (every `dead` one
+/// matching). Each goes back to its launch setting's own subscription as a fresh start
+/// (attempt 1), marked as replayed by the caller. Runs in the background: poll
+/// `GET /api/v1/operations/{id}` for its progress.
+#[utoipa::path(post, path = "/api/v1/dead-letters/replay", tag = "dead-letters",
+    request_body = Selection, responses(
+    (status = 202, body = OperationView),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 422, body = ErrorBody, description = "the selection is malformed or matches nothing"),
+))]
+pub async fn replay(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    ApiJson(selection): ApiJson<Selection>,
+) -> ApiResult<(StatusCode, Json<OperationView>)> {
+    let op = operations::start(
+        &state.services,
+        &who,
+        OperationRequest::ReplayDeadLetters { selection },
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(op.into())))
+}
+
+/// Deletes dead letters (operators): `{"ids": [...]}` or `{"filter": {...}}` (every `dead` one
+/// matching). Runs in the background like a replay.
+#[utoipa::path(post, path = "/api/v1/dead-letters/delete", tag = "dead-letters",
+    request_body = Selection, responses(
+    (status = 202, body = OperationView),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 422, body = ErrorBody, description = "the selection is malformed or matches nothing"),
+))]
+pub async fn delete(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    ApiJson(selection): ApiJson<Selection>,
+) -> ApiResult<(StatusCode, Json<OperationView>)> {
+    let op = operations::start(
+        &state.services,
+        &who,
+        OperationRequest::DeleteDeadLetters { selection },
+    )
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(op.into())))
+}
