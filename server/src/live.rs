@@ -4,7 +4,8 @@
 //! seconds. So one task takes the snapshot every [`EVERY`] and publishes it, already serialized,
 //! on a `tokio::sync::watch` channel; each open event stream only reads the latest value. The
 //! task runs only while someone watches: the first subscriber starts it, and it ends after the
-//! tick that finds no subscriber left. Both decisions are taken under one lock, so a subscriber
+//! tick that finds no subscriber left. The failure chart's complete hours are kept for a minute
+//! between snapshots (`am_services::dashboard::ChartCache`), the one expensive read. Both decisions are taken under one lock, so a subscriber
 //! arriving just as the task decides to end is never left without a producer.
 
 use am_services::{Principal, Services, dashboard};
@@ -39,6 +40,8 @@ struct Inner {
     stop: CancellationToken,
     /// Snapshots taken since start-up (for tests and the log).
     taken: AtomicU64,
+    /// The failure chart's complete hours, read once a minute rather than every snapshot.
+    chart: dashboard::ChartCache,
 }
 
 impl DashboardFeed {
@@ -58,6 +61,7 @@ impl DashboardFeed {
                 producing: Mutex::new(false),
                 stop,
                 taken: AtomicU64::new(0),
+                chart: dashboard::ChartCache::default(),
             }),
         }
     }
@@ -106,7 +110,8 @@ async fn produce(inner: Arc<Inner>) {
     tracing::debug!("dashboard feed started");
     loop {
         let s = &inner.services;
-        let taken = dashboard::snapshot(&s.db, &reader, &s.runtime, chrono::Utc::now()).await;
+        let now = chrono::Utc::now();
+        let taken = dashboard::snapshot_cached(&s.db, &reader, &s.runtime, now, &inner.chart).await;
         inner.taken.fetch_add(1, Ordering::Relaxed);
         match taken.map(|d| serde_json::to_string(&d)) {
             Ok(Ok(json)) => {

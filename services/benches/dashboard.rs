@@ -5,8 +5,9 @@
 //! types spread evenly over the last `BENCH_DAYS` days (default 30, so about 33,000 fall in the
 //! chart's 24 hours; `BENCH_DAYS=1` puts all of them there, the worst case), `BENCH_ACTIVATIONS`
 //! finished activations over the same days (100,000) plus 500 active ones, 10,000 dead letters
-//! and 1,000 launch settings (a tenth disabled), then takes `BENCH_ITERATIONS` (20) snapshots and
-//! prints p50/p95/max.
+//! and 1,000 launch settings (a tenth disabled), then takes `BENCH_ITERATIONS` (20) snapshots,
+//! as many as the live feed takes them (the chart's complete hours kept), and as many `/metrics`
+//! gauge reads, and prints p50/p95/max of each.
 //!
 //! ```sh
 //! source scripts/leptos-env.sh
@@ -276,6 +277,15 @@ async fn measure(db: &DatabaseConnection, now: DateTime<Utc>, iterations: u64) -
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         last = Some(d);
     }
+    // The live feed's steady state: the chart's complete hours kept, the current hour read.
+    let cache = dashboard::ChartCache::default();
+    dashboard::snapshot_cached(db, &viewer, &cfg, now, &cache).await?;
+    let mut cached_times = Vec::new();
+    for _ in 0..iterations {
+        let t = Instant::now();
+        dashboard::snapshot_cached(db, &viewer, &cfg, now, &cache).await?;
+        cached_times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
     let mut gauge_times = Vec::new();
     for _ in 0..iterations {
         let t = Instant::now();
@@ -292,7 +302,11 @@ async fn measure(db: &DatabaseConnection, now: DateTime<Utc>, iterations: u64) -
             d.disabled_launch_settings_total
         );
     }
-    for (what, mut t) in [("snapshot", times), ("gauges (/metrics)", gauge_times)] {
+    for (what, mut t) in [
+        ("snapshot", times),
+        ("snapshot, complete hours kept (live feed)", cached_times),
+        ("gauges (/metrics)", gauge_times),
+    ] {
         t.sort_by(f64::total_cmp);
         let pick = |q: f64| t[((t.len() - 1) as f64 * q).round() as usize];
         println!(

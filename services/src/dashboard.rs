@@ -8,7 +8,7 @@
 //! - the newest active activations: `idx_activations_status_created` backwards, per status;
 //! - dead letters: `idx_dead_letters_status_received_at` (status `dead`);
 //! - failures: the window's range of `idx_failure_logs_occurred_at`, grouped by hour and error
-//!   type.
+//!   type (the live feed keeps the complete hours for a minute, see [`ChartCache`]).
 
 use crate::{
     Principal,
@@ -306,14 +306,16 @@ async fn disabled_groups(db: &impl ConnectionTrait) -> ServiceResult<Vec<Disable
         .collect())
 }
 
-/// Failures per hour over the last [`WINDOW_HOURS`] hours, by error type.
-pub async fn failures_per_hour(
+type HourRows = Vec<(DateTime<Utc>, String, u64)>;
+
+/// `(hour start, error type, count)` of the failures in `[from, to)`.
+async fn hourly_failures(
     db: &impl ConnectionTrait,
-    now: DateTime<Utc>,
-) -> ServiceResult<FailureChart> {
-    let (from, to) = chart_window(now);
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> ServiceResult<HourRows> {
     let stmt = hourly_failures_statement(db.get_database_backend(), from, to);
-    let rows: Vec<(DateTime<Utc>, String, u64)> = HourRow::find_by_statement(stmt)
+    Ok(HourRow::find_by_statement(stmt)
         .all(db)
         .await?
         .into_iter()
@@ -321,17 +323,112 @@ pub async fn failures_per_hour(
             let start = DateTime::from_timestamp(r.hour.checked_mul(3600)?, 0)?;
             Some((start, r.error_type, count(r.n)))
         })
-        .collect();
+        .collect())
+}
+
+/// Failures per hour over the last [`WINDOW_HOURS`] hours, by error type.
+pub async fn failures_per_hour(
+    db: &impl ConnectionTrait,
+    now: DateTime<Utc>,
+) -> ServiceResult<FailureChart> {
+    let (from, to) = chart_window(now);
+    Ok(failure_chart(now, &hourly_failures(db, from, to).await?))
+}
+
+/// How long the counts of the chart's complete hours are reused before they are read again.
+pub const COMPLETE_HOURS_KEPT: Duration = Duration::seconds(60);
+
+/// The counts of the chart's complete hours, kept between the snapshots of the live feed.
+///
+/// Grouping a day of failures is the one expensive read of a snapshot: with a million failures
+/// in the last 24 hours it takes a second or more (see `docs/benchmarks.md`), too much every two
+/// seconds. New failures land in the current hour, which every snapshot reads; the complete
+/// hours change only by late reports (a node that could not reach the broker) and the retention
+/// job, so they are read again once [`COMPLETE_HOURS_KEPT`] passed or the hour turned.
+#[derive(Debug, Default)]
+pub struct ChartCache {
+    kept: std::sync::Mutex<Option<KeptHours>>,
+}
+
+#[derive(Debug)]
+struct KeptHours {
+    from: DateTime<Utc>,
+    read_at: DateTime<Utc>,
+    rows: HourRows,
+}
+
+impl ChartCache {
+    fn get(&self, from: DateTime<Utc>, now: DateTime<Utc>) -> Option<HourRows> {
+        let kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.as_ref()
+            .filter(|k| k.from == from && now - k.read_at < COMPLETE_HOURS_KEPT && k.read_at <= now)
+            .map(|k| k.rows.clone())
+    }
+
+    fn put(&self, from: DateTime<Utc>, now: DateTime<Utc>, rows: HourRows) {
+        *self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(KeptHours {
+            from,
+            read_at: now,
+            rows,
+        });
+    }
+}
+
+/// [`failures_per_hour`] reading only the current hour when `cache` holds the complete ones.
+pub async fn failures_per_hour_cached(
+    db: &impl ConnectionTrait,
+    now: DateTime<Utc>,
+    cache: &ChartCache,
+) -> ServiceResult<FailureChart> {
+    let (from, to) = chart_window(now);
+    let current = hour_start(now);
+    let mut rows = match cache.get(from, now) {
+        Some(rows) => rows,
+        None => {
+            let rows = hourly_failures(db, from, current).await?;
+            cache.put(from, now, rows.clone());
+            rows
+        }
+    };
+    rows.extend(hourly_failures(db, current, to).await?);
     Ok(failure_chart(now, &rows))
 }
 
 /// Everything the dashboard shows at `now`.
-#[tracing::instrument(skip_all)]
 pub async fn snapshot(
     db: &impl ConnectionTrait,
     actor: &Principal,
     cfg: &RuntimeConfig,
     now: DateTime<Utc>,
+) -> ServiceResult<Dashboard> {
+    take(db, actor, cfg, now, None).await
+}
+
+/// [`snapshot`] for a caller that takes one every few seconds: the chart's complete hours come
+/// from `cache` (see [`ChartCache`]).
+pub async fn snapshot_cached(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+    cache: &ChartCache,
+) -> ServiceResult<Dashboard> {
+    take(db, actor, cfg, now, Some(cache)).await
+}
+
+#[tracing::instrument(skip_all)]
+async fn take(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+    cache: Option<&ChartCache>,
 ) -> ServiceResult<Dashboard> {
     actor.require(Role::Viewer)?;
     let g = gauges(db, now).await?;
@@ -347,6 +444,10 @@ pub async fn snapshot(
             last_heartbeat_at: n.last_heartbeat_at,
         })
         .collect();
+    let failures_per_hour = match cache {
+        Some(c) => failures_per_hour_cached(db, now, c).await?,
+        None => failures_per_hour(db, now).await?,
+    };
     Ok(Dashboard {
         generated_at: now,
         running: running(db).await?,
@@ -359,7 +460,7 @@ pub async fn snapshot(
         disabled_groups: disabled_groups(db).await?,
         disabled_groups_total: g.disabled_groups,
         failures_last_hour: g.failures_last_hour,
-        failures_per_hour: failures_per_hour(db, now).await?,
+        failures_per_hour,
     })
 }
 

@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 on_both_backends!(
     the_snapshot_has_the_exact_figures,
+    the_live_chart_reads_the_current_hour_and_keeps_the_complete_ones,
     an_empty_manager_shows_zeros,
     the_big_tables_are_read_through_indexes,
 );
@@ -411,4 +412,52 @@ async fn the_big_tables_are_read_through_indexes(db: &DatabaseConnection) {
         }
     }
     txn.rollback().await.expect("rollback");
+}
+
+async fn the_live_chart_reads_the_current_hour_and_keeps_the_complete_ones(
+    db: &DatabaseConnection,
+) {
+    seed(db).await;
+    let cfg = RuntimeConfig::new("am");
+    let viewer = actor(Role::Viewer);
+    let cache = dashboard::ChartCache::default();
+    let fresh = dashboard::snapshot(db, &viewer, &cfg, now())
+        .await
+        .expect("snapshot");
+    let cached = dashboard::snapshot_cached(db, &viewer, &cfg, now(), &cache)
+        .await
+        .expect("snapshot with an empty cache");
+    assert_eq!(cached, fresh);
+
+    // A failure of the current hour, and a late report of an hour ago.
+    failure_logs::Entity::insert_many([
+        failure(hour(10, 40), "Timeout"),
+        failure(hour(9, 10), "Late"),
+    ])
+    .exec(db)
+    .await
+    .expect("more failures");
+    let soon = now() + Duration::seconds(10);
+    let d = dashboard::snapshot_cached(db, &viewer, &cfg, soon, &cache)
+        .await
+        .expect("cached");
+    let chart = &d.failures_per_hour;
+    assert_eq!(
+        chart.hours[23].total, 4,
+        "the current hour is read every time"
+    );
+    assert_eq!(chart.hours[22].total, 3, "the complete hours are kept");
+
+    // A minute later the complete hours are read again.
+    let later = now() + dashboard::COMPLETE_HOURS_KEPT + Duration::seconds(1);
+    let d = dashboard::snapshot_cached(db, &viewer, &cfg, later, &cache)
+        .await
+        .expect("read again");
+    assert_eq!(d.failures_per_hour.hours[22].total, 4);
+    assert_eq!(
+        d.failures_per_hour,
+        dashboard::failures_per_hour(db, later)
+            .await
+            .expect("uncached")
+    );
 }
