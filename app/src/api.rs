@@ -3,6 +3,7 @@
 
 pub mod activations;
 pub mod catalog;
+pub mod dashboard;
 pub mod failures;
 pub mod nodes;
 pub mod operations;

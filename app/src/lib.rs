@@ -57,7 +57,7 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <pages::NotFound /> }>
                 <Route path=path!("/login") view=pages::login::LoginPage />
                 <ParentRoute path=path!("") view=Layout>
-                    <Route path=path!("") view=pages::dashboard::DashboardPage />
+                    <Route ssr=SsrMode::Async path=path!("") view=pages::dashboard::DashboardPage />
                     <Route ssr=SsrMode::Async path=path!("applications") view=|| view! { <CatalogListPage kind=Kind::Applications /> } />
                     <Route ssr=SsrMode::Async path=path!("applications/new") view=entities::ApplicationPage />
                     <Route ssr=SsrMode::Async path=path!("applications/:id") view=entities::ApplicationPage />

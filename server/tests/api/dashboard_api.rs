@@ -22,7 +22,10 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use uuid::Uuid;
 
-on_both_backends!(the_dashboard_and_metrics_show_the_seeded_figures);
+on_both_backends!(
+    the_dashboard_and_metrics_show_the_seeded_figures,
+    the_dashboard_page_renders_every_figure_on_the_server,
+);
 
 fn activation(status: &str, created: DateTime<Utc>) -> activations::ActiveModel {
     activations::ActiveModel {
@@ -310,4 +313,76 @@ async fn every_subscriber_shares_one_producer_that_runs_only_while_watched() {
     tokio::time::sleep(StdDuration::from_millis(300)).await;
     assert!(!feed.is_producing());
     drop(again);
+}
+
+/// A browser session of the first admin, as the login form starts it.
+async fn session(app: &TestApp) -> String {
+    am_services::accounts::ensure_first_admin(&app.services.db, Some("the admin password"))
+        .await
+        .expect("admin");
+    let login = Request::builder()
+        .method("POST")
+        .uri("/ui/login")
+        .header(header::HOST, "127.0.0.1:3000")
+        .header(header::ORIGIN, "http://127.0.0.1:3000")
+        .header(header::ACCEPT, "application/json")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("name=admin&password=the+admin+password"))
+        .expect("request");
+    let r = app.send(login).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    r.headers
+        .get(header::SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("cookie")
+        .to_owned()
+}
+
+fn with_cookie(path: &str, cookie: &str) -> Request<Body> {
+    Request::builder()
+        .uri(path)
+        .header(header::HOST, "127.0.0.1:3000")
+        .header(header::COOKIE, cookie)
+        .body(Body::empty())
+        .expect("request")
+}
+
+async fn the_dashboard_page_renders_every_figure_on_the_server(app: TestApp) {
+    seed(&app.services.db).await;
+    let cookie = session(&app).await;
+    // As a browser without JavaScript gets it: the whole page, figures included.
+    let r = app.send(with_cookie("/", &cookie)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let html = r.text();
+    for needle in [
+        "data-test=\"health-database\"",
+        "data-test=\"health-broker\"",
+        "data-test=\"status-count\" data-status=\"failed\" data-count=\"2\"",
+        "data-test=\"status-count\" data-status=\"running\" data-count=\"1\"",
+        "data-test=\"dead-letters\" data-count=\"2\"",
+        "data-test=\"failures-last-hour\" data-count=\"3\"",
+        "data-test=\"failure-chart\" data-total=\"3\" data-peak=\"3\"",
+        "data-test=\"legend-item\" data-error-type=\"DemoFailure\" data-count=\"3\"",
+        "data-test=\"disabled-ls\" data-id=\"demo.echo.1\"",
+        "href=\"/launch-settings/demo.echo.1\"",
+        "breaker tripped on h1 for demo.echo.1: 3 consecutive failures",
+        "data-test=\"running-row\"",
+        "href=\"/dead-letters\"",
+        "<title id=\"chart-title\">",
+    ] {
+        assert!(html.contains(needle), "{needle} missing from:\n{html}");
+    }
+
+    // The browser's EventSource sends the session cookie: the feed accepts it.
+    let resp = app
+        .router
+        .clone()
+        .oneshot(with_cookie("/api/v1/dashboard/events", &cookie))
+        .await
+        .expect("infallible");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let mut body = resp.into_body();
+    let first = next_event(&mut body, &mut String::new()).await;
+    assert_eq!(first["dead_letters"], 2);
 }
