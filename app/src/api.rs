@@ -3,6 +3,7 @@
 
 pub mod activations;
 pub mod catalog;
+pub mod dead_letters;
 pub mod dashboard;
 pub mod failures;
 pub mod nodes;

@@ -84,7 +84,8 @@ pub fn App() -> impl IntoView {
                     <Route ssr=SsrMode::Async path=path!("failures/:ls") view=pages::failures::FailuresPage />
                     <Route ssr=SsrMode::Async path=path!("failures/:ls/:activation") view=pages::failures::FailuresPage />
                     <Route ssr=SsrMode::Async path=path!("failures/:ls/:activation/:host") view=pages::failures::FailuresPage />
-                    <Route path=path!("dead-letters") view=|| pages::planned("Dead letters", "dead letters: view, replay, delete") />
+                    <Route ssr=SsrMode::Async path=path!("dead-letters") view=pages::dead_letters::DeadLettersPage />
+                    <Route ssr=SsrMode::Async path=path!("dead-letters/:id") view=pages::dead_letters::DeadLetterPage />
                     <Route ssr=SsrMode::Async path=path!("operations") view=pages::operations::OperationsPage />
                     <Route ssr=SsrMode::Async path=path!("operations/:id") view=pages::operations::OperationPage />
                     <Route path=path!("audit") view=|| pages::planned("Audit log", "who changed what, and when") />

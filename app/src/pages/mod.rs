@@ -3,6 +3,7 @@
 pub mod activations;
 pub mod catalog_list;
 pub mod dashboard;
+pub mod dead_letters;
 pub mod drift;
 pub mod entities;
 pub mod failures;

@@ -4,6 +4,7 @@
 mod catalog_api;
 mod cli;
 mod dashboard_api;
+mod dead_letter_pages;
 mod dead_letters_api;
 mod dead_letters_broker;
 mod failure_pages;
