@@ -40,11 +40,13 @@
 //!
 //! ```sql
 //! DELETE FROM failure_logs WHERE id IN
-//!   (SELECT id FROM failure_logs WHERE launch_setting_id = ? AND occurred_at < ? LIMIT ?)
+//!   (SELECT id FROM failure_logs WHERE launch_setting_id = ? AND occurred_at < ?
+//!    ORDER BY occurred_at LIMIT ?)
 //! ```
 //!
-//! The inner select reads a range of `idx_failure_logs_ls_occurred_at`; a launch setting with
-//! nothing to delete costs one read of that index (no write lock is taken for it). Between
+//! The inner select reads a range of `idx_failure_logs_ls_occurred_at`, oldest first; a launch
+//! setting with nothing to delete costs one read of that index (no write lock is taken for it).
+//! Between
 //! batches the sweep pauses ([`RetentionPolicy::pause_between_batches`]) so writers waiting for
 //! SQLite's lock get it, and it stops after [`RetentionPolicy::max_batches`] batches, reporting
 //! [`RetentionReport::complete`] `false`: the next sweep carries on (launch settings already
@@ -60,7 +62,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait, JoinType,
     QueryFilter, QueryOrder, QuerySelect, QueryTrait, RelationDef, Statement,
-    sea_query::{Expr, ExprTrait, Query, SimpleExpr},
+    sea_query::{Expr, ExprTrait, Order, Query, SimpleExpr},
 };
 
 /// Launch settings read per step of the sweep.
@@ -198,16 +200,21 @@ fn last_completed_page(after: &str) -> sea_orm::Select<launch_settings::Entity> 
 
 /// One failure log `rule` allows to delete, if any: a read, so a clean launch setting never
 /// takes the write lock.
+///
+/// Here and in [`delete_batch`], ordering by time makes `idx_failure_logs_ls_occurred_at` the
+/// only index that serves the statement without a sort; without it PostgreSQL may as well
+/// take another index led by the launch setting and filter the time row by row.
 fn probe(launch_setting: &str, rule: Rule) -> sea_orm::Select<failure_logs::Entity> {
     failure_logs::Entity::find()
         .select_only()
         .column(failure_logs::Column::Id)
         .filter(failure_logs::Column::LaunchSettingId.eq(launch_setting))
         .filter(rule.condition())
+        .order_by_asc(failure_logs::Column::OccurredAt)
         .limit(1)
 }
 
-/// Deletes at most `batch_size` of the failure logs `rule` allows to delete.
+/// Deletes at most `batch_size` of the failure logs `rule` allows to delete, the oldest first.
 fn delete_batch(
     launch_setting: &str,
     rule: Rule,
@@ -218,6 +225,7 @@ fn delete_batch(
         .from(failure_logs::Entity)
         .and_where(failure_logs::Column::LaunchSettingId.eq(launch_setting))
         .and_where(rule.condition())
+        .order_by(failure_logs::Column::OccurredAt, Order::Asc)
         .limit(batch_size)
         .take();
     failure_logs::Entity::delete_many().filter(Expr::col(failure_logs::Column::Id).in_subquery(ids))
@@ -322,19 +330,29 @@ pub async fn explain(
     policy: &RetentionPolicy,
 ) -> ServiceResult<Vec<(String, String)>> {
     let backend = db.get_database_backend();
-    let rule = Rule::Success(Utc::now());
+    let now = Utc::now();
+    let success = Rule::Success(now);
+    let failure = Rule::Failure(now - policy.keep_failed_for);
     let statements = [
         (
             "launch settings: last completed",
             last_completed_page("").build(backend),
         ),
         (
-            "failure logs: probe",
-            probe(launch_setting, rule).build(backend),
+            "failure logs: probe after a success",
+            probe(launch_setting, success).build(backend),
         ),
         (
-            "failure logs: delete a batch",
-            delete_batch(launch_setting, rule, policy.batch_size).build(backend),
+            "failure logs: delete a batch after a success",
+            delete_batch(launch_setting, success, policy.batch_size).build(backend),
+        ),
+        (
+            "failure logs: probe after a failure",
+            probe(launch_setting, failure).build(backend),
+        ),
+        (
+            "failure logs: delete a batch after a failure",
+            delete_batch(launch_setting, failure, policy.batch_size).build(backend),
         ),
     ];
     let mut out = Vec::with_capacity(statements.len());
