@@ -1,0 +1,191 @@
+import { APIResponse, expect, Page, test } from "@playwright/test";
+import { ChildProcess, spawn } from "node:child_process";
+import * as path from "node:path";
+import { loginAdmin, open, t, uid } from "./catalog-helpers";
+
+// A real demo node (started by scripts/e2e.sh) serves this application on this host: its `fail`
+// agent always fails (error type DemoFailure), its `poison` agent fails on messages saying
+// "poison".
+const APP = process.env.E2E_NODE_APP ?? "e2e-demo";
+const HOST = process.env.E2E_NODE_HOST ?? "e2e-node-a";
+const DEMO_NODE = process.env.E2E_DEMO_NODE ?? path.resolve(__dirname, "../../target/debug/demo-node");
+
+async function call(page: Page, method: string, path: string, body?: unknown): Promise<APIResponse> {
+  const origin = new URL(page.url()).origin;
+  return page.request.fetch(`${origin}${path}`, {
+    method,
+    headers: { Origin: origin, "Content-Type": "application/json" },
+    data: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Adds the node's application and pool to `catalog` unless it has them. */
+function withNodeApp(catalog: any) {
+  if (!catalog.applications.some((a: { id: string }) => a.id === APP)) {
+    catalog.pools.push({ id: `${APP}-pool`, title: "The e2e node", hosts: [HOST] });
+    catalog.applications.push({ id: APP, title: "E2E demo node", default_pool: `${APP}-pool` });
+  }
+}
+
+async function put(page: Page, catalog: unknown) {
+  const r = await call(page, "PUT", "/api/v1/catalog", catalog);
+  expect(r.status(), await r.text()).toBe(200);
+}
+
+/** The number a figure carries in its `data-count` attribute. */
+async function count(page: Page, selector: string): Promise<number> {
+  return Number(await page.locator(selector).getAttribute("data-count"));
+}
+
+/** Marks the window, to tell later that the page was never reloaded. */
+async function mark(page: Page) {
+  await page.evaluate(() => {
+    (window as unknown as { dashboardMark: string }).dashboardMark = "not reloaded";
+  });
+}
+
+async function stillMarked(page: Page) {
+  expect(await page.evaluate(() => (window as unknown as { dashboardMark?: string }).dashboardMark)).toBe(
+    "not reloaded",
+  );
+}
+
+test("the dashboard updates without reload", async ({ page }) => {
+  // The run on the real node may take a while on a busy machine.
+  test.setTimeout(90_000);
+  await loginAdmin(page);
+  const ls = `${APP}.${uid("dash")}`;
+  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
+  withNodeApp(catalog);
+  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "fail")) {
+    catalog.agents.push({
+      application: APP, id: "fail", title: "Fail", input: "standalone", concurrency: "ANY", overlap: "allow",
+    });
+  }
+  catalog.launch_settings.push({ id: ls, application: APP, agent: "fail", kind: "scheduled" });
+  catalog.schedule_groups.push({ id: `${ls}-group`, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
+  await put(page, catalog);
+
+  await open(page, "/");
+  await expect(page.locator(t("live-state"))).toHaveAttribute("data-state", "live");
+  // The real node is among the live nodes.
+  await expect(page.locator(`${t("node-load")}[data-host="${HOST}"]`)).toBeVisible();
+  await mark(page);
+  const failed = `${t("status-count")}[data-status="failed"]`;
+  const failedBefore = await count(page, failed);
+  const failuresBefore = Number(await page.locator(t("failure-chart")).getAttribute("data-total"));
+  const lastHourBefore = await count(page, t("failures-last-hour"));
+
+  // Run it through the API, as another operator would: the node fails it and reports.
+  const run = await call(page, "POST", `/api/v1/launch-settings/${ls}/run`);
+  expect(run.status(), await run.text()).toBe(202);
+
+  await expect.poll(() => count(page, failed), { timeout: 45_000 }).toBeGreaterThan(failedBefore);
+  await expect
+    .poll(async () => Number(await page.locator(t("failure-chart")).getAttribute("data-total")))
+    .toBeGreaterThan(failuresBefore);
+  expect(await count(page, t("failures-last-hour"))).toBeGreaterThan(lastHourBefore);
+  await expect(page.locator(`${t("legend-item")}[data-error-type="DemoFailure"]`)).toBeVisible();
+  // The current hour's bar has a DemoFailure segment titled for screen readers.
+  await expect(page.locator(`${t("chart-hour")}:last-of-type rect[data-error-type="DemoFailure"] title`)).toContainText(
+    "DemoFailure",
+  );
+  await stillMarked(page);
+  await expect(page).toHaveURL(/\/$/);
+});
+
+/** A demo node of an application of its own that only publishes demo events (every tenth one
+ * poisoned) to `exchange`, on the run's broker names. */
+function startProducer(exchange: string, name: string): ChildProcess {
+  const producer = spawn(DEMO_NODE, [], {
+    env: {
+      ...process.env,
+      AM_APP: `${name}-producer`,
+      AM_HOST: `${name}-producer`,
+      AM_CAPACITY: "1",
+      AM_DEMO_PRODUCE: "250",
+      AM_DEMO_EXCHANGES: exchange,
+    },
+    stdio: "ignore",
+  });
+  producer.on("error", (e) => console.error(`the demo producer did not start (${DEMO_NODE}): ${e}`));
+  return producer;
+}
+
+async function stop(producer: ChildProcess) {
+  if (producer.exitCode !== null || producer.signalCode !== null) return;
+  const exited = new Promise((resolve) => producer.once("exit", resolve));
+  producer.kill("SIGTERM");
+  await exited;
+}
+
+test("re-enable a tripped LS", async ({ page }) => {
+  test.setTimeout(120_000);
+  await loginAdmin(page);
+  const id = uid("trip");
+  const ls = `${APP}.${id}`;
+  // The data queue's address is its id: an exchange of this test alone.
+  const queue = `${APP}.${id}.in`;
+  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
+  withNodeApp(catalog);
+  catalog.data_queues.push({ id: queue, title: "Events of the breaker test", kind: "topic" });
+  const poison = catalog.agents.find((a: { application: string; id: string }) => a.application === APP && a.id === "poison");
+  if (poison) {
+    poison.data_queue = queue;
+  } else {
+    catalog.agents.push({
+      application: APP, id: "poison", title: "Poison", input: "messages", data_queue: queue,
+      concurrency: "ANY", overlap: "allow",
+    });
+  }
+  // A breaker threshold of 1: the first poisoned message trips it, and `ANY` disables the LS.
+  catalog.launch_settings.push({
+    id: ls, application: APP, agent: "poison", kind: "stream", stream_mode: "asap", failure_threshold: 1,
+    retry: { initial_delay: "200ms", multiplier: 2.0, max_delay: "1s", max_deliveries: 3 },
+  });
+  await put(page, catalog);
+
+  await open(page, "/");
+  await expect(page.locator(t("live-state"))).toHaveAttribute("data-state", "live");
+  await mark(page);
+  const row = page.locator(`${t("disabled-ls")}[data-id="${ls}"]`);
+  await expect(row).toHaveCount(0);
+
+  // Events flow to the stream on the real node; the fourth is poisoned.
+  const producer = startProducer(queue, id);
+  try {
+    await expect(row).toBeVisible({ timeout: 60_000 });
+  } finally {
+    await stop(producer);
+  }
+  // Shown live with the breaker's reason.
+  await expect(row.locator(t("disabled-reason"))).toContainText(`breaker tripped on ${HOST} for ${ls}`);
+  await expect(row.locator(t("disabled-reason"))).toContainText("poison");
+  await stillMarked(page);
+  expect(await count(page, t("disabled"))).toBeGreaterThanOrEqual(1);
+
+  // The operator fixes the cause first (the poisoned messages still wait in the subscription:
+  // with a threshold of 1 they would trip it again at once) ...
+  const saved = await (await call(page, "GET", `/api/v1/launch-settings/${ls}`)).json();
+  expect(saved.enabled).toBe(false);
+  const fixed = await call(page, "PUT", `/api/v1/launch-settings/${ls}`, { ...saved, failure_threshold: 100 });
+  expect(fixed.status(), await fixed.text()).toBe(200);
+
+  // ... then follows the dashboard's link and enables it on its page.
+  await row.locator(t("disabled-link")).click();
+  await expect(page).toHaveURL(new RegExp(`/launch-settings/${ls.replace(/\./g, "\\.")}$`));
+  await expect(page.locator(t("current-status"))).toHaveText("disabled");
+  await expect(page.locator(t("disabled-reason"))).toContainText("breaker tripped");
+  await page.locator(t("toggle-enabled")).click();
+  await expect(page.locator(t("current-status"))).not.toHaveText("disabled");
+  await expect(page.locator(t("disabled-reason"))).toHaveCount(0);
+  await page.reload();
+  await expect(page.locator(t("current-status"))).not.toHaveText("disabled");
+  const after = await (await call(page, "GET", `/api/v1/launch-settings/${ls}`)).json();
+  expect(after.enabled ?? true).toBe(true);
+
+  // The dashboard no longer lists it.
+  await open(page, "/");
+  await expect(page.locator(t("live-state"))).toHaveAttribute("data-state", "live");
+  await expect(page.locator(`${t("disabled-ls")}[data-id="${ls}"]`)).toHaveCount(0);
+});
