@@ -6,14 +6,9 @@
 //! the page follows the live feed (`/api/v1/dashboard/events`, server-sent events every 2 s) and
 //! closes it when the page is left.
 
-use crate::api::{
-    ComponentStatus,
-    dashboard::dashboard_figures,
-    health,
-};
+use crate::api::{ComponentStatus, dashboard::dashboard_figures, health};
 use am_domain::dashboard::{
-    Dashboard, Disabled, FailureChart, NodeLoad, OTHER_ERROR_TYPES, RunningActivation,
-    StatusCount,
+    Dashboard, Disabled, FailureChart, NodeLoad, OTHER_ERROR_TYPES, RunningActivation, StatusCount,
 };
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -225,7 +220,8 @@ fn StatusCounts(title: &'static str, counts: Vec<StatusCount>) -> impl IntoView 
 #[component]
 fn RunningList(rows: Vec<RunningActivation>) -> impl IntoView {
     if rows.is_empty() {
-        return view! { <p class="muted" data-test="no-running">"Nothing runs now."</p> }.into_any();
+        return view! { <p class="muted" data-test="no-running">"Nothing runs now."</p> }
+            .into_any();
     }
     view! {
         <div class="table-wrap">
@@ -304,7 +300,8 @@ fn DisabledList(
     if rows.is_empty() {
         return view! { <p class="muted">{format!("No {kind} is disabled.")}</p> }.into_any();
     }
-    let more = (total > rows.len() as u64).then(|| format!("… and {} more", total - rows.len() as u64));
+    let more =
+        (total > rows.len() as u64).then(|| format!("… and {} more", total - rows.len() as u64));
     view! {
         <ul class="disabled-list">
             {rows.into_iter().map(|r| {
@@ -478,10 +475,12 @@ mod feed {
                     heard.set(Some(d.generated_at));
                     // Only a change re-renders the figures (the time stamp always moves).
                     let same = latest.with_untracked(|old| {
-                        old.as_ref().is_some_and(|o| Dashboard {
-                            generated_at: d.generated_at,
-                            ..o.clone()
-                        } == d)
+                        old.as_ref().is_some_and(|o| {
+                            Dashboard {
+                                generated_at: d.generated_at,
+                                ..o.clone()
+                            } == d
+                        })
                     });
                     if !same {
                         latest.set(Some(d));
