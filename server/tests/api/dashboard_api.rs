@@ -163,6 +163,23 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
         Some(24)
     );
 
+    let doc = app
+        .api("GET", "/api/v1/openapi.json", Some(&viewer), None)
+        .await
+        .json();
+    assert!(
+        doc["paths"]["/api/v1/dashboard"]["get"].is_object(),
+        "{doc}"
+    );
+    assert!(
+        doc["paths"]["/api/v1/dashboard/events"]["get"].is_object(),
+        "{doc}"
+    );
+    assert!(
+        doc["components"]["schemas"]["Dashboard"].is_object(),
+        "{doc}"
+    );
+
     // The recorded reports fall in a complete second once this one is over.
     tokio::time::sleep(StdDuration::from_millis(1100)).await;
     let r = app.api("GET", "/metrics", None, None).await;
