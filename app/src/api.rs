@@ -3,8 +3,8 @@
 
 pub mod activations;
 pub mod catalog;
-pub mod dead_letters;
 pub mod dashboard;
+pub mod dead_letters;
 pub mod failures;
 pub mod nodes;
 pub mod operations;

@@ -92,7 +92,12 @@ pub(crate) mod present {
 
     fn list(ids: &[String]) -> String {
         const SHOWN: usize = 5;
-        let mut s = ids.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+        let mut s = ids
+            .iter()
+            .take(SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
         if ids.len() > SHOWN {
             s.push_str(&format!(" and {} more", ids.len() - SHOWN));
         }
@@ -113,7 +118,9 @@ pub(crate) mod present {
                 format!("{} selected activations", ids.len())
             }
             OperationRequest::ReplayDeadLetters { selection }
-            | OperationRequest::DeleteDeadLetters { selection } if selection.ids.is_empty() => {
+            | OperationRequest::DeleteDeadLetters { selection }
+                if selection.ids.is_empty() =>
+            {
                 format!("dead letters matching {}", describe(&selection.filter))
             }
             OperationRequest::ReplayDeadLetters { selection }

@@ -16,10 +16,8 @@ use std::time::Duration;
 const REFRESH: Duration = Duration::from_secs(1);
 
 /// Re-reads `resource` every second in the browser while `active` says so.
-fn refresh_while<T>(
-    resource: Resource<T>,
-    active: impl Fn(&T) -> bool + Send + Sync + 'static,
-) where
+fn refresh_while<T>(resource: Resource<T>, active: impl Fn(&T) -> bool + Send + Sync + 'static)
+where
     T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
 {
     let active = std::sync::Arc::new(active);
@@ -42,7 +40,8 @@ fn refresh_while<T>(
 pub fn OperationsPage() -> impl IntoView {
     let ops = Resource::new(|| (), |_| list_operations());
     refresh_while(ops, |r| {
-        r.as_ref().is_ok_and(|v| v.rows.iter().any(OperationRow::active))
+        r.as_ref()
+            .is_ok_and(|v| v.rows.iter().any(OperationRow::active))
     });
     let disabled = Resource::new(|| (), |_| disabled_entities());
     view! {

@@ -3,8 +3,8 @@
 
 mod activations;
 mod catalog;
-mod dead_letters;
 mod dashboard;
+mod dead_letters;
 mod entities;
 mod failures;
 mod health;
