@@ -17,6 +17,8 @@ use lapin::{
     types::{AMQPValue, FieldArray, FieldTable, LongString, ShortString},
 };
 use serde_json::{Map, Number, Value};
+use std::time::Duration;
+use tokio::time::{Instant, timeout_at};
 
 /// Headers a replay drops: the failure state of the message's last life. A replay is a fresh
 /// start: attempt 1, a new first failure, no parked round used up, no broker deaths.
@@ -37,6 +39,11 @@ const DROPPED: [&str; 13] = [
 ];
 /// Prefixes of the broker's other death headers (`x-first-death-reason`, ...).
 const DROPPED_PREFIXES: [&str; 2] = ["x-first-death-", "x-last-death-"];
+/// How long one batch may wait for the broker (a blocked connection, a broker that stopped
+/// answering) before its unconfirmed rows count as failed, so an operation ends instead of
+/// hanging. Such a row stays a dead letter; if the broker delivered it after all, a second
+/// replay sends it twice (delivery is at least once anyway).
+const BATCH_DEADLINE: Duration = Duration::from_secs(30);
 
 /// A field table as JSON.
 pub fn table_to_json(table: &FieldTable) -> Map<String, Value> {
@@ -204,8 +211,9 @@ pub fn replay_properties(
 /// subscribers processed the message already), mandatory and persistent. Everything is
 /// published first and the confirms awaited after, for throughput. `channel` must be in
 /// confirm mode. One result per row, in the order of `rows`: a row without a launch setting,
-/// a subscription that does not exist (the broker returns the message) or a publication the
-/// broker refuses or the connection loses is that row's error.
+/// a subscription that does not exist (the broker returns the message), a publication the
+/// broker refuses or the connection loses, or one the broker has not confirmed within 30 s is
+/// that row's error.
 pub async fn publish_batch(
     channel: &Channel,
     names: &Names,
@@ -213,6 +221,7 @@ pub async fn publish_batch(
     replayed_by: &str,
 ) -> Vec<Result<(), String>> {
     let replayed_at = chrono::Utc::now().to_rfc3339();
+    let deadline = Instant::now() + BATCH_DEADLINE;
     let mut pending = Vec::with_capacity(rows.len());
     let mut broken: Option<String> = None;
     for row in rows {
@@ -228,8 +237,9 @@ pub async fn publish_batch(
             continue;
         }
         let queue = names.subscription(ls);
-        let published = channel
-            .basic_publish(
+        let published = timeout_at(
+            deadline,
+            channel.basic_publish(
                 "".into(),
                 queue.as_str().into(),
                 BasicPublishOptions {
@@ -238,12 +248,21 @@ pub async fn publish_batch(
                 },
                 &row.body,
                 replay_properties(row, replayed_by, &replayed_at),
-            )
-            .await;
+            ),
+        )
+        .await;
         match published {
-            Ok(confirm) => pending.push(Pending::Sent(queue, confirm)),
-            Err(e) => {
+            Ok(Ok(confirm)) => pending.push(Pending::Sent(queue, confirm)),
+            Ok(Err(e)) => {
                 let e = format!("cannot publish to the broker: {e}");
+                broken = Some(e.clone());
+                pending.push(Pending::Failed(e));
+            }
+            Err(_) => {
+                let e = format!(
+                    "the broker took no message for {} s (is it blocking publishers?)",
+                    BATCH_DEADLINE.as_secs()
+                );
                 broken = Some(e.clone());
                 pending.push(Pending::Failed(e));
             }
@@ -253,18 +272,22 @@ pub async fn publish_batch(
     for p in pending {
         out.push(match p {
             Pending::Failed(e) => Err(e),
-            Pending::Sent(queue, confirm) => match confirm.await {
-                Ok(c) if !c.is_ack() => Err(format!(
+            Pending::Sent(queue, confirm) => match timeout_at(deadline, confirm).await {
+                Err(_) => Err(format!(
+                    "the broker did not confirm the message for `{queue}` within {} s",
+                    BATCH_DEADLINE.as_secs()
+                )),
+                Ok(Ok(c)) if !c.is_ack() => Err(format!(
                     "the broker refused the message for subscription `{queue}`"
                 )),
                 // An unroutable mandatory message is acknowledged *and* returned.
-                Ok(c) => match c.take_message() {
+                Ok(Ok(c)) => match c.take_message() {
                     Some(_) => Err(format!(
                         "subscription `{queue}` does not exist (no node has run the launch setting on this broker yet, or it was deleted)"
                     )),
                     None => Ok(()),
                 },
-                Err(e) => Err(format!(
+                Ok(Err(e)) => Err(format!(
                     "the broker did not confirm the message for `{queue}`: {e}"
                 )),
             },

@@ -10,7 +10,7 @@ use am_domain::{
 };
 use am_services::{
     Services, Settings,
-    dead_letters::{self, Selection},
+    dead_letters::{self, IncomingDeadLetter, Selection},
     entity::dead_letters as entity,
     health::BrokerStatus,
     runtime::RuntimeConfig,
@@ -426,5 +426,71 @@ async fn a_missing_subscription_is_an_error_not_a_hang() {
             .await,
         vec![Ok(())]
     );
+    broker.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_replay_runs_through_the_broker_publisher() {
+    let broker = Broker::new().await;
+    broker.subscription().await;
+    let test_db = TestDb::new(Backend::Sqlite).await;
+    let db = &test_db.db;
+    let stop = CancellationToken::new();
+    let (tx, link) = server::broker::link();
+    let supervisor = tokio::spawn(server::broker::supervise(
+        amqp_url(),
+        broker.topology(),
+        BrokerStatus::default(),
+        tx,
+        stop.clone(),
+    ));
+    let letters: Vec<IncomingDeadLetter> = (0..3)
+        .map(|i| IncomingDeadLetter {
+            message_id: Some(format!("bulk-{i}")),
+            headers: serde_json::from_value(serde_json::json!({ "x-am-launch-setting": LS }))
+                .expect("headers"),
+            body: format!("{{\"i\":{i}}}").into_bytes(),
+            ..Default::default()
+        })
+        .collect();
+    dead_letters::store(db, &broker.names(), &letters, chrono::Utc::now())
+        .await
+        .expect("stored");
+    let services = Services::new(db.clone(), BrokerStatus::default(), Settings::default())
+        .with_runtime(RuntimeConfig::new(&broker.prefix));
+    let who = am_services::Principal::cli();
+    let op = am_services::operations::start(
+        &services,
+        &who,
+        am_services::operations::OperationRequest::ReplayDeadLetters {
+            selection: Selection::default(),
+        },
+    )
+    .await
+    .expect("started");
+    let publisher = server::jobs::BrokerPublisher::new(link, broker.names(), stop.clone());
+    let end = tokio::time::timeout(
+        Duration::from_secs(20),
+        am_services::operations::run(db, &services.runtime, op.id, &publisher),
+    )
+    .await
+    .expect("the operation ends")
+    .expect("it runs");
+    assert!(
+        matches!(end, am_services::operations::RunEnd::Finished("succeeded")),
+        "{end:?}"
+    );
+    let op = am_services::operations::get(db, &who, op.id)
+        .await
+        .expect("operation");
+    assert_eq!(
+        (op.status.as_str(), op.done, op.failed),
+        ("succeeded", 3, 0)
+    );
+    for _ in 0..3 {
+        assert!(broker.get(&broker.names().subscription(LS)).await.is_some());
+    }
+    stop.cancel();
+    let _ = supervisor.await;
     broker.finish().await;
 }

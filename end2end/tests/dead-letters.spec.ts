@@ -1,0 +1,189 @@
+import { APIResponse, expect, Page, test } from "@playwright/test";
+import { ChildProcess, spawn } from "node:child_process";
+import * as path from "node:path";
+import { loginAdmin, open, t, uid } from "./catalog-helpers";
+
+// A real demo node (started by scripts/e2e.sh) serves this application on this host; its
+// `flaky` agent fails for good at the rate its `failure_rate` parameter gives.
+const APP = process.env.E2E_NODE_APP ?? "e2e-demo";
+const HOST = process.env.E2E_NODE_HOST ?? "e2e-node-a";
+const DEMO_NODE = process.env.E2E_DEMO_NODE ?? path.resolve(__dirname, "../../target/debug/demo-node");
+
+async function call(page: Page, method: string, path: string, body?: unknown): Promise<APIResponse> {
+  const origin = new URL(page.url()).origin;
+  return page.request.fetch(`${origin}${path}`, {
+    method,
+    headers: { Origin: origin, "Content-Type": "application/json" },
+    data: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+async function json(page: Page, path: string): Promise<any> {
+  const r = await call(page, "GET", path);
+  expect(r.status(), await r.text()).toBe(200);
+  return r.json();
+}
+
+/** How many dead letters of `ls` wait (status dead). */
+async function deadCount(page: Page, ls: string): Promise<number> {
+  return (await json(page, `/api/v1/dead-letters?launch_setting=${ls}&status=dead`)).total;
+}
+
+/** The running stream activation of `ls` other than `not`. */
+async function running(page: Page, ls: string, not?: string): Promise<string> {
+  let id = "";
+  await expect(async () => {
+    const list = await json(page, `/api/v1/activations?launch_setting=${ls}&status=running`);
+    const found = list.items.find((a: { id: string }) => a.id !== not);
+    expect(found, `a running activation of ${ls}`).toBeTruthy();
+    id = found.id;
+  }).toPass({ timeout: 45_000 });
+  return id;
+}
+
+/** A demo node of an application of its own that only publishes demo events to `exchange`,
+ * on the run's broker names (AM_PREFIX comes from scripts/e2e.sh). */
+function startProducer(exchange: string, name: string): ChildProcess {
+  const producer = spawn(DEMO_NODE, [], {
+    env: {
+      ...process.env,
+      AM_APP: `${name}-producer`,
+      AM_HOST: `${name}-producer`,
+      AM_CAPACITY: "1",
+      AM_DEMO_PRODUCE: "300",
+      AM_DEMO_EXCHANGES: exchange,
+    },
+    stdio: "ignore",
+  });
+  producer.on("error", (e) => console.error(`the demo producer did not start (${DEMO_NODE}): ${e}`));
+  return producer;
+}
+
+async function stop(producer: ChildProcess) {
+  if (producer.exitCode !== null || producer.signalCode !== null) return;
+  const exited = new Promise((resolve) => producer.once("exit", resolve));
+  producer.kill("SIGTERM");
+  await exited;
+}
+
+test("replay dead letters, watch the progress bar finish and the node process them", async ({ page }) => {
+  // Real messages through the real node and broker, twice; generous on a busy machine.
+  test.setTimeout(240_000);
+  await loginAdmin(page);
+  const id = uid("dlq");
+  const ls = `${APP}.${id}`;
+  // The data queue's address is its id: an exchange of this test alone.
+  const queue = `${APP}.${id}.in`;
+  const catalog = await json(page, "/api/v1/catalog");
+  if (!catalog.applications.some((a: { id: string }) => a.id === APP)) {
+    catalog.pools.push({ id: `${APP}-pool`, title: "The e2e node", hosts: [HOST] });
+    catalog.applications.push({ id: APP, title: "E2E demo node", default_pool: `${APP}-pool` });
+  }
+  catalog.data_queues.push({ id: queue, title: "Events of the dead-letter test", kind: "queue" });
+  const flaky = catalog.agents.find((a: { application: string; id: string }) => a.application === APP && a.id === "flaky");
+  const rates = [
+    { name: "temporary_rate", type: "decimal", default: 0, min: 0, max: 1 },
+    { name: "failure_rate", type: "decimal", default: 0, min: 0, max: 1 },
+  ];
+  if (flaky) {
+    flaky.data_queue = queue;
+  } else {
+    catalog.agents.push({
+      application: APP, id: "flaky", title: "Flaky", input: "messages", data_queue: queue,
+      concurrency: "ANY", overlap: "allow", parameters: rates,
+    });
+  }
+  // Every message fails, twice (200 ms apart), then is dead-lettered; the breaker stays out of
+  // it (a threshold far above what this test sends).
+  catalog.launch_settings.push({
+    id: ls, application: APP, agent: "flaky", kind: "stream", stream_mode: "asap",
+    parameters: { failure_rate: "1", temporary_rate: "0" }, failure_threshold: 1000,
+    retry: { initial_delay: "200ms", multiplier: 1.0, max_delay: "200ms", max_deliveries: 2 },
+  });
+  const put = await call(page, "PUT", "/api/v1/catalog", catalog);
+  expect(put.status(), await put.text()).toBe(200);
+  const failing = await running(page, ls);
+
+  // Events flow in until a few have died; then the producer stops and the last ones die too.
+  const producer = startProducer(queue, id);
+  try {
+    await expect.poll(() => deadCount(page, ls), { timeout: 60_000 }).toBeGreaterThanOrEqual(3);
+  } finally {
+    await stop(producer);
+  }
+  let total = 0;
+  await expect(async () => {
+    const before = await deadCount(page, ls);
+    await new Promise((r) => setTimeout(r, 2_000));
+    total = await deadCount(page, ls);
+    expect(total).toBe(before);
+  }).toPass({ timeout: 30_000 });
+
+  // They show in the list, with where they came from and why.
+  await open(page, `/dead-letters?launch_setting=${ls}`);
+  const rows = page.locator(t("dead-letter-row"));
+  await expect(page.locator(t("dl-total"))).toHaveText(String(total));
+  await expect(rows).toHaveCount(total);
+  await expect(rows.first()).toHaveAttribute("data-status", "dead");
+  await expect(rows.first()).toHaveAttribute("data-launch-setting", ls);
+  await expect(rows.first().locator(t("dl-error-type"))).toHaveText("FlakyFailure");
+
+  // One of them, opened: the body as JSON, the node's headers, its failure history.
+  await rows.first().locator(t("dl-open")).click();
+  await expect(page).toHaveURL(/\/dead-letters\/\d+$/);
+  await expect(page.locator(t("dl-body-encoding"))).toHaveAttribute("data-encoding", "json");
+  await expect(page.locator(t("dl-body"))).toContainText('"text": ');
+  await expect(page.locator(`${t("dl-header")}[data-name="x-am-launch-setting"]`)).toContainText(ls);
+  await expect(page.locator(t("dl-attempts"))).toHaveText("2");
+  await expect(page.locator(`${t("failure")} ${t("failure-type")}`).first()).toHaveText("FlakyFailure");
+
+  // The operator fixes the launch setting: disabled, its stream stops; no more failures; enabled
+  // again, the stream restarts with the new parameters.
+  expect((await call(page, "POST", `/api/v1/launch-settings/${ls}/disable`)).status()).toBe(204);
+  await expect(async () => {
+    const a = await json(page, `/api/v1/activations/${failing}`);
+    expect(["running", "dispatched", "waiting"]).not.toContain(a.activation.status);
+  }).toPass({ timeout: 45_000 });
+  const saved = await json(page, `/api/v1/launch-settings/${ls}`);
+  const fixed = await call(page, "PUT", `/api/v1/launch-settings/${ls}`, {
+    ...saved, parameters: { ...saved.parameters, failure_rate: "0" },
+  });
+  expect(fixed.status(), await fixed.text()).toBe(200);
+  expect((await call(page, "POST", `/api/v1/launch-settings/${ls}/enable`)).status()).toBe(204);
+  const healthy = await running(page, ls, failing);
+
+  // Select them all and replay; the progress bar fills up.
+  await open(page, `/dead-letters?launch_setting=${ls}`);
+  await page.locator(t("dl-select-all")).check();
+  await expect(page.locator(t("dl-replay-selected"))).toHaveText(`Replay selected (${total})`);
+  await page.locator(t("dl-replay-selected")).click();
+  const progress = page.locator(`${t("dl-operation")} ${t("operation-progress")}`);
+  await expect(progress).toHaveAttribute("data-total", String(total));
+  // Within seconds; a runner that died mid-way is taken over after a minute, so allow that too.
+  await expect(progress).toHaveAttribute("data-status", "succeeded", { timeout: 100_000 });
+  await expect(progress).toHaveAttribute("data-done", String(total));
+  await expect(progress).toHaveAttribute("data-failed", "0");
+  await expect(progress.locator("progress")).toHaveAttribute("value", String(total));
+  await expect(page.locator(`${t("dl-operation")} ${t("operation-link")}`)).toHaveAttribute("href", /^\/operations\//);
+
+  // The list reloads by itself: every one replayed, by whom.
+  for (const row of await rows.all()) {
+    await expect(row).toHaveAttribute("data-status", "replayed");
+    await expect(row.locator(t("dl-replayed-by"))).toContainText("replayed by admin");
+  }
+
+  // The node processes them (its heartbeat counters say so) and none comes back.
+  await expect(async () => {
+    const detail = await json(page, `/api/v1/activations/${healthy}`);
+    const processed = detail.timeline
+      .flatMap((lane: { runs: { processed: number }[] }) => lane.runs)
+      .reduce((n: number, run: { processed: number }) => n + run.processed, 0);
+    expect(processed).toBeGreaterThanOrEqual(total);
+  }).toPass({ timeout: 60_000 });
+  expect(await deadCount(page, ls)).toBe(0);
+  const all = await json(page, `/api/v1/dead-letters?launch_setting=${ls}`);
+  expect(all.total).toBe(total);
+
+  // Leave nothing running.
+  expect((await call(page, "POST", `/api/v1/launch-settings/${ls}/disable`)).status()).toBe(204);
+});
