@@ -1,6 +1,7 @@
 //! The dashboard over HTTP: `GET /api/v1/dashboard`, its live event stream, the one snapshot
 //! producer every open stream shares, and the same figures on `/metrics`.
 
+use crate::browser::{session, with_cookie};
 use crate::{TestApp, demo_catalog, on_both_backends};
 use am_domain::{roles::Role, usage::EntityRef};
 use am_services::{
@@ -332,42 +333,9 @@ async fn every_subscriber_shares_one_producer_that_runs_only_while_watched() {
     drop(again);
 }
 
-/// A browser session of the first admin, as the login form starts it.
-async fn session(app: &TestApp) -> String {
-    am_services::accounts::ensure_first_admin(&app.services.db, Some("the admin password"))
-        .await
-        .expect("admin");
-    let login = Request::builder()
-        .method("POST")
-        .uri("/ui/login")
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::ORIGIN, "http://127.0.0.1:3000")
-        .header(header::ACCEPT, "application/json")
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from("name=admin&password=the+admin+password"))
-        .expect("request");
-    let r = app.send(login).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
-    r.headers
-        .get(header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .expect("cookie")
-        .to_owned()
-}
-
-fn with_cookie(path: &str, cookie: &str) -> Request<Body> {
-    Request::builder()
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::COOKIE, cookie)
-        .body(Body::empty())
-        .expect("request")
-}
-
 async fn the_dashboard_page_renders_every_figure_on_the_server(app: TestApp) {
     seed(&app.services.db).await;
-    let cookie = session(&app).await;
+    let cookie = session(&app, "dash-admin", Role::Admin).await;
     // As a browser without JavaScript gets it: the whole page, figures included.
     let r = app.send(with_cookie("/", &cookie)).await;
     assert_eq!(r.status, StatusCode::OK);

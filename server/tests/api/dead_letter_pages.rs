@@ -2,17 +2,15 @@
 //! the list with its filters in the URL, one dead letter with headers, body and failure
 //! history, the failure logs' links to it, and the buttons only operators get.
 
+use crate::browser::{has, lacks, page, page_with, session, tag};
 use crate::{TestApp, demo_catalog, on_both_backends};
 use am_domain::{roles::Role, wire::names::Names};
 use am_services::{
-    Principal, accounts, catalog,
+    Principal, catalog,
     dead_letters::{self, IncomingDeadLetter},
     entity::failure_logs,
 };
-use axum::{
-    body::Body,
-    http::{Request, StatusCode, header},
-};
+use axum::http::StatusCode;
 use chrono::{Duration, Utc};
 use sea_orm::{ActiveValue::Set, EntityTrait};
 use serde_json::{Map, Value, json};
@@ -21,70 +19,6 @@ use uuid::Uuid;
 on_both_backends!(pages_list_open_and_link_dead_letters);
 
 const LS: &str = "demo.flaky.1";
-
-async fn login(app: &TestApp, name: &str, role: Role) -> String {
-    accounts::create_user(
-        &app.services.db,
-        &Principal::cli(),
-        name,
-        "a long enough password",
-        role,
-    )
-    .await
-    .expect("user");
-    let login = Request::builder()
-        .method("POST")
-        .uri("/ui/login")
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::ORIGIN, "http://127.0.0.1:3000")
-        .header(header::ACCEPT, "application/json")
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(format!(
-            "name={name}&password=a+long+enough+password"
-        )))
-        .expect("request");
-    let r = app.send(login).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
-    r.headers
-        .get(header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .expect("cookie")
-        .to_owned()
-}
-
-async fn page(app: &TestApp, cookie: &str, path: &str) -> String {
-    page_with(app, cookie, path, StatusCode::OK).await
-}
-
-/// The page, answered with `status` (a failed server function sets the page's status).
-async fn page_with(app: &TestApp, cookie: &str, path: &str, status: StatusCode) -> String {
-    let req = Request::builder()
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::COOKIE, cookie)
-        .body(Body::empty())
-        .expect("request");
-    let r = app.send(req).await;
-    assert_eq!(r.status, status, "{path}: {}", r.text());
-    r.text()
-}
-
-fn has(html: &str, needle: &str, path: &str) {
-    assert!(html.contains(needle), "{path} lacks {needle}:\n{html}");
-}
-
-fn lacks(html: &str, needle: &str, path: &str) {
-    assert!(!html.contains(needle), "{path} has {needle}:\n{html}");
-}
-
-/// Some element's start tag and text (up to the next tag) hold every one of `parts`.
-fn tag(html: &str, parts: &[&str], path: &str) {
-    assert!(
-        html.split('<').any(|t| parts.iter().all(|p| t.contains(p))),
-        "{path} has no element with {parts:?}:\n{html}"
-    );
-}
 
 fn headers(v: Value) -> Map<String, Value> {
     match v {
@@ -170,8 +104,8 @@ async fn seed(app: &TestApp) -> Vec<i64> {
 
 async fn pages_list_open_and_link_dead_letters(app: TestApp) {
     let ids = seed(&app).await;
-    let viewer = login(&app, "watcher", Role::Viewer).await;
-    let operator = login(&app, "fixer", Role::Operator).await;
+    let viewer = session(&app, "watcher", Role::Viewer).await;
+    let operator = session(&app, "fixer", Role::Operator).await;
     let row = |id: i64| format!(r#"data-id="{id}""#);
 
     let path = "/dead-letters";

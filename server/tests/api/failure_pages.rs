@@ -1,72 +1,15 @@
 //! The activations and failure-log pages rendered on the server, as a browser without
 //! JavaScript gets them, for a viewer, over a run recorded by the runtime from node reports.
 
+use crate::browser::{has, page, session, tag};
 use crate::{TestApp, failures_api::failed_run, on_both_backends};
 use am_domain::roles::Role;
-use am_services::{Principal, accounts};
-use axum::{
-    body::Body,
-    http::{Request, StatusCode, header},
-};
 
 on_both_backends!(pages_drill_from_launch_setting_to_one_failure);
 
-async fn login_viewer(app: &TestApp) -> String {
-    accounts::create_user(
-        &app.services.db,
-        &Principal::cli(),
-        "watcher",
-        "a long viewer password",
-        Role::Viewer,
-    )
-    .await
-    .expect("viewer");
-    let login = Request::builder()
-        .method("POST")
-        .uri("/ui/login")
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::ORIGIN, "http://127.0.0.1:3000")
-        .header(header::ACCEPT, "application/json")
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from("name=watcher&password=a+long+viewer+password"))
-        .expect("request");
-    let r = app.send(login).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
-    r.headers
-        .get(header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .expect("cookie")
-        .to_owned()
-}
-
-async fn page(app: &TestApp, cookie: &str, path: &str) -> String {
-    let req = Request::builder()
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::COOKIE, cookie)
-        .body(Body::empty())
-        .expect("request");
-    let r = app.send(req).await;
-    assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text());
-    r.text()
-}
-
-fn has(html: &str, needle: &str, path: &str) {
-    assert!(html.contains(needle), "{path} lacks {needle}:\n{html}");
-}
-
-/// Some element's start tag and text (up to the next tag) hold every one of `parts`.
-fn tag(html: &str, parts: &[&str], path: &str) {
-    assert!(
-        html.split('<').any(|t| parts.iter().all(|p| t.contains(p))),
-        "{path} has no element with {parts:?}:\n{html}"
-    );
-}
-
 async fn pages_drill_from_launch_setting_to_one_failure(app: TestApp) {
     let id = failed_run(&app).await;
-    let cookie = login_viewer(&app).await;
+    let cookie = session(&app, "watcher", Role::Viewer).await;
     let ls = "demo.fail.nightly";
     let row_id = format!(r#"data-id="{id}""#);
 

@@ -1,54 +1,17 @@
 //! The registry's pages rendered on the server, as a browser without JavaScript gets them, with
 //! nodes recorded through the registry as the runtime records them from node reports.
 
+use crate::browser::{page, session};
 use crate::{TestApp, on_both_backends};
 use am_domain::{
     catalog::{Catalog, InputKind},
     params::{ParamSpec, ParamType},
+    roles::Role,
     wire::{Publication, PublishedAgent, PublishedClassifier},
 };
 use am_services::{Principal, catalog, registry};
-use axum::{
-    body::Body,
-    http::{Request, StatusCode, header},
-};
 
 on_both_backends!(registry_pages_render_nodes_offers_and_drift);
-
-async fn login(app: &TestApp) -> String {
-    am_services::accounts::ensure_first_admin(&app.services.db, Some("the admin password"))
-        .await
-        .expect("admin");
-    let login = Request::builder()
-        .method("POST")
-        .uri("/ui/login")
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::ORIGIN, "http://127.0.0.1:3000")
-        .header(header::ACCEPT, "application/json")
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from("name=admin&password=the+admin+password"))
-        .expect("request");
-    let r = app.send(login).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
-    r.headers
-        .get(header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .expect("cookie")
-        .to_owned()
-}
-
-async fn page(app: &TestApp, cookie: &str, path: &str) -> String {
-    let req = Request::builder()
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:3000")
-        .header(header::COOKIE, cookie)
-        .body(Body::empty())
-        .expect("request");
-    let r = app.send(req).await;
-    assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text());
-    r.text()
-}
 
 fn agent(id: &str, input: InputKind, parameters: Vec<ParamSpec>) -> PublishedAgent {
     PublishedAgent {
@@ -112,7 +75,7 @@ async fn registry_pages_render_nodes_offers_and_drift(app: TestApp) {
     registry::record_publication(db, &orphan, now)
         .await
         .expect("publish");
-    let cookie = login(&app).await;
+    let cookie = session(&app, "admin-pages", Role::Admin).await;
 
     let html = page(&app, &cookie, "/nodes").await;
     assert!(html.contains(r#"data-test="node-row""#), "{html}");
