@@ -3,16 +3,15 @@
 //! committed. A batch delivered again (committed, but the acknowledgement was lost with the
 //! connection) stores nothing twice: every row is keyed by the message's identity.
 
+use super::batches::Batches;
 use crate::{broker::Link, dead_letters::incoming};
 use am_services::{
     dead_letters::{self, IncomingDeadLetter},
     runtime::RuntimeConfig,
 };
-use futures_util::StreamExt;
 use lapin::{
     message::Delivery,
-    options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions},
-    types::FieldTable,
+    options::{BasicAckOptions, BasicNackOptions},
 };
 use sea_orm::DatabaseConnection;
 use std::{sync::Arc, time::Duration};
@@ -31,73 +30,18 @@ pub async fn run(
     stop: CancellationToken,
 ) {
     let queue = cfg.names.dead_letter_queue();
-    loop {
-        let Some(conn) = link.connected(&stop).await else {
-            return;
-        };
-        let consumer = async {
-            let channel = conn.create_channel().await?;
-            channel
-                .basic_qos(
-                    u16::try_from(BATCH * 2).unwrap_or(u16::MAX),
-                    BasicQosOptions::default(),
-                )
-                .await?;
-            let consumer = channel
-                .basic_consume(
-                    queue.as_str().into(),
-                    "agent-manager-dead-letters".into(),
-                    BasicConsumeOptions::default(),
-                    FieldTable::default(),
-                )
-                .await?;
-            Ok::<_, lapin::Error>((channel, consumer))
-        };
-        let (channel, mut consumer) = match consumer.await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot consume the dead-letter queue");
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                    () = stop.cancelled() => return,
-                }
-            }
-        };
-        tracing::info!(%queue, "moving dead letters into the database");
-        loop {
-            let first = tokio::select! {
-                d = consumer.next() => d,
-                () = stop.cancelled() => {
-                    let _ = channel.close(200, "manager stopping".into()).await;
-                    return;
-                }
-            };
-            let Some(Ok(first)) = first else {
-                tracing::warn!("the dead-letter consumer ended; resubscribing");
-                break;
-            };
-            let mut batch = vec![first];
-            let linger = tokio::time::sleep(LINGER);
-            tokio::pin!(linger);
-            while batch.len() < BATCH {
-                tokio::select! {
-                    d = consumer.next() => match d {
-                        Some(Ok(d)) => batch.push(d),
-                        _ => break,
-                    },
-                    () = &mut linger => break,
-                }
-            }
-            if !handle(&db, &cfg, &batch, &stop).await {
-                let _ = channel.close(200, "manager stopping".into()).await;
-                return;
-            }
-        }
-        tokio::select! {
-            () = tokio::time::sleep(Duration::from_millis(200)) => {}
-            () = stop.cancelled() => return,
-        }
-    }
+    let batches = Batches {
+        queue: &queue,
+        tag: "agent-manager-dead-letters",
+        size: BATCH,
+        linger: LINGER,
+    };
+    batches
+        .run(&link, &stop, |batch| {
+            let (db, cfg, stop) = (&db, &cfg, &stop);
+            async move { handle(db, cfg, &batch, stop).await }
+        })
+        .await;
 }
 
 /// Stores one batch until it commits, then acknowledges it. `false` when stopping.

@@ -3,6 +3,7 @@
 //! dead-letter consumer and the watchdog's ticks. Each is a task that survives broker outages (it waits for the next
 //! connection) and database errors (it logs and tries again on its next round).
 
+mod batches;
 mod dead_letters;
 mod relay;
 mod reports;

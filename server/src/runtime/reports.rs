@@ -2,14 +2,13 @@
 //! batch in one transaction, then acknowledges it to the broker (so nothing acknowledged is
 //! lost), then runs the breaker policy for the trips it contained.
 
+use super::batches::Batches;
 use crate::broker::Link;
 use am_domain::wire::{self, ToManager};
 use am_services::runtime::{Metrics, RuntimeConfig, breaker, reports};
-use futures_util::StreamExt;
 use lapin::{
     message::Delivery,
-    options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions},
-    types::FieldTable,
+    options::{BasicAckOptions, BasicNackOptions},
 };
 use sea_orm::DatabaseConnection;
 use std::{sync::Arc, time::Duration};
@@ -26,72 +25,18 @@ pub async fn run(
     stop: CancellationToken,
 ) {
     let queue = cfg.names.reports_queue();
-    loop {
-        let Some(conn) = link.connected(&stop).await else {
-            return;
-        };
-        let consumer = async {
-            let channel = conn.create_channel().await?;
-            channel
-                .basic_qos(
-                    u16::try_from(BATCH * 2).unwrap_or(u16::MAX),
-                    BasicQosOptions::default(),
-                )
-                .await?;
-            let consumer = channel
-                .basic_consume(
-                    queue.as_str().into(),
-                    "agent-manager-reports".into(),
-                    BasicConsumeOptions::default(),
-                    FieldTable::default(),
-                )
-                .await?;
-            Ok::<_, lapin::Error>((channel, consumer))
-        };
-        let (channel, mut consumer) = match consumer.await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot consume the reports queue");
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                    () = stop.cancelled() => return,
-                }
-            }
-        };
-        tracing::info!(%queue, "consuming node reports");
-        loop {
-            let first = tokio::select! {
-                d = consumer.next() => d,
-                () = stop.cancelled() => {
-                    let _ = channel.close(200, "manager stopping".into()).await;
-                    return;
-                }
-            };
-            let Some(Ok(first)) = first else {
-                tracing::warn!("the reports consumer ended; resubscribing");
-                break;
-            };
-            let mut batch = vec![first];
-            let linger = tokio::time::sleep(LINGER);
-            tokio::pin!(linger);
-            while batch.len() < BATCH {
-                tokio::select! {
-                    d = consumer.next() => match d {
-                        Some(Ok(d)) => batch.push(d),
-                        _ => break,
-                    },
-                    () = &mut linger => break,
-                }
-            }
-            if !handle(&db, &cfg, &batch, &stop).await {
-                return;
-            }
-        }
-        tokio::select! {
-            () = tokio::time::sleep(Duration::from_millis(200)) => {}
-            () = stop.cancelled() => return,
-        }
-    }
+    let batches = Batches {
+        queue: &queue,
+        tag: "agent-manager-reports",
+        size: BATCH,
+        linger: LINGER,
+    };
+    batches
+        .run(&link, &stop, |batch| {
+            let (db, cfg, stop) = (&db, &cfg, &stop);
+            async move { handle(db, cfg, &batch, stop).await }
+        })
+        .await;
 }
 
 /// Applies reports one at a time; a report that still fails is logged and dropped.
