@@ -21,13 +21,13 @@ use crate::{
         operations, schedule_groups,
     },
     error::{ServiceError, ServiceResult},
-    runtime::{RuntimeConfig, activate},
+    runtime::{RuntimeConfig, activate, begin_write},
 };
 use am_domain::{roles::Role, usage::EntityRef};
 use chrono::{DateTime, SubsecRound, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set, TransactionTrait,
+    QuerySelect, Set,
     sea_query::{Expr, ExprTrait},
 };
 use serde::{Deserialize, Serialize};
@@ -193,7 +193,7 @@ pub async fn start(
     };
     let params = serde_json::to_value(&stored)
         .map_err(|e| ServiceError::Internal(format!("operation parameters: {e}")))?;
-    let txn = db.begin().await?;
+    let txn = begin_write(db).await?;
     let row = operations::ActiveModel {
         id: Set(id),
         kind: Set(request.kind().to_owned()),
@@ -371,7 +371,7 @@ pub async fn cancel(
 ) -> ServiceResult<operations::Model> {
     by.require(Role::Operator)?;
     let now = now_db();
-    let txn = db.begin().await?;
+    let txn = begin_write(db).await?;
     let op = operations::Entity::find_by_id(id)
         .one(&txn)
         .await?
@@ -713,7 +713,7 @@ async fn progress(
     cursor: Option<String>,
     finish: Option<&'static str>,
 ) -> ServiceResult<Progress> {
-    let txn = db.begin().await?;
+    let txn = begin_write(db).await?;
     let Some(op) = operations::Entity::find_by_id(id)
         .filter(operations::Column::UpdatedAt.eq(claim_at))
         .filter(operations::Column::Status.eq(status::RUNNING))

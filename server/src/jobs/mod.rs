@@ -81,9 +81,17 @@ impl JobStore {
                     .run(pool)
                     .await
                     .map_err(|e| JobError::Setup(e.to_string()))?;
-                Ok(JobStore::Sqlite(SqliteStorage::new(pool).with_config(
-                    apalis_sqlite::Config::default().queue(QUEUE),
-                )))
+                // No separate lock write after a fetch: the fetch already marks the job as
+                // this worker's, and on SQLite that second write in a deferred transaction
+                // fails at once ("database is locked") whenever the job's own work commits
+                // in between, which made apalis fail and re-run the attempt.
+                Ok(JobStore::Sqlite(
+                    SqliteStorage::new(pool).with_config(
+                        apalis_sqlite::Config::default()
+                            .queue(QUEUE)
+                            .lock_tasks(false),
+                    ),
+                ))
             }
             DatabaseBackend::Postgres => {
                 let pool = db.get_postgres_connection_pool();
@@ -119,6 +127,37 @@ impl OperationQueue for JobStore {
                 .await
                 .map_err(|e| e.to_string())
         })
+    }
+}
+
+/// Wakes the worker every period to look for jobs. apalis' own interval strategy re-arms its
+/// timer without polling it, so after the first empty fetch an idle worker only woke again on
+/// its 30 s heartbeat (a new operation then waited up to half a minute); this stream wakes the
+/// worker again whenever it yields, so the next poll arms the next tick.
+struct Ticks(tokio::time::Interval);
+
+impl Ticks {
+    fn every(period: Duration) -> Self {
+        let mut interval = tokio::time::interval(period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        Ticks(interval)
+    }
+}
+
+impl futures_util::Stream for Ticks {
+    type Item = ();
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<()>> {
+        match self.0.poll_tick(cx) {
+            std::task::Poll::Ready(_) => {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Ready(Some(()))
+            }
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
     }
 }
 
@@ -172,7 +211,7 @@ pub fn spawn(
         let result = match worker_store {
             JobStore::Sqlite(s) => {
                 WorkerBuilder::new("agent-manager-jobs")
-                    .backend(s.poll_with_interval(POLL_EVERY))
+                    .backend(s.poll_with_stream(Ticks::every(POLL_EVERY)))
                     .data(ctx)
                     .concurrency(CONCURRENCY)
                     .build(handle)
@@ -184,7 +223,7 @@ pub fn spawn(
             }
             JobStore::Postgres(s) => {
                 WorkerBuilder::new("agent-manager-jobs")
-                    .backend(s.poll_with_interval(POLL_EVERY))
+                    .backend(s.poll_with_stream(Ticks::every(POLL_EVERY)))
                     .data(ctx)
                     .concurrency(CONCURRENCY)
                     .build(handle)

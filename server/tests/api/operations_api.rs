@@ -22,6 +22,7 @@ on_both_backends!(
     operations_api_starts_lists_shows_and_cancels,
     the_worker_runs_queued_and_restarted_operations_to_the_end,
     the_worker_runs_the_retention_sweep,
+    an_idle_worker_takes_a_new_operation_at_once,
 );
 
 async fn with_catalog(app: &TestApp) -> String {
@@ -345,6 +346,52 @@ async fn the_worker_runs_the_retention_sweep(app: TestApp) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(count("demo.flaky.1").await, 1);
+    stop.cancel();
+    while tasks.join_next().await.is_some() {}
+}
+
+async fn an_idle_worker_takes_a_new_operation_at_once(app: TestApp) {
+    with_catalog(&app).await;
+    let operator = app.token(Role::Operator).await;
+    let who = am_services::accounts::resolve_token(&app.services.db, &operator)
+        .await
+        .expect("token resolves")
+        .expect("a known token");
+    let stop = CancellationToken::new();
+    let store = JobStore::open(&app.services.db).await.expect("job tables");
+    let (_link_tx, link) = server::broker::link();
+    let services = app
+        .services
+        .clone()
+        .with_operation_queue(Arc::new(store.clone()));
+    let mut tasks = jobs::spawn(
+        store,
+        &services,
+        link,
+        RetentionPolicy::default(),
+        stop.clone(),
+    );
+    // Idle for a while, as a manager mostly is.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    for id in ["demo.echo.1", "demo.flaky.1"] {
+        let started = tokio::time::Instant::now();
+        let op = operations::start(
+            &services,
+            &who,
+            OperationRequest::EnableLaunchSettings {
+                ids: vec![id.into()],
+            },
+        )
+        .await
+        .expect("starts");
+        wait_for_status(&app, &operator, &op.id.to_string(), "succeeded").await;
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(3),
+            "{id}: picked up after {took:?}"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
     stop.cancel();
     while tasks.join_next().await.is_some() {}
 }
