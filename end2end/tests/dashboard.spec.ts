@@ -1,14 +1,12 @@
 import { APIResponse, expect, Page, test } from "@playwright/test";
-import { ChildProcess, spawn } from "node:child_process";
-import * as path from "node:path";
 import { loginAdmin, open, t, uid } from "./catalog-helpers";
+import { startProducer, stopProducer } from "./producer";
 
 // A real demo node (started by scripts/e2e.sh) serves this application on this host: its `fail`
 // agent always fails (error type DemoFailure), its `poison` agent fails on messages saying
 // "poison".
 const APP = process.env.E2E_NODE_APP ?? "e2e-demo";
 const HOST = process.env.E2E_NODE_HOST ?? "e2e-node-a";
-const DEMO_NODE = process.env.E2E_DEMO_NODE ?? path.resolve(__dirname, "../../target/debug/demo-node");
 
 async function call(page: Page, method: string, path: string, body?: unknown): Promise<APIResponse> {
   const origin = new URL(page.url()).origin;
@@ -94,31 +92,6 @@ test("the dashboard updates without reload", async ({ page }) => {
   await expect(page).toHaveURL(/\/$/);
 });
 
-/** A demo node of an application of its own that only publishes demo events (every tenth one
- * poisoned) to `exchange`, on the run's broker names. */
-function startProducer(exchange: string, name: string): ChildProcess {
-  const producer = spawn(DEMO_NODE, [], {
-    env: {
-      ...process.env,
-      AM_APP: `${name}-producer`,
-      AM_HOST: `${name}-producer`,
-      AM_CAPACITY: "1",
-      AM_DEMO_PRODUCE: "250",
-      AM_DEMO_EXCHANGES: exchange,
-    },
-    stdio: "ignore",
-  });
-  producer.on("error", (e) => console.error(`the demo producer did not start (${DEMO_NODE}): ${e}`));
-  return producer;
-}
-
-async function stop(producer: ChildProcess) {
-  if (producer.exitCode !== null || producer.signalCode !== null) return;
-  const exited = new Promise((resolve) => producer.once("exit", resolve));
-  producer.kill("SIGTERM");
-  await exited;
-}
-
 test("re-enable a tripped LS", async ({ page }) => {
   test.setTimeout(120_000);
   await loginAdmin(page);
@@ -152,11 +125,11 @@ test("re-enable a tripped LS", async ({ page }) => {
   await expect(row).toHaveCount(0);
 
   // Events flow to the stream on the real node; the fourth is poisoned.
-  const producer = startProducer(queue, id);
+  const producer = startProducer(queue, id, 250);
   try {
     await expect(row).toBeVisible({ timeout: 60_000 });
   } finally {
-    await stop(producer);
+    await stopProducer(producer);
   }
   // Shown live with the breaker's reason.
   await expect(row.locator(t("disabled-reason"))).toContainText(`breaker tripped on ${HOST} for ${ls}`);

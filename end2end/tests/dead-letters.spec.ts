@@ -1,13 +1,11 @@
 import { APIResponse, expect, Page, test } from "@playwright/test";
-import { ChildProcess, spawn } from "node:child_process";
-import * as path from "node:path";
 import { loginAdmin, open, t, uid } from "./catalog-helpers";
+import { startProducer, stopProducer } from "./producer";
 
 // A real demo node (started by scripts/e2e.sh) serves this application on this host; its
 // `flaky` agent fails for good at the rate its `failure_rate` parameter gives.
 const APP = process.env.E2E_NODE_APP ?? "e2e-demo";
 const HOST = process.env.E2E_NODE_HOST ?? "e2e-node-a";
-const DEMO_NODE = process.env.E2E_DEMO_NODE ?? path.resolve(__dirname, "../../target/debug/demo-node");
 
 async function call(page: Page, method: string, path: string, body?: unknown): Promise<APIResponse> {
   const origin = new URL(page.url()).origin;
@@ -39,31 +37,6 @@ async function running(page: Page, ls: string, not?: string): Promise<string> {
     id = found.id;
   }).toPass({ timeout: 45_000 });
   return id;
-}
-
-/** A demo node of an application of its own that only publishes demo events to `exchange`,
- * on the run's broker names (AM_PREFIX comes from scripts/e2e.sh). */
-function startProducer(exchange: string, name: string): ChildProcess {
-  const producer = spawn(DEMO_NODE, [], {
-    env: {
-      ...process.env,
-      AM_APP: `${name}-producer`,
-      AM_HOST: `${name}-producer`,
-      AM_CAPACITY: "1",
-      AM_DEMO_PRODUCE: "300",
-      AM_DEMO_EXCHANGES: exchange,
-    },
-    stdio: "ignore",
-  });
-  producer.on("error", (e) => console.error(`the demo producer did not start (${DEMO_NODE}): ${e}`));
-  return producer;
-}
-
-async function stop(producer: ChildProcess) {
-  if (producer.exitCode !== null || producer.signalCode !== null) return;
-  const exited = new Promise((resolve) => producer.once("exit", resolve));
-  producer.kill("SIGTERM");
-  await exited;
 }
 
 test("replay dead letters, watch the progress bar finish and the node process them", async ({ page }) => {
@@ -105,11 +78,11 @@ test("replay dead letters, watch the progress bar finish and the node process th
   const failing = await running(page, ls);
 
   // Events flow in until a few have died; then the producer stops and the last ones die too.
-  const producer = startProducer(queue, id);
+  const producer = startProducer(queue, id, 300);
   try {
     await expect.poll(() => deadCount(page, ls), { timeout: 60_000 }).toBeGreaterThanOrEqual(3);
   } finally {
-    await stop(producer);
+    await stopProducer(producer);
   }
   let total = 0;
   await expect(async () => {

@@ -5,6 +5,7 @@
 use crate::{TestApp, demo_catalog, on_both_backends};
 use am_domain::roles::Role;
 use am_services::{
+    Services,
     entity::{activations, failure_logs, launch_settings, operations as op_rows},
     operations::{self, OperationRequest},
     retention::RetentionPolicy,
@@ -24,6 +25,48 @@ on_both_backends!(
     the_worker_runs_the_retention_sweep,
     an_idle_worker_takes_a_new_operation_at_once,
 );
+
+/// The background-job worker of a manager on the test's database, and services that queue
+/// started operations to it (the API's own services have no worker).
+struct Worker {
+    services: Services,
+    store: JobStore,
+    stop: CancellationToken,
+    tasks: tokio::task::JoinSet<()>,
+    /// No broker here; kept so the worker's link stays open (not "stopping").
+    _link: tokio::sync::watch::Sender<Option<Arc<lapin::Connection>>>,
+}
+
+impl Worker {
+    async fn start(app: &TestApp) -> Worker {
+        let stop = CancellationToken::new();
+        let store = JobStore::open(&app.services.db).await.expect("job tables");
+        let (link_tx, link) = server::broker::link();
+        let services = app
+            .services
+            .clone()
+            .with_operation_queue(Arc::new(store.clone()));
+        let tasks = jobs::spawn(
+            store.clone(),
+            &services,
+            link,
+            RetentionPolicy::default(),
+            stop.clone(),
+        );
+        Worker {
+            services,
+            store,
+            stop,
+            tasks,
+            _link: link_tx,
+        }
+    }
+
+    async fn stop(mut self) {
+        self.stop.cancel();
+        while self.tasks.join_next().await.is_some() {}
+    }
+}
 
 async fn with_catalog(app: &TestApp) -> String {
     let admin = app.token(Role::Admin).await;
@@ -222,20 +265,8 @@ async fn the_worker_runs_queued_and_restarted_operations_to_the_end(app: TestApp
     row.updated_at = Set(chrono::Utc::now() - operations::QUEUED_GRACE * 2);
     row.update(&app.services.db).await.expect("backdate");
 
-    let stop = CancellationToken::new();
-    let store = JobStore::open(&app.services.db).await.expect("job tables");
-    let (_link_tx, link) = server::broker::link();
-    let services = app
-        .services
-        .clone()
-        .with_operation_queue(Arc::new(store.clone()));
-    let mut tasks = jobs::spawn(
-        store,
-        &services,
-        link,
-        RetentionPolicy::default(),
-        stop.clone(),
-    );
+    let worker = Worker::start(&app).await;
+    let services = &worker.services;
 
     let done = wait_for_status(&app, &operator, &orphan, "succeeded").await;
     assert_eq!(
@@ -246,7 +277,7 @@ async fn the_worker_runs_queued_and_restarted_operations_to_the_end(app: TestApp
 
     // Started with the worker running: queued at once, run at once.
     let op = operations::start(
-        &services,
+        services,
         &who,
         OperationRequest::EnableLaunchSettings {
             ids: vec!["demo.flaky.1".into()],
@@ -258,8 +289,7 @@ async fn the_worker_runs_queued_and_restarted_operations_to_the_end(app: TestApp
     assert_eq!(done["done"].as_i64(), Some(1));
     assert!(enabled(&app, "demo.flaky.1").await);
 
-    stop.cancel();
-    while tasks.join_next().await.is_some() {}
+    worker.stop().await;
 }
 
 async fn the_worker_runs_the_retention_sweep(app: TestApp) {
@@ -319,17 +349,12 @@ async fn the_worker_runs_the_retention_sweep(app: TestApp) {
     .await
     .expect("failures");
 
-    let stop = CancellationToken::new();
-    let store = JobStore::open(db).await.expect("job tables");
-    let (_link_tx, link) = server::broker::link();
-    let mut tasks = jobs::spawn(
-        store.clone(),
-        &app.services,
-        link,
-        RetentionPolicy::default(),
-        stop.clone(),
-    );
-    store.push(jobs::Job::Retention).await.expect("queued");
+    let worker = Worker::start(&app).await;
+    worker
+        .store
+        .push(jobs::Job::Retention)
+        .await
+        .expect("queued");
     let count = |ls: &'static str| async move {
         failure_logs::Entity::find()
             .filter(failure_logs::Column::LaunchSettingId.eq(ls))
@@ -346,8 +371,7 @@ async fn the_worker_runs_the_retention_sweep(app: TestApp) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(count("demo.flaky.1").await, 1);
-    stop.cancel();
-    while tasks.join_next().await.is_some() {}
+    worker.stop().await;
 }
 
 async fn an_idle_worker_takes_a_new_operation_at_once(app: TestApp) {
@@ -357,26 +381,14 @@ async fn an_idle_worker_takes_a_new_operation_at_once(app: TestApp) {
         .await
         .expect("token resolves")
         .expect("a known token");
-    let stop = CancellationToken::new();
-    let store = JobStore::open(&app.services.db).await.expect("job tables");
-    let (_link_tx, link) = server::broker::link();
-    let services = app
-        .services
-        .clone()
-        .with_operation_queue(Arc::new(store.clone()));
-    let mut tasks = jobs::spawn(
-        store,
-        &services,
-        link,
-        RetentionPolicy::default(),
-        stop.clone(),
-    );
+    let worker = Worker::start(&app).await;
+    let services = &worker.services;
     // Idle for a while, as a manager mostly is.
     tokio::time::sleep(Duration::from_secs(6)).await;
     for id in ["demo.echo.1", "demo.flaky.1"] {
         let started = tokio::time::Instant::now();
         let op = operations::start(
-            &services,
+            services,
             &who,
             OperationRequest::EnableLaunchSettings {
                 ids: vec![id.into()],
@@ -392,6 +404,5 @@ async fn an_idle_worker_takes_a_new_operation_at_once(app: TestApp) {
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
-    stop.cancel();
-    while tasks.join_next().await.is_some() {}
+    worker.stop().await;
 }
