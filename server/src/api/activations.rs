@@ -1,22 +1,13 @@
 //! `GET /api/v1/activations` (filtered, newest first) and `GET /api/v1/activations/{id}` (its
 //! member runs, per-host timeline and failures).
 
+use super::paging::PageQuery;
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
 use am_services::activations::{self, ActivationDetail, ActivationFilter, ActivationPage};
 use axum::{
     Json,
     extract::{Path, Query, State},
 };
-
-/// Paging of a list.
-#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PageQuery {
-    /// One-based page number.
-    pub page: Option<u64>,
-    /// Activations per page (default 50, at most 200).
-    pub limit: Option<u64>,
-}
 
 /// Activations matching the filters, newest first.
 #[utoipa::path(get, path = "/api/v1/activations", tag = "activations",

@@ -3,6 +3,7 @@
 //! /api/v1/dead-letters/replay` and `/delete` for operators, which start a background operation
 //! over the selected dead letters and answer with it at once.
 
+use super::paging::AfterQuery;
 use crate::{
     api::json::ApiJson,
     auth::Caller,
@@ -12,23 +13,13 @@ use crate::{
 use am_services::{
     ServiceError,
     dead_letters::{self, DeadLetterDetail, DeadLetterFilter, DeadLetterPage, Selection},
-    operations::{self, OperationRequest, OperationView},
+    operations::{OperationRequest, OperationView},
 };
 use axum::{
     Json,
     extract::{Path, Query, State},
     http::StatusCode,
 };
-
-/// Keyset paging: the cursor a previous page returned as `next`.
-#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct AfterQuery {
-    /// The `next` of the previous page.
-    pub after: Option<String>,
-    /// Items per page (default 50, at most 200).
-    pub limit: Option<u64>,
-}
 
 /// Dead letters matching the filters, newest first, with how many match in all.
 #[utoipa::path(get, path = "/api/v1/dead-letters", tag = "dead-letters",
@@ -43,17 +34,7 @@ pub async fn list(
     Query(filter): Query<DeadLetterFilter>,
     Query(paging): Query<AfterQuery>,
 ) -> ApiResult<Json<DeadLetterPage>> {
-    let after = match paging
-        .after
-        .as_deref()
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-    {
-        None => None,
-        Some(a) => Some(a.parse::<i64>().map_err(|_| {
-            ServiceError::invalid("after", format!("`{a}` is not a dead-letter id"))
-        })?),
-    };
+    let after = paging.id_after("dead-letter")?;
     Ok(Json(
         dead_letters::list(&state.services.db, &who, &filter, after, paging.limit).await?,
     ))
@@ -96,13 +77,12 @@ pub async fn replay(
     Caller(who): Caller,
     ApiJson(selection): ApiJson<Selection>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
-    let op = operations::start(
-        &state.services,
+    super::operations::started(
+        &state,
         &who,
         OperationRequest::ReplayDeadLetters { selection },
     )
-    .await?;
-    Ok((StatusCode::ACCEPTED, Json(op.into())))
+    .await
 }
 
 /// Deletes dead letters (operators): `{"ids": [...]}` or `{"filter": {...}}` (every `dead` one
@@ -119,11 +99,10 @@ pub async fn delete(
     Caller(who): Caller,
     ApiJson(selection): ApiJson<Selection>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
-    let op = operations::start(
-        &state.services,
+    super::operations::started(
+        &state,
         &who,
         OperationRequest::DeleteDeadLetters { selection },
     )
-    .await?;
-    Ok((StatusCode::ACCEPTED, Json(op.into())))
+    .await
 }

@@ -2,6 +2,7 @@
 //! of the drill-down: launch settings with failures, the activations of one, the hosts of one
 //! activation.
 
+use super::paging::{AfterQuery, PageQuery};
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
 use am_services::failures::{
     self, ActivationFailuresPage, ActivationHostFailures, FailureFilter, FailureList,
@@ -11,26 +12,6 @@ use axum::{
     Json,
     extract::{Path, Query, State},
 };
-
-/// Keyset paging: the cursor a previous page returned as `next`.
-#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct AfterQuery {
-    /// The `next` of the previous page.
-    pub after: Option<String>,
-    /// Items per page.
-    pub limit: Option<u64>,
-}
-
-/// Offset paging.
-#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PageQuery {
-    /// One-based page number.
-    pub page: Option<u64>,
-    /// Items per page.
-    pub limit: Option<u64>,
-}
 
 /// Failures matching the filters, newest first (50 per page, at most 200), with their counts
 /// by error type over all pages.
@@ -46,17 +27,7 @@ pub async fn list(
     Query(filter): Query<FailureFilter>,
     Query(paging): Query<AfterQuery>,
 ) -> ApiResult<Json<FailureList>> {
-    let after = match paging
-        .after
-        .as_deref()
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-    {
-        None => None,
-        Some(a) => Some(a.parse::<i64>().map_err(|_| {
-            am_services::ServiceError::invalid("after", format!("`{a}` is not a failure id"))
-        })?),
-    };
+    let after = paging.id_after("failure")?;
     Ok(Json(
         failures::list(&state.services.db, &who, &filter, after, paging.limit).await?,
     ))

@@ -11,6 +11,7 @@ mod health;
 pub mod json;
 mod nodes;
 mod operations;
+mod paging;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};

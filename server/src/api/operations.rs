@@ -8,7 +8,10 @@ use crate::{
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
-use am_services::operations::{self, OperationRequest, OperationView};
+use am_services::{
+    Principal,
+    operations::{self, OperationRequest, OperationView},
+};
 use axum::{
     Json,
     extract::{Path, Query, State},
@@ -42,7 +45,16 @@ pub async fn start(
     Caller(who): Caller,
     ApiJson(request): ApiJson<OperationRequest>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
-    let op = operations::start(&state.services, &who, request).await?;
+    started(&state, &who, request).await
+}
+
+/// Starts an operation and answers 202 with it: every endpoint that starts one.
+pub(super) async fn started(
+    state: &AppState,
+    who: &Principal,
+    request: OperationRequest,
+) -> ApiResult<(StatusCode, Json<OperationView>)> {
+    let op = operations::start(&state.services, who, request).await?;
     Ok((StatusCode::ACCEPTED, Json(op.into())))
 }
 
