@@ -230,6 +230,19 @@ pub async fn start(
 /// What an activation ran: id, launch setting, group, parent (for member runs).
 type RunOf = (Uuid, Option<String>, Option<String>, Option<Uuid>);
 
+/// At most this many ids in one request (one statement's bound parameters); more are
+/// selected by a filter.
+fn at_most(count: usize) -> ServiceResult<()> {
+    let max = dead_letters::MAX_IDS;
+    if count > max {
+        return Err(ServiceError::invalid(
+            "ids",
+            format!("{count} ids given; at most {max} at once"),
+        ));
+    }
+    Ok(())
+}
+
 /// The items of a request, checked against the database.
 async fn resolve(
     db: &DatabaseConnection,
@@ -268,6 +281,7 @@ async fn resolve(
             Ok(ids.into_iter().map(EntityRef::ScheduleGroup).collect())
         }
         OperationRequest::RerunActivations { ids, filter } => {
+            at_most(ids.len())?;
             let q = if ids.is_empty() {
                 activations::matching(filter)?
             } else {
@@ -305,6 +319,7 @@ async fn resolve(
 }
 
 fn distinct(ids: &[String], field: &str) -> ServiceResult<Vec<String>> {
+    at_most(ids.len())?;
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for (i, id) in ids.iter().enumerate() {

@@ -205,6 +205,17 @@ async fn a_bad_selection_is_refused_whole_and_nothing_is_recorded(db: &DatabaseC
     .expect_err("viewers may not");
     assert!(matches!(err, ServiceError::Forbidden { .. }), "{err:?}");
 
+    let err = operations::start(
+        &s,
+        &operator,
+        OperationRequest::EnableLaunchSettings {
+            ids: (0..10_001).map(|i| format!("ls.{i}")).collect(),
+        },
+    )
+    .await
+    .expect_err("too many ids");
+    assert!(err.to_string().contains("at most 10000"), "{err}");
+
     assert_eq!(op_rows::Entity::find().count(db).await.expect("count"), 0);
     assert!(!enabled(db, &copy_id(0)).await);
 }
