@@ -1,4 +1,5 @@
-//! Users, password checks, login sessions and API tokens (SPEC §6).
+//! Users, password checks, login sessions and API tokens (README.md, Security; roles in
+//! docs/concepts.md, Roles).
 //!
 //! Secrets handed out (session cookies, API tokens) are random 256-bit values; only their
 //! SHA-256 is stored, so a leaked database does not leak usable credentials.
@@ -250,7 +251,8 @@ pub async fn authenticate(
     let now = std::time::Instant::now();
     let keys = [format!("user:{name}"), format!("client:{client}")];
     let key_refs = [keys[0].as_str(), keys[1].as_str()];
-    if let Err(retry_after_secs) = services.login_limiter.check(&key_refs, now) {
+    // Reserved before the slow hash check, so parallel guesses cannot all get a verdict.
+    if let Err(retry_after_secs) = services.login_limiter.reserve(&key_refs, now) {
         return Err(ServiceError::RateLimited { retry_after_secs });
     }
     let user = users::Entity::find()
@@ -269,7 +271,9 @@ pub async fn authenticate(
     };
     match user {
         Some(u) if ok => {
-            services.login_limiter.record_success(&key_refs[..1]);
+            services
+                .login_limiter
+                .succeeded(key_refs[0], &key_refs[1..]);
             let mut active: users::ActiveModel = u.clone().into();
             active.last_login_at = Set(Some(Utc::now()));
             active.update(&services.db).await?;
@@ -280,10 +284,8 @@ pub async fn authenticate(
                 via: AuthMethod::Session,
             })
         }
-        _ => {
-            services.login_limiter.record_failure(&key_refs, now);
-            Err(ServiceError::BadCredentials)
-        }
+        // The reserved attempt stays counted as a failure.
+        _ => Err(ServiceError::BadCredentials),
     }
 }
 

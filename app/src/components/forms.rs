@@ -104,6 +104,21 @@ pub fn FieldErrors(
     }
 }
 
+/// `text` as HTML text content: what the parser reads back is `text` exactly, whatever it holds
+/// (`</textarea>`, `<script>`, entities).
+pub fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[component]
 pub fn TextField(
     label: &'static str,
@@ -126,9 +141,10 @@ pub fn TextField(
                 aria-invalid=move || invalid().to_string()
                 prop:value=move || value.get()
                 on:input=move |ev| value.set(event_target_value(&ev))
-            >
-                {value.get_untracked()}
-            </textarea>
+                // Leptos writes a textarea's children unescaped (it is raw text to the
+                // renderer), so user text goes in as escaped markup: the browser decodes it.
+                inner_html=escape_text(&value.get_untracked())
+            ></textarea>
         }
         .into_any()
     } else {

@@ -1,3 +1,4 @@
+use crate::browser::{page, session};
 use crate::{TestApp, demo_catalog, on_both_backends};
 use am_domain::roles::Role;
 use axum::{
@@ -7,7 +8,8 @@ use axum::{
 
 on_both_backends!(
     api_needs_a_token_and_the_right_role,
-    browser_writes_need_an_allowed_origin
+    browser_writes_need_an_allowed_origin,
+    user_text_in_a_textarea_is_escaped,
 );
 
 async fn api_needs_a_token_and_the_right_role(app: TestApp) {
@@ -83,4 +85,29 @@ async fn browser_writes_need_an_allowed_origin(app: TestApp) {
     // Same origin: reaches the server function, which rejects the password.
     let r = app.send(form(Some("http://127.0.0.1:3000"))).await;
     assert_ne!(r.status, StatusCode::FORBIDDEN, "{}", r.text());
+}
+
+/// Regression: a textarea's content was written unescaped, so a filter value closing the
+/// textarea ran a script in every browser that opened the launch setting.
+async fn user_text_in_a_textarea_is_escaped(app: TestApp) {
+    let payload = "</textarea><script>alert('xss')</script>";
+    let mut catalog = demo_catalog();
+    let ls = catalog["launch_settings"]
+        .as_array_mut()
+        .and_then(|all| all.iter_mut().find(|ls| ls["id"] == "demo.echo.1"))
+        .expect("demo.echo.1");
+    ls["filter"] = serde_json::json!({ "headers": { "tenant": payload } });
+    let admin = app.token(Role::Admin).await;
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(catalog))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+
+    let cookie = session(&app, "vic", Role::Viewer).await;
+    let html = page(&app, &cookie, "/launch-settings/demo.echo.1").await;
+    assert!(!html.contains("<script>alert("), "script in the page");
+    assert!(
+        html.contains("tenant=&lt;/textarea&gt;&lt;script&gt;alert('xss')&lt;/script&gt;"),
+        "the filter is shown as text"
+    );
 }

@@ -12,6 +12,7 @@ on_both_backends!(
     first_admin_is_created_once,
     passwords_sessions_and_tokens,
     failed_logins_are_rate_limited,
+    parallel_guesses_do_not_outrun_the_limit,
     user_names_and_passwords_are_checked,
 );
 
@@ -125,6 +126,43 @@ async fn failed_logins_are_rate_limited(db: &DatabaseConnection) {
     // Locked out now, even with the right password.
     assert!(matches!(
         accounts::authenticate(&s, "mallory", "right password", "10.0.0.9").await,
+        Err(ServiceError::RateLimited { .. })
+    ));
+}
+
+/// Regression: the attempt used to be counted only after the ~30 ms hash check, so 20 guesses
+/// sent at once all got a verdict. Each is now reserved before the check.
+async fn parallel_guesses_do_not_outrun_the_limit(db: &DatabaseConnection) {
+    accounts::create_user(
+        db,
+        &actor(Role::Admin),
+        "mallory",
+        "right password",
+        Role::Operator,
+    )
+    .await
+    .expect("user");
+    let s = services(db);
+    let mut guesses = tokio::task::JoinSet::new();
+    for i in 0..20 {
+        let s = s.clone();
+        // A different client for each: the per-user limit alone must hold.
+        guesses.spawn(async move {
+            accounts::authenticate(&s, "mallory", "guess", &format!("10.0.1.{i}")).await
+        });
+    }
+    let results = guesses.join_all().await;
+    let verdicts = results
+        .iter()
+        .filter(|r| matches!(r, Err(ServiceError::BadCredentials)))
+        .count();
+    let limited = results
+        .iter()
+        .filter(|r| matches!(r, Err(ServiceError::RateLimited { .. })))
+        .count();
+    assert_eq!((verdicts, limited), (5, 15), "{results:?}");
+    assert!(matches!(
+        accounts::authenticate(&s, "mallory", "right password", "10.0.2.1").await,
         Err(ServiceError::RateLimited { .. })
     ));
 }
