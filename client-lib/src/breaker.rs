@@ -1,5 +1,6 @@
-//! The per-launch-setting breaker (SPEC §4.3): consecutive failures since the last success,
-//! *temporarily unavailable* ignored; trips at `N` in a row of one error type or `M` of any.
+//! The per-launch-setting breaker (docs/concepts.md, Breaker): consecutive failures since the
+//! last success, *temporarily unavailable* ignored; trips at `N` in a row of one error type or
+//! `M` of any.
 
 use am_domain::{policy::same_type_threshold, wire::ErrorSummary};
 use std::collections::VecDeque;

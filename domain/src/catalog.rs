@@ -364,7 +364,7 @@ pub enum LostPolicy {
     Fail,
 }
 
-/// Watchdog deadlines of an activation (SPEC §4.6).
+/// Watchdog deadlines of an activation (docs/concepts.md, Watchdog and recovery).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]

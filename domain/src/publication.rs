@@ -1,5 +1,5 @@
-//! What a node's publication does to the catalog (SPEC §2), and where the schemas nodes publish
-//! disagree with the parameters operators saved.
+//! What a node's publication does to the catalog (docs/concepts.md, Agents), and where the
+//! schemas nodes publish disagree with the parameters operators saved.
 //!
 //! A publication brings agents and classifiers as the application's code describes them. The
 //! first publication of an agent creates it in the catalog with the suggested concurrency,

@@ -1,4 +1,5 @@
-//! Roles of SPEC §6, ordered so that a higher role can do everything a lower one can.
+//! Roles (docs/concepts.md, Roles), ordered so that a higher role can do everything a lower
+//! one can.
 
 use serde::{Deserialize, Serialize};
 use std::{fmt, str::FromStr};

@@ -1,5 +1,5 @@
-//! Every catalog rule (SPEC §3 and the production rules beside it), each with a passing and a
-//! failing case, on a small valid catalog that each test changes.
+//! Every catalog rule (docs/concepts.md, Catalog rules, and the production rules beside it),
+//! each with a passing and a failing case, on a small valid catalog that each test changes.
 
 use am_domain::{
     FieldError, HumanDuration,

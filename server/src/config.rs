@@ -42,7 +42,7 @@ pub struct RuntimeTunables {
     pub wait_timeout: std::time::Duration,
     pub misfire_threshold: std::time::Duration,
     /// Failure logs older than this before a launch setting's last activation, when that
-    /// failed or was interrupted, are deleted (SPEC §4.5; default 30 days).
+    /// failed or was interrupted, are deleted (docs/concepts.md, Failure logs; default 30 days).
     pub failure_retention: std::time::Duration,
 }
 

@@ -1,4 +1,5 @@
-//! The dashboard's figures (SPEC §5) and the gauges `/metrics` exposes from the database.
+//! The dashboard's figures (docs/concepts.md, The dashboard) and the gauges `/metrics` exposes
+//! from the database (docs/runtime.md, Metrics).
 //!
 //! Every statement reads one index range or counts one index range (shown by [`explain`] and
 //! asserted in the tests), so a snapshot stays cheap with a million failure rows and is safe to

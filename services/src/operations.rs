@@ -1,5 +1,6 @@
-//! Bulk operations over search results (SPEC §4.4, §4.6): replay or delete dead letters, re-run
-//! activations, re-enable launch settings or schedule groups.
+//! Bulk operations over search results (docs/runtime.md, Background jobs and bulk operations):
+//! replay or delete dead letters, re-run activations, re-enable launch settings or schedule
+//! groups.
 //!
 //! An operation is one row of `operations`: the request and who made it, progress (done,
 //! failed, total, the first errors) and a cursor. [`start`] validates the request, counts what

@@ -1,5 +1,5 @@
 //! The node registry: which nodes (one application on one host) exist, what they offer and
-//! whether they are alive, fed by their reports (SPEC §4.1 step 1).
+//! whether they are alive, fed by their reports (docs/runtime.md, Node registry).
 //!
 //! A node publishes itself when it starts ([`record_publication`]): the node row, the agents it
 //! offers, and the catalog changes its agents and classifiers bring. It then heartbeats

@@ -1,5 +1,5 @@
-//! Failure-log retention (SPEC §4.5): a periodic sweep that deletes the failure logs a launch
-//! setting's last completed activation made obsolete.
+//! Failure-log retention (docs/concepts.md, Failure logs): a periodic sweep that deletes the
+//! failure logs a launch setting's last completed activation made obsolete.
 //!
 //! # Rules
 //!

@@ -1,4 +1,4 @@
-//! The catalog rules (SPEC §3), checked on the whole catalog at once.
+//! The catalog rules (docs/concepts.md, Catalog rules), checked on the whole catalog at once.
 //!
 //! The server applies a single change to a copy of the catalog and validates the result, so
 //! there is one place for every rule, including the ones that span entities. Every broken rule

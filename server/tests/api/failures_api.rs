@@ -125,7 +125,7 @@ async fn activations_and_failures_read_through_the_api(app: TestApp) {
         }
     };
 
-    // The list, filtered as SPEC §7 names it.
+    // The list, filtered as the README's HTTP section names it.
     let list = get(format!(
         "/api/v1/activations?launch_setting={LS}&status=failed&host={HOST}"
     ))

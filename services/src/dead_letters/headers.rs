@@ -32,11 +32,11 @@ pub struct Parsed {
 /// crashing nodes, or an agent that never acknowledges).
 pub const BROKER_ERROR_PREFIX: &str = "broker:";
 
-/// The columns `headers` give. Our own dead-letter headers (SPEC §4.2), which a node sets when
-/// it gives up, come first; a message the broker dead-lettered from a subscription queue has
-/// only `x-death`, from which the launch setting (the queue `<prefix>.ls.<id>`), the reason and
-/// the time are taken. The data queue of such a message is not in its headers: the caller
-/// looks it up from the launch setting.
+/// The columns `headers` give. Our own dead-letter headers (docs/concepts.md, Dead letters),
+/// which a node sets when it gives up, come first; a message the broker dead-lettered from a
+/// subscription queue has only `x-death`, from which the launch setting (the queue
+/// `<prefix>.ls.<id>`), the reason and the time are taken. The data queue of such a message is
+/// not in its headers: the caller looks it up from the launch setting.
 pub fn parse(names: &Names, headers: &Map<String, Value>) -> Parsed {
     let text = |k: &str| headers.get(k).and_then(as_text);
     let death = broker_death(names, headers);

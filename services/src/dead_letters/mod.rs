@@ -1,7 +1,7 @@
-//! Dead letters (SPEC §4.4): messages a launch setting gave up on, moved from the broker's
-//! dead-letter queue into the database ([`store`]) so operators can search and page them,
-//! open one with its headers, body and failure history ([`list`], [`get`]), and replay or
-//! delete them in bulk. Bulk work runs as background operations, which select what to do
+//! Dead letters (docs/concepts.md, Dead letters): messages a launch setting gave up on, moved
+//! from the broker's dead-letter queue into the database ([`store`]) so operators can search
+//! and page them, open one with its headers, body and failure history ([`list`], [`get`]), and
+//! replay or delete them in bulk. Bulk work runs as background operations, which select what to do
 //! with a [`Selection`] and call [`count`], [`next_batch`], [`mark_replayed`] and [`delete`].
 //!
 //! A dead letter is `dead` until it is replayed, then `replayed` (with who, when and how

@@ -1,6 +1,6 @@
-//! The failure-log drill-down (SPEC §4.5): launch settings with failures → their activations →
-//! the hosts of one activation → the failures themselves, with counts by error type at every
-//! level and the same filters (error type, host, time range) throughout.
+//! The failure-log drill-down (docs/concepts.md, Failure logs): launch settings with failures →
+//! their activations → the hosts of one activation → the failures themselves, with counts by
+//! error type at every level and the same filters (error type, host, time range) throughout.
 //!
 //! Failure logs grow to millions of rows, so every level reads through one of the indexes of
 //! `failure_logs` and counts with `GROUP BY`, never by loading rows:

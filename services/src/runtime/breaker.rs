@@ -1,4 +1,5 @@
-//! The manager's side of the breaker (SPEC §4.3): what a node's trip disables.
+//! The manager's side of the breaker (docs/concepts.md, Breaker; docs/runtime.md, Breaker
+//! policy): what a node's trip disables.
 //!
 //! - a member of a schedule group → the whole group (the group of the tripped run, or every
 //!   group containing the launch setting when it ran alone);

@@ -1,5 +1,5 @@
-//! The watchdog (SPEC §4.6), one pass per tick; every step is a compare-and-set, so several
-//! replicas may run it at once.
+//! The watchdog (docs/runtime.md, Watchdog), one pass per tick; every step is a
+//! compare-and-set, so several replicas may run it at once.
 //!
 //! - nodes not heard from within the node timeout become `lost`;
 //! - a dispatch not accepted within the start timeout goes to another node with a new fencing

@@ -1,6 +1,6 @@
-//! Failure-log retention (SPEC §4.5) on both backends: what a launch setting's last completed
-//! activation allows to delete, that runs not ended (or skipped) do not count, batching with a
-//! budget, and every statement of the sweep reading through an index.
+//! Failure-log retention (docs/concepts.md, Failure logs) on both backends: what a launch
+//! setting's last completed activation allows to delete, that runs not ended (or skipped) do not
+//! count, batching with a budget, and every statement of the sweep reading through an index.
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
