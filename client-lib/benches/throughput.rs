@@ -174,13 +174,19 @@ async fn main() {
     let subscription = Subscription {
         data_queue: "bench".into(),
         address: format!("{prefix}.data"),
-        kind: DataQueueKind::Queue,
+        kind: DataQueueKind::Topic,
         filter: MessageFilter::default(),
         delay: None,
     };
     let ls = "bench.noop.1";
+    let objects = topology.layout().launch_objects(
+        ls,
+        &subscription,
+        &Default::default(),
+        &Default::default(),
+    );
     topology
-        .declare_subscription(&channel, ls, &subscription)
+        .declare_objects(&channel, &objects)
         .await
         .expect("subscription");
     let queue = names.subscription(ls);

@@ -22,7 +22,7 @@ use lapin::{
     },
     types::{AMQPValue, FieldTable, LongString},
 };
-use std::{collections::HashSet, sync::Arc, sync::atomic::Ordering, time::Duration};
+use std::{sync::Arc, sync::atomic::Ordering, time::Duration};
 use tokio::{task::JoinSet, time::Instant};
 use tracing::Instrument;
 
@@ -40,7 +40,8 @@ struct Session {
     channel: Channel,
     publisher: Channel,
     consumer: Consumer,
-    retry_queues: HashSet<Duration>,
+    /// The queue consumed: retries come back to it.
+    queue: String,
     /// Acknowledgements on their way; awaited before the channel closes, or they would be
     /// lost and their messages delivered once more.
     acks: JoinSet<()>,
@@ -55,10 +56,9 @@ impl Session {
         prefetch: u16,
     ) -> Result<Self, lapin::Error> {
         let channel = conn.create_channel().await?;
-        shared
-            .topology
-            .declare_subscription(&channel, launch_setting, subscription)
-            .await?;
+        // The manager declares the data topology from its catalog; a node only checks.
+        let queue = shared.topology.consumed_queue(launch_setting, subscription);
+        shared.topology.check_queue(&channel, &queue).await?;
         let publisher = conn.create_channel().await?;
         publisher
             .confirm_select(ConfirmSelectOptions::default())
@@ -68,12 +68,7 @@ impl Session {
             .await?;
         let consumer = channel
             .basic_consume(
-                shared
-                    .topology
-                    .names()
-                    .subscription(launch_setting)
-                    .as_str()
-                    .into(),
+                queue.as_str().into(),
                 "".into(),
                 BasicConsumeOptions::default(),
                 FieldTable::default(),
@@ -83,7 +78,7 @@ impl Session {
             channel,
             publisher,
             consumer,
-            retry_queues: HashSet::new(),
+            queue,
             acks: JoinSet::new(),
         })
     }
@@ -143,11 +138,19 @@ pub(crate) async fn run(
         .await
         {
             Ok(s) => s,
-            Err(e) if is_precondition_failed(&e) => {
-                // Declaring with other arguments than the existing queue: retrying cannot help.
+            Err(e) if is_not_found(&e) => {
+                // Retrying cannot help: the catalog does not give this launch setting a queue.
+                let queue = shared
+                    .topology
+                    .consumed_queue(&launch.launch_setting, subscription);
                 return (
                     ActivationResult::Failed,
-                    Some(format!("cannot subscribe: {e}")),
+                    Some(format!(
+                        "queue `{queue}` of launch setting '{}' does not exist on the broker; \
+                         the manager declares it from its catalog (is the launch setting in \
+                         the catalog and consuming data queue '{}'?)",
+                        launch.launch_setting, subscription.data_queue
+                    )),
                 );
             }
             Err(e) => {
@@ -222,8 +225,8 @@ pub(crate) async fn run(
     }
 }
 
-fn is_precondition_failed(e: &lapin::Error) -> bool {
-    e.to_string().contains("PRECONDITION_FAILED")
+fn is_not_found(e: &lapin::Error) -> bool {
+    e.to_string().contains("NOT_FOUND")
 }
 
 #[expect(
@@ -321,21 +324,12 @@ async fn process(
                 (sent, "dead-letter")
             } else if park {
                 (
-                    park_message(shared, info, launch, session, &message, &properties).await,
+                    park_message(shared, launch, session, &message, &properties).await,
                     "park",
                 )
             } else {
                 (
-                    retry(
-                        shared,
-                        info,
-                        launch,
-                        session,
-                        &message,
-                        &properties,
-                        attempt,
-                    )
-                    .await,
+                    retry(shared, launch, session, &message, &properties, attempt).await,
                     "retry",
                 )
             };
@@ -389,18 +383,13 @@ fn text(s: &str) -> AMQPValue {
 /// of attempts; marked so that the next give-up is final.
 async fn park_message(
     shared: &Shared,
-    info: &RunInfo,
     launch: &Launch,
     session: &mut Session,
     message: &Message,
     properties: &BasicProperties,
 ) -> Result<(), String> {
     let cooldown = launch.dead_letter.park_cooldown.0;
-    let queue = shared
-        .topology
-        .declare_park_queue(&session.publisher, &info.launch_setting, cooldown)
-        .await
-        .map_err(|e| e.to_string())?;
+    let wait = shared.topology.names().wait(cooldown);
     let mut headers = properties.headers().clone().unwrap_or_default();
     headers.insert(wire::ATTEMPT_HEADER.into(), AMQPValue::LongLongInt(1));
     headers.insert(
@@ -416,7 +405,8 @@ async fn park_message(
     tracing::info!(?cooldown, "message parked");
     publish(
         &session.publisher,
-        &queue,
+        &wait,
+        &session.queue,
         message.body(),
         properties,
         headers,
@@ -426,7 +416,6 @@ async fn park_message(
 
 async fn retry(
     shared: &Shared,
-    info: &RunInfo,
     launch: &Launch,
     session: &mut Session,
     message: &Message,
@@ -434,18 +423,8 @@ async fn retry(
     attempt: u32,
 ) -> Result<(), String> {
     let delay = retry_delay(&launch.retry, attempt);
-    let queue = shared
-        .topology
-        .names()
-        .retry_queue(&info.launch_setting, delay);
-    if !session.retry_queues.contains(&delay) {
-        shared
-            .topology
-            .declare_retry_queue(&session.publisher, &info.launch_setting, delay)
-            .await
-            .map_err(|e| e.to_string())?;
-        session.retry_queues.insert(delay);
-    }
+    // The wait queue of this delay gives the message back to the queue it came from.
+    let wait = shared.topology.names().wait(delay);
     let mut headers = properties.headers().clone().unwrap_or_default();
     headers.insert(
         wire::ATTEMPT_HEADER.into(),
@@ -460,7 +439,8 @@ async fn retry(
     tracing::debug!(?delay, next_attempt = attempt + 1, "message sent to retry");
     publish(
         &session.publisher,
-        &queue,
+        &wait,
+        &session.queue,
         message.body(),
         properties,
         headers,
@@ -507,6 +487,7 @@ async fn dead_letter(
     tracing::info!(attempt, "message dead-lettered");
     publish(
         &session.publisher,
+        "",
         &shared.topology.names().dead_letter_queue(),
         message.body(),
         properties,
@@ -515,17 +496,24 @@ async fn dead_letter(
     .await
 }
 
+/// Publishes a copy and waits for the broker's confirm; a copy no queue took is an error.
 async fn publish(
     channel: &Channel,
-    queue: &str,
+    exchange: &str,
+    routing_key: &str,
     body: &[u8],
     properties: &BasicProperties,
     headers: FieldTable,
 ) -> Result<(), String> {
+    let target = if exchange.is_empty() {
+        routing_key
+    } else {
+        exchange
+    };
     let confirmation = channel
         .basic_publish(
-            "".into(),
-            queue.into(),
+            exchange.into(),
+            routing_key.into(),
             BasicPublishOptions {
                 mandatory: true,
                 ..BasicPublishOptions::default()
@@ -541,10 +529,10 @@ async fn publish(
         .await
         .map_err(|e| e.to_string())?;
     if !confirmation.is_ack() {
-        return Err(format!("the broker refused the message for `{queue}`"));
+        return Err(format!("the broker refused the message for `{target}`"));
     }
     if confirmation.take_message().is_some() {
-        return Err(format!("`{queue}` does not exist"));
+        return Err(format!("`{target}` routed the message to no queue"));
     }
     Ok(())
 }

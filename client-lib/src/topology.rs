@@ -1,22 +1,24 @@
-//! The broker objects of the protocol, declared idempotently by whoever needs them (nodes at
-//! every (re)connect, the manager, tests). Every declaration of one object uses the same
-//! arguments, or the broker refuses it; that is why everything that varies per launch setting
-//! lives in queue *names* (delay levels) rather than in arguments.
+//! The broker objects of the protocol on a lapin channel. Names and arguments come from
+//! [`Layout`] (in `am-domain`), the one place that builds them for the manager and the nodes.
+//! The manager declares the data topology from its catalog; a node declares only its own
+//! control queue and checks that the queue it consumes exists (docs/protocol.md).
 
-use am_domain::wire::{Subscription, names::Names};
+use am_domain::{
+    topology::{Arg, Args, Binding, BrokerObjects, Exchange, ExchangeType, Layout, Queue},
+    wire::{Subscription, names::Names},
+};
 use lapin::{
     Channel, ExchangeKind,
-    options::{ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions},
+    options::{
+        ExchangeDeclareOptions, ExchangeDeleteOptions, QueueBindOptions, QueueDeclareOptions,
+    },
     types::{AMQPValue, FieldTable, LongString},
 };
 use std::time::Duration;
 
-/// Broker-side delivery limit of subscription queues. Our own attempt header drives retries
-/// (each retry is a fresh message); this limit only stops a message that keeps killing nodes
-/// (a crash counts as a delivery). RabbitMQ 3.10 has no default, so it is always explicit.
-pub const SUBSCRIPTION_DELIVERY_LIMIT: i64 = 20;
+pub use am_domain::topology::SUBSCRIPTION_DELIVERY_LIMIT;
 
-/// Names and shared arguments of the protocol's broker objects.
+/// The broker objects of one installation (a name prefix), declared through lapin.
 ///
 /// ```no_run
 /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
@@ -27,18 +29,7 @@ pub const SUBSCRIPTION_DELIVERY_LIMIT: i64 = 20;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Topology {
-    names: Names,
-    queue_expires: Option<Duration>,
-}
-
-impl Topology {
-    fn exchange_options(&self) -> ExchangeDeclareOptions {
-        ExchangeDeclareOptions {
-            durable: true,
-            auto_delete: self.queue_expires.is_some(),
-            ..ExchangeDeclareOptions::default()
-        }
-    }
+    layout: Layout,
 }
 
 impl Topology {
@@ -50,8 +41,7 @@ impl Topology {
     /// ```
     pub fn new(prefix: impl Into<String>) -> Self {
         Self {
-            names: Names::new(prefix),
-            queue_expires: None,
+            layout: Layout::new(Names::new(prefix)),
         }
     }
 
@@ -64,7 +54,7 @@ impl Topology {
     /// let t = agent_client::Topology::new("t-1").ephemeral(std::time::Duration::from_secs(60));
     /// ```
     pub fn ephemeral(mut self, expires: Duration) -> Self {
-        self.queue_expires = Some(expires);
+        self.layout = self.layout.ephemeral(expires);
         self
     }
 
@@ -75,18 +65,96 @@ impl Topology {
     /// assert_eq!(t.names().subscription("x.1"), "am.ls.x.1");
     /// ```
     pub fn names(&self) -> &Names {
-        &self.names
+        self.layout.names()
     }
 
-    fn queue_args(&self, quorum: bool) -> FieldTable {
-        let mut args = FieldTable::default();
-        if quorum {
-            args.insert("x-queue-type".into(), long_string("quorum"));
+    /// Every name and argument of the data topology.
+    ///
+    /// ```
+    /// let t = agent_client::Topology::new("am");
+    /// assert_eq!(t.layout().wait_queue(1_000).name, "am.wait.1000ms");
+    /// ```
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The queue a launch's nodes consume: its subscription, or its data queue's shared queue.
+    ///
+    /// ```
+    /// use agent_client::domain::{catalog::DataQueueKind, wire::Subscription};
+    /// let sub = Subscription { data_queue: "jobs".into(), address: "jobs".into(),
+    ///     kind: DataQueueKind::Queue, filter: Default::default(), delay: None };
+    /// assert_eq!(agent_client::Topology::new("am").consumed_queue("app.w.1", &sub), "am.dq.jobs");
+    /// ```
+    pub fn consumed_queue(&self, launch_setting: &str, subscription: &Subscription) -> String {
+        self.layout
+            .consumed_queue(launch_setting, subscription.kind, &subscription.data_queue)
+    }
+
+    fn exchange_options(&self, auto_delete: bool) -> ExchangeDeclareOptions {
+        ExchangeDeclareOptions {
+            durable: true,
+            auto_delete,
+            ..ExchangeDeclareOptions::default()
         }
-        if let Some(expires) = self.queue_expires {
-            args.insert("x-expires".into(), AMQPValue::LongLongInt(millis(expires)));
-        }
-        args
+    }
+
+    /// Declares one exchange as [`Layout`] built it.
+    ///
+    /// ```no_run
+    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
+    /// let t = agent_client::Topology::new("am");
+    /// t.declare_exchange(&channel, &t.layout().wait_exchange(1_000)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn declare_exchange(
+        &self,
+        channel: &Channel,
+        exchange: &Exchange,
+    ) -> Result<(), lapin::Error> {
+        let kind = match exchange.kind {
+            ExchangeType::Direct => ExchangeKind::Direct,
+            ExchangeType::Fanout => ExchangeKind::Fanout,
+            ExchangeType::Headers => ExchangeKind::Headers,
+        };
+        channel
+            .exchange_declare(
+                exchange.name.as_str().into(),
+                kind,
+                self.exchange_options(false),
+                field_table(&exchange.args),
+            )
+            .await
+    }
+
+    /// Deletes an exchange (and with it every binding from it).
+    ///
+    /// ```no_run
+    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
+    /// agent_client::Topology::new("am").delete_exchange(&channel, "billing.events").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_exchange(&self, channel: &Channel, name: &str) -> Result<(), lapin::Error> {
+        channel
+            .exchange_delete(name.into(), ExchangeDeleteOptions::default())
+            .await
+    }
+
+    /// Declares one durable queue as [`Layout`] built it.
+    ///
+    /// ```no_run
+    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
+    /// let t = agent_client::Topology::new("am");
+    /// t.declare_queue(&channel, &t.layout().wait_queue(1_000)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn declare_queue(
+        &self,
+        channel: &Channel,
+        queue: &Queue,
+    ) -> Result<(), lapin::Error> {
+        self.durable_queue(channel, &queue.name, field_table(&queue.args))
+            .await
     }
 
     async fn durable_queue(
@@ -108,6 +176,77 @@ impl Topology {
             .map(|_| ())
     }
 
+    /// Binds a queue to an exchange with the binding's arguments.
+    ///
+    /// ```no_run
+    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
+    /// let t = agent_client::Topology::new("am");
+    /// let b = t.layout().filter_binding("am.ls.x.1", "events", &Default::default());
+    /// t.bind(&channel, &b).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn bind(&self, channel: &Channel, binding: &Binding) -> Result<(), lapin::Error> {
+        channel
+            .queue_bind(
+                binding.queue.as_str().into(),
+                binding.exchange.as_str().into(),
+                "".into(),
+                QueueBindOptions::default(),
+                field_table(&binding.args),
+            )
+            .await
+    }
+
+    /// Removes a binding.
+    ///
+    /// ```no_run
+    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
+    /// let t = agent_client::Topology::new("am");
+    /// let b = t.layout().filter_binding("am.ls.x.1", "events", &Default::default());
+    /// t.unbind(&channel, &b).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn unbind(&self, channel: &Channel, binding: &Binding) -> Result<(), lapin::Error> {
+        channel
+            .queue_unbind(
+                binding.queue.as_str().into(),
+                binding.exchange.as_str().into(),
+                "".into(),
+                field_table(&binding.args),
+            )
+            .await
+    }
+
+    /// Declares every object of `objects`: exchanges (alternates first), queues, bindings.
+    /// What the manager's reconciler does for a whole catalog; tests and demos without a
+    /// manager use it for the objects of one launch ([`Layout::launch_objects`]).
+    ///
+    /// ```no_run
+    /// # async fn f(channel: lapin::Channel, sub: agent_client::domain::wire::Subscription) -> Result<(), lapin::Error> {
+    /// let t = agent_client::Topology::new("am");
+    /// let objects = t.layout().launch_objects("app.reader.1", &sub, &Default::default(), &Default::default());
+    /// t.declare_objects(&channel, &objects).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn declare_objects(
+        &self,
+        channel: &Channel,
+        objects: &BrokerObjects,
+    ) -> Result<(), lapin::Error> {
+        let mut exchanges: Vec<&Exchange> = objects.exchanges.values().collect();
+        exchanges.sort_by_key(|e| e.kind);
+        for e in exchanges {
+            self.declare_exchange(channel, e).await?;
+        }
+        for q in objects.queues.values() {
+            self.declare_queue(channel, q).await?;
+        }
+        for b in &objects.bindings {
+            self.bind(channel, b).await?;
+        }
+        Ok(())
+    }
+
     /// The control exchange, the reports queue, the quarantine and the dead-letter queue.
     ///
     /// ```no_run
@@ -118,19 +257,14 @@ impl Topology {
     pub async fn declare_manager_side(&self, channel: &Channel) -> Result<(), lapin::Error> {
         channel
             .exchange_declare(
-                self.names.control_exchange().as_str().into(),
+                self.names().control_exchange().as_str().into(),
                 ExchangeKind::Direct,
-                self.exchange_options(),
+                self.exchange_options(self.layout.expires().is_some()),
                 FieldTable::default(),
             )
             .await?;
-        for queue in [
-            self.names.reports_queue(),
-            self.names.quarantine_queue(),
-            self.names.dead_letter_queue(),
-        ] {
-            self.durable_queue(channel, &queue, self.queue_args(true))
-                .await?;
+        for queue in self.layout.system_queues() {
+            self.declare_queue(channel, &queue).await?;
         }
         Ok(())
     }
@@ -152,157 +286,58 @@ impl Topology {
         host: &str,
     ) -> Result<(), lapin::Error> {
         self.declare_manager_side(channel).await?;
-        let queue = self.names.node_queue(application, host);
-        self.durable_queue(channel, &queue, self.queue_args(false))
-            .await?;
+        let names = self.names();
+        let queue = names.node_queue(application, host);
+        let mut args = FieldTable::default();
+        if let Some(expires) = self.layout.expires() {
+            args.insert("x-expires".into(), AMQPValue::LongLongInt(millis(expires)));
+        }
+        self.durable_queue(channel, &queue, args).await?;
         channel
             .queue_bind(
                 queue.as_str().into(),
-                self.names.control_exchange().as_str().into(),
-                self.names
-                    .node_routing_key(application, host)
-                    .as_str()
-                    .into(),
+                names.control_exchange().as_str().into(),
+                names.node_routing_key(application, host).as_str().into(),
                 QueueBindOptions::default(),
                 FieldTable::default(),
             )
             .await
     }
 
-    /// The data exchange (a headers exchange named by the data queue's address) and the launch
-    /// setting's shared subscription queue, bound with its filter. For a Delayed launch setting
-    /// the binding goes to a delay queue whose messages expire into the subscription.
+    /// Checks that a queue exists without creating it (a passive declare); returns its ready
+    /// messages. A missing queue fails with NOT_FOUND and closes the channel.
     ///
     /// ```no_run
-    /// # async fn f(channel: lapin::Channel, sub: agent_client::domain::wire::Subscription) -> Result<(), lapin::Error> {
-    /// agent_client::Topology::new("am").declare_subscription(&channel, "billing.export.1", &sub).await?;
+    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
+    /// let ready = agent_client::Topology::new("am").check_queue(&channel, "am.ls.x.1").await?;
     /// # Ok(()) }
     /// ```
-    pub async fn declare_subscription(
-        &self,
-        channel: &Channel,
-        launch_setting: &str,
-        subscription: &Subscription,
-    ) -> Result<(), lapin::Error> {
+    pub async fn check_queue(&self, channel: &Channel, name: &str) -> Result<u32, lapin::Error> {
         channel
-            .exchange_declare(
-                subscription.address.as_str().into(),
-                ExchangeKind::Headers,
-                self.exchange_options(),
+            .queue_declare(
+                name.into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
                 FieldTable::default(),
             )
-            .await?;
-        let queue = self.names.subscription(launch_setting);
-        let mut args = self.queue_args(true);
-        args.insert(
-            "x-delivery-limit".into(),
-            AMQPValue::LongLongInt(SUBSCRIPTION_DELIVERY_LIMIT),
-        );
-        args.insert("x-dead-letter-exchange".into(), long_string(""));
-        args.insert(
-            "x-dead-letter-routing-key".into(),
-            long_string(&self.names.dead_letter_queue()),
-        );
-        self.durable_queue(channel, &queue, args).await?;
-
-        let mut binding = FieldTable::default();
-        binding.insert("x-match".into(), long_string("all"));
-        for (k, v) in &subscription.filter.headers {
-            binding.insert(k.as_str().into(), long_string(v));
-        }
-        let bound = match subscription.delay.filter(|d| !d.is_zero()) {
-            Some(delay) => {
-                let delay_queue = self.names.delay_queue(launch_setting);
-                let mut args = self.queue_args(true);
-                args.insert(
-                    "x-message-ttl".into(),
-                    AMQPValue::LongLongInt(millis(delay.0)),
-                );
-                args.insert("x-dead-letter-exchange".into(), long_string(""));
-                args.insert("x-dead-letter-routing-key".into(), long_string(&queue));
-                self.durable_queue(channel, &delay_queue, args).await?;
-                delay_queue
-            }
-            None => queue,
-        };
-        channel
-            .queue_bind(
-                bound.as_str().into(),
-                subscription.address.as_str().into(),
-                "".into(),
-                QueueBindOptions::default(),
-                binding,
-            )
             .await
-    }
-
-    /// The wait queue of one retry delay of a launch setting: messages expire after `delay`
-    /// back into the subscription. Returns its name.
-    ///
-    /// ```no_run
-    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
-    /// let q = agent_client::Topology::new("am")
-    ///     .declare_retry_queue(&channel, "billing.export.1", std::time::Duration::from_secs(2)).await?;
-    /// assert_eq!(q, "am.ls.billing.export.1.retry.2000ms");
-    /// # Ok(()) }
-    /// ```
-    pub async fn declare_retry_queue(
-        &self,
-        channel: &Channel,
-        launch_setting: &str,
-        delay: Duration,
-    ) -> Result<String, lapin::Error> {
-        let name = self.names.retry_queue(launch_setting, delay);
-        self.declare_wait_queue(channel, launch_setting, &name, delay)
-            .await?;
-        Ok(name)
-    }
-
-    /// The sump of a launch setting with dead-letter policy `park`: messages expire after the
-    /// cool-down back into the subscription. Returns its name.
-    ///
-    /// ```no_run
-    /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
-    /// let q = agent_client::Topology::new("am")
-    ///     .declare_park_queue(&channel, "billing.export.1", std::time::Duration::from_secs(600)).await?;
-    /// assert_eq!(q, "am.ls.billing.export.1.park.600000ms");
-    /// # Ok(()) }
-    /// ```
-    pub async fn declare_park_queue(
-        &self,
-        channel: &Channel,
-        launch_setting: &str,
-        cooldown: Duration,
-    ) -> Result<String, lapin::Error> {
-        let name = self.names.park_queue(launch_setting, cooldown);
-        self.declare_wait_queue(channel, launch_setting, &name, cooldown)
-            .await?;
-        Ok(name)
-    }
-
-    async fn declare_wait_queue(
-        &self,
-        channel: &Channel,
-        launch_setting: &str,
-        name: &str,
-        delay: Duration,
-    ) -> Result<(), lapin::Error> {
-        let mut args = self.queue_args(true);
-        args.insert(
-            "x-message-ttl".into(),
-            AMQPValue::LongLongInt(millis(delay)),
-        );
-        args.insert("x-dead-letter-exchange".into(), long_string(""));
-        args.insert(
-            "x-dead-letter-routing-key".into(),
-            long_string(&self.names.subscription(launch_setting)),
-        );
-        self.durable_queue(channel, name, args).await
+            .map(|q| q.message_count())
     }
 }
 
-fn long_string(s: &str) -> AMQPValue {
-    AMQPValue::LongString(LongString::from(s))
+/// Broker arguments as lapin takes them.
+fn field_table(args: &Args) -> FieldTable {
+    let mut table = FieldTable::default();
+    for (k, v) in args {
+        let value = match v {
+            Arg::Int(i) => AMQPValue::LongLongInt(*i),
+            Arg::Str(s) => AMQPValue::LongString(LongString::from(s.as_str())),
+        };
+        table.insert(k.as_str().into(), value);
+    }
+    table
 }
 
 fn millis(d: Duration) -> i64 {

@@ -15,6 +15,7 @@ pub mod policy;
 pub mod publication;
 pub mod roles;
 pub mod schedule;
+pub mod topology;
 pub mod usage;
 pub mod validate;
 pub mod wire;

@@ -16,7 +16,9 @@
 //! - [`m20261121_000006_read_indexes`]: what the operations console reads by (newest
 //!   activations, of a status; the dead letter of a data message);
 //! - [`m20261121_000007_dead_letter_indexes`]: what the dead-letter browser filters by, a
-//!   message's failure history, and the AMQP properties a replay restores.
+//!   message's failure history, and the AMQP properties a replay restores;
+//! - [`m20261124_000008_broker_topology`]: what the broker reconciler last applied, and its
+//!   lease.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -38,6 +40,7 @@ pub mod m20261121_000004_accounts;
 pub mod m20261121_000005_dispatch;
 pub mod m20261121_000006_read_indexes;
 pub mod m20261121_000007_dead_letter_indexes;
+pub mod m20261124_000008_broker_topology;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -54,6 +57,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000005_dispatch::Migration),
             Box::new(m20261121_000006_read_indexes::Migration),
             Box::new(m20261121_000007_dead_letter_indexes::Migration),
+            Box::new(m20261124_000008_broker_topology::Migration),
         ]
     }
 }

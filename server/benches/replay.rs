@@ -220,13 +220,17 @@ async fn run_round() -> Result<RoundResult> {
         let sub = Subscription {
             data_queue: "bench.in".into(),
             address: address.clone(),
-            kind: DataQueueKind::Queue,
+            kind: DataQueueKind::Topic,
             filter: MessageFilter::default(),
             delay: None,
         };
-        topology
-            .declare_subscription(&channel, &launch_setting(i), &sub)
-            .await?;
+        let objects = topology.layout().launch_objects(
+            &launch_setting(i),
+            &sub,
+            &Default::default(),
+            &Default::default(),
+        );
+        topology.declare_objects(&channel, &objects).await?;
     }
 
     let stop = CancellationToken::new();

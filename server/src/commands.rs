@@ -68,7 +68,7 @@ pub async fn serve(config: Config) -> Result<()> {
     let (link_tx, link) = broker::link();
     let broker_task = tokio::spawn(broker::supervise(
         config.broker.url.clone(),
-        topology,
+        topology.clone(),
         broker_status,
         link_tx,
         stop.clone(),
@@ -80,7 +80,7 @@ pub async fn serve(config: Config) -> Result<()> {
         retention_policy(&config),
         stop.clone(),
     );
-    let mut runtime_tasks = runtime::spawn(&services, link, stop.clone());
+    let mut runtime_tasks = runtime::spawn(&services, topology, link, stop.clone());
 
     let mut leptos_options = leptos::config::get_configuration(None)
         .context("reading the Leptos site configuration")?

@@ -25,6 +25,7 @@ pub mod run_status;
 pub mod runtime;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod topology;
 
 pub use accounts::{AuthMethod, Principal};
 pub use error::ServiceError;

@@ -233,19 +233,13 @@ struct Producer {
     host: String,
     interval: Duration,
     exchanges: Vec<String>,
-    /// As the subscriptions declare the exchanges: auto-delete in an ephemeral topology.
-    auto_delete: bool,
     /// Makes message ids unique across restarts.
     started: i64,
 }
 
 impl Producer {
     /// `None` when `AM_DEMO_PRODUCE` is unset or `0`.
-    fn from_env(
-        amqp_url: &str,
-        host: &str,
-        expiry: Option<Duration>,
-    ) -> anyhow::Result<Option<Self>> {
+    fn from_env(amqp_url: &str, host: &str) -> anyhow::Result<Option<Self>> {
         let Ok(raw) = std::env::var("AM_DEMO_PRODUCE") else {
             return Ok(None);
         };
@@ -271,7 +265,6 @@ impl Producer {
             host: host.to_owned(),
             interval: Duration::from_millis(millis),
             exchanges,
-            auto_delete: expiry.is_some(),
             started: chrono::Utc::now().timestamp_millis(),
         }))
     }
@@ -310,20 +303,20 @@ impl Producer {
         channel
             .confirm_select(ConfirmSelectOptions::default())
             .await?;
+        // The manager declares the exchanges from its catalog; until it has, wait and retry.
         for exchange in &self.exchanges {
             channel
                 .exchange_declare(
                     exchange.as_str().into(),
                     ExchangeKind::Headers,
                     ExchangeDeclareOptions {
-                        durable: true,
-                        auto_delete: self.auto_delete,
+                        passive: true,
                         ..ExchangeDeclareOptions::default()
                     },
                     FieldTable::default(),
                 )
                 .await
-                .with_context(|| format!("declaring exchange `{exchange}`"))?;
+                .with_context(|| format!("exchange `{exchange}` is not declared yet"))?;
         }
         tracing::info!(exchanges = ?self.exchanges, interval = ?self.interval,
             "demo producer publishing");
@@ -408,7 +401,7 @@ async fn main() -> anyhow::Result<()> {
     let amqp_url =
         std::env::var("AM_AMQP_URL").unwrap_or_else(|_| agent_client::DEFAULT_AMQP_URL.to_owned());
     let expiry = queue_expiry()?;
-    let producer = Producer::from_env(&amqp_url, &host, expiry)?;
+    let producer = Producer::from_env(&amqp_url, &host)?;
     let builder = NodeBuilder::new(
         std::env::var("AM_APP").unwrap_or_else(|_| "demo".to_owned()),
         host,

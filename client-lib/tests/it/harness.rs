@@ -50,7 +50,7 @@ pub struct Harness {
 #[derive(Default)]
 struct Created {
     hosts: BTreeSet<String>,
-    launch_settings: BTreeSet<(String, Vec<Duration>)>,
+    queues: BTreeSet<String>,
     exchanges: BTreeSet<String>,
 }
 
@@ -157,36 +157,40 @@ impl Harness {
         }
     }
 
-    /// A stream launch of a messages agent on `address`, with fast retries; its subscription
-    /// is declared before this returns so that messages published next are not lost.
+    /// A stream launch of a messages agent on `address` (the exchange of `topic` data queue
+    /// `dq`), with fast retries. [`Harness::subscribe`] declares its queues.
     pub async fn stream(&self, launch_setting: &str, agent: &str, address: &str) -> Launch {
         let mut l = self.launch(launch_setting, agent);
         l.kind = LaunchKind::Stream;
         l.subscription = Some(Subscription {
             data_queue: "dq".into(),
             address: address.to_owned(),
-            kind: DataQueueKind::Queue,
+            kind: DataQueueKind::Topic,
             filter: MessageFilter::default(),
             delay: None,
         });
         l
     }
 
-    /// Declares the launch's subscription as a node would (idempotent, same arguments).
+    /// Declares what the manager would for this launch's launch setting (its queue, bindings
+    /// and wait queues), as the manager's reconciler does from the catalog.
     pub async fn subscribe(&self, launch: &Launch) {
         let sub = launch.subscription.as_ref().expect("a messages launch");
-        let delays: Vec<Duration> = (1..=launch.retry.max_deliveries.max(1))
-            .map(|a| agent_client::domain::policy::retry_delay(&launch.retry, a))
-            .collect();
-        self.created
-            .lock()
-            .expect("lock")
-            .launch_settings
-            .insert((launch.launch_setting.clone(), delays));
+        let objects = self.topology.layout().launch_objects(
+            &launch.launch_setting,
+            sub,
+            &launch.retry,
+            &launch.dead_letter,
+        );
+        {
+            let mut created = self.created.lock().expect("lock");
+            created.queues.extend(objects.queues.keys().cloned());
+            created.exchanges.extend(objects.exchanges.keys().cloned());
+        }
         self.topology
-            .declare_subscription(&self.channel, &launch.launch_setting, sub)
+            .declare_objects(&self.channel, &objects)
             .await
-            .expect("subscription");
+            .expect("launch topology");
     }
 
     pub async fn send(&self, host: &str, cmd: &ToNode) {
@@ -369,12 +373,7 @@ impl Harness {
         for host in &created.hosts {
             queues.push(names.node_queue(APP, host));
         }
-        for (ls, delays) in &created.launch_settings {
-            queues.push(names.subscription(ls));
-            queues.push(names.delay_queue(ls));
-            queues.extend(delays.iter().map(|d| names.retry_queue(ls, *d)));
-            queues.push(names.park_queue(ls, Duration::from_millis(500)));
-        }
+        queues.extend(created.queues);
         let mut exchanges: Vec<String> = created.exchanges.into_iter().collect();
         exchanges.push(names.control_exchange());
         // A delete of something absent may close the channel: one channel per delete.

@@ -3,10 +3,14 @@
 use super::{FirstSeen, check_id, concurrency_name, quoted_list};
 use crate::{
     ValidationErrors,
-    catalog::{Agent, Catalog, DeadLetterPolicy, InputKind, LaunchKind, LaunchSetting, StreamMode},
+    catalog::{
+        Agent, Catalog, DataQueueKind, DeadLetterPolicy, InputKind, LaunchKind, LaunchSetting,
+        StreamMode,
+    },
     ids::validate_webhook_url,
     params::validate_values,
     schedule::{parse_cron, parse_time_zone},
+    topology::{MAX_WAIT_LEVELS, wait_delays},
 };
 use std::collections::HashSet;
 
@@ -119,13 +123,38 @@ fn kind_rules(
             );
         }
     }
-    if let Some(filter) = &ls.filter
-        && filter.headers.keys().any(|k| k.trim().is_empty())
-    {
-        errors.push(
-            format!("{at}.filter.headers"),
-            "header names must not be empty",
-        );
+    let shared_queue = agent
+        .and_then(|a| a.data_queue.as_deref())
+        .and_then(|q| catalog.data_queue(q))
+        .filter(|q| q.kind == DataQueueKind::Queue);
+    if let Some(queue) = shared_queue {
+        if ls.filter.as_ref().is_some_and(|f| !f.is_empty()) {
+            errors.push(
+                format!("{at}.filter"),
+                format!(
+                    "data queue '{}' is of kind queue: its launch settings share one queue, \
+                     so none can filter; use a topic data queue",
+                    queue.id
+                ),
+            );
+        }
+        if ls.stream_mode == Some(StreamMode::Delayed) {
+            errors.push(
+                format!("{at}.stream_mode"),
+                format!(
+                    "data queue '{}' is of kind queue: its launch settings share one queue, \
+                     so none can be Delayed; use a topic data queue",
+                    queue.id
+                ),
+            );
+        }
+    }
+    if let Some(filter) = &ls.filter {
+        for name in filter.headers.keys() {
+            if let Err(rule) = check_header_name(name) {
+                errors.push(format!("{at}.filter.headers"), rule);
+            }
+        }
     }
     if let Some(idle) = ls.idle_timeout {
         if ls.kind != LaunchKind::Scheduled || input == Some(InputKind::Standalone) {
@@ -176,6 +205,20 @@ fn policy_rules(ls: &LaunchSetting, at: &str, errors: &mut ValidationErrors) {
         errors.push(
             format!("{at}.retry.max_deliveries"),
             format!("must be at least 1, got {}", retry.max_deliveries),
+        );
+    }
+    if retry.multiplier.is_finite()
+        && retry.multiplier >= 1.0
+        && wait_delays(retry, &ls.dead_letter).len() > MAX_WAIT_LEVELS
+    {
+        errors.push(
+            format!("{at}.retry.multiplier"),
+            format!(
+                "{} grows the delay so slowly that retries would need more than \
+                 {MAX_WAIT_LEVELS} distinct delays (each is a broker queue); use a larger \
+                 multiplier or a smaller max_delay",
+                retry.multiplier
+            ),
         );
     }
     let dead = &ls.dead_letter;
@@ -294,4 +337,34 @@ pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) 
             }
         }
     }
+}
+
+/// Longest header name a broker binding takes (an AMQP short string).
+pub const MAX_HEADER_NAME_LEN: usize = 255;
+
+/// A filter header name must be an HTTP token (letters, digits and ``!#$%&'*+-.^_`|~``): it
+/// becomes a broker binding argument and is shown and edited in forms, where control characters,
+/// spaces or markup would be misread. The broker ignores `x-` headers when matching.
+pub fn check_header_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("header names must not be empty".into());
+    }
+    if name.len() > MAX_HEADER_NAME_LEN {
+        return Err(format!(
+            "header name '{}…' is longer than {MAX_HEADER_NAME_LEN} bytes",
+            name.chars().take(32).collect::<String>()
+        ));
+    }
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if let Some(bad) = name.chars().find(|c| !token(*c)) {
+        return Err(format!(
+            "header name {name:?} has {bad:?}: only letters, digits and !#$%&'*+-.^_`|~ are allowed"
+        ));
+    }
+    if name.get(..2).is_some_and(|p| p.eq_ignore_ascii_case("x-")) {
+        return Err(format!(
+            "header name '{name}' starts with x-, which the broker's header matching ignores"
+        ));
+    }
+    Ok(())
 }

@@ -42,7 +42,7 @@ pub const FIRST_FAILURE_HEADER: &str = "x-am-first-failure";
 /// Header on messages that went through the sump once (dead-letter policy `park`): the next
 /// give-up sends them to the dead-letter queue.
 pub const PARKED_HEADER: &str = "x-am-parked";
-/// Dead-letter headers (SPEC §4.2): the data queue the message came from.
+/// Dead-letter headers (docs/concepts.md, Dead letters): the data queue the message came from.
 pub const DL_DATA_QUEUE_HEADER: &str = "x-am-data-queue";
 /// Dead-letter header: the launch setting (subscription) that gave up on the message.
 pub const DL_LAUNCH_SETTING_HEADER: &str = "x-am-launch-setting";
@@ -64,6 +64,13 @@ pub const REPLAYED_BY_HEADER: &str = "x-am-replayed-by";
 pub const REPLAYED_AT_HEADER: &str = "x-am-replayed-at";
 /// Header on quarantined control messages: why they were rejected.
 pub const QUARANTINE_REASON_HEADER: &str = "x-am-quarantine-reason";
+/// Header on a message the manager moved to the dead-letter queue from a queue the catalog no
+/// longer wants (a deleted launch setting or data queue): why.
+pub const REMOVED_REASON_HEADER: &str = "x-am-removed-reason";
+/// The error type of such a dead letter, as the dead-letter pages show it.
+pub const QUEUE_REMOVED_ERROR: &str = "QueueRemoved";
+/// The host such a dead letter names: the manager, not a node, gave up on it.
+pub const MANAGER_HOST: &str = "agent-manager";
 
 /// Identifies one activation (a UUID chosen by the manager), kept as text so this crate stays
 /// free of random-number dependencies in the browser build.
@@ -216,6 +223,33 @@ pub struct Subscription {
     /// Delayed launch settings: messages reach the subscription after this delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<HumanDuration>,
+}
+
+impl Subscription {
+    /// The subscription of launch setting `ls` of `agent`, if the agent takes messages from
+    /// `data_queue`: the one rule the manager launches by and declares the broker by.
+    pub fn of(
+        ls: &crate::catalog::LaunchSetting,
+        agent: &crate::catalog::Agent,
+        data_queue: &crate::catalog::DataQueue,
+    ) -> Option<Self> {
+        use crate::catalog::{InputKind, LaunchKind, StreamMode};
+        if agent.input != InputKind::Messages
+            || agent.data_queue.as_deref() != Some(data_queue.id.as_str())
+        {
+            return None;
+        }
+        let delayed = ls.kind == LaunchKind::Stream && ls.stream_mode == Some(StreamMode::Delayed);
+        Some(Self {
+            data_queue: data_queue.id.clone(),
+            address: data_queue.effective_address().to_owned(),
+            kind: data_queue.kind,
+            filter: ls.filter.clone().unwrap_or_default(),
+            delay: data_queue
+                .delay
+                .filter(|d| delayed && !d.is_zero() && data_queue.kind == DataQueueKind::Topic),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -409,7 +443,8 @@ pub struct ErrorSummary {
     pub message: String,
 }
 
-/// The node stopped an activation because it failed too often in a row (SPEC §4.3).
+/// The node stopped an activation because it failed too often in a row (docs/concepts.md,
+/// Breaker).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BreakerTripped {
     pub application: String,

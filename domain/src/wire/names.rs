@@ -5,8 +5,7 @@
 //! use am_domain::wire::names::Names;
 //! let n = Names::new("am");
 //! assert_eq!(n.subscription("billing.export.1"), "am.ls.billing.export.1");
-//! assert_eq!(n.retry_queue("billing.export.1", std::time::Duration::from_millis(1500)),
-//!            "am.ls.billing.export.1.retry.1500ms");
+//! assert_eq!(n.wait(std::time::Duration::from_millis(1500)), "am.wait.1500ms");
 //! ```
 //!
 //! Data exchanges are the exception: a data queue's address is what producers publish to, so it
@@ -75,28 +74,39 @@ impl Names {
         format!("{}.ls.{launch_setting}", self.prefix)
     }
 
-    /// Where messages of a Delayed launch setting wait for the data queue's delay.
-    pub fn delay_queue(&self, launch_setting: &str) -> String {
-        format!("{}.ls.{launch_setting}.delay", self.prefix)
+    /// The queue every launch setting of a `queue` (point-to-point) data queue consumes, so
+    /// each message is processed by one of them.
+    pub fn shared_queue(&self, data_queue: &str) -> String {
+        format!("{}.dq.{data_queue}", self.prefix)
     }
 
-    /// The sump of a launch setting with dead-letter policy `park`: messages wait there for
-    /// the cool-down, then come back to the subscription once.
-    pub fn park_queue(&self, launch_setting: &str, cooldown: Duration) -> String {
-        format!(
-            "{}.ls.{launch_setting}.park.{}ms",
-            self.prefix,
-            cooldown.as_millis()
-        )
+    /// The alternate exchange of a data queue's exchange and the queue behind it: what no
+    /// launch setting takes is kept there. Exchanges and queues have separate name spaces.
+    pub fn unrouted(&self, data_queue: &str) -> String {
+        format!("{}.dq.{data_queue}.unrouted", self.prefix)
     }
 
-    /// The wait queue of one retry delay level of a launch setting. One queue per delay, since
-    /// a message expiring sooner would otherwise wait behind a longer one.
-    pub fn retry_queue(&self, launch_setting: &str, delay: Duration) -> String {
+    /// Where messages of a Delayed launch setting wait for the data queue's delay, named by
+    /// the delay: a changed delay gets a new queue while the old one drains.
+    pub fn delay_queue(&self, launch_setting: &str, delay: Duration) -> String {
         format!(
-            "{}.ls.{launch_setting}.retry.{}ms",
+            "{}.ls.{launch_setting}.delay.{}ms",
             self.prefix,
             delay.as_millis()
         )
+    }
+
+    /// The delay queue nodes of protocol version 1 declared themselves (no delay in its name);
+    /// the reconciler unbinds and drains it when it adopts such an installation.
+    pub fn legacy_delay_queue(&self, launch_setting: &str) -> String {
+        format!("{}.ls.{launch_setting}.delay", self.prefix)
+    }
+
+    /// The wait exchange and queue of one delay, shared by every launch setting: a message
+    /// published to it with the routing key of the queue it came from returns there after
+    /// `delay` (retries and the park sump). One per delay, since a message expiring sooner
+    /// would otherwise wait behind a longer one.
+    pub fn wait(&self, delay: Duration) -> String {
+        format!("{}.wait.{}ms", self.prefix, delay.as_millis())
     }
 }

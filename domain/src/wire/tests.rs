@@ -154,6 +154,12 @@ fn names_are_prefixed() {
     assert_eq!(n.node_queue("billing", "h1"), "t-1.node.billing.h1");
     assert_eq!(n.reports_queue(), "t-1.reports");
     assert_eq!(n.dead_letter_queue(), "t-1.dead-letters");
-    assert_eq!(n.delay_queue("x.1"), "t-1.ls.x.1.delay");
+    assert_eq!(
+        n.delay_queue("x.1", std::time::Duration::from_secs(30)),
+        "t-1.ls.x.1.delay.30000ms"
+    );
+    assert_eq!(n.legacy_delay_queue("x.1"), "t-1.ls.x.1.delay");
+    assert_eq!(n.shared_queue("jobs"), "t-1.dq.jobs");
+    assert_eq!(n.unrouted("jobs"), "t-1.dq.jobs.unrouted");
     assert_eq!(names::Names::default().prefix(), "am");
 }

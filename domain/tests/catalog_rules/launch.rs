@@ -63,6 +63,53 @@ fn stream_options_only_on_stream_launch_settings() {
         "launch_settings[4].filter.headers",
         "must not be empty",
     );
+    for bad in [
+        "</textarea><script>",
+        "a b",
+        "x-match",
+        "X-Tenant",
+        "tab\there",
+    ] {
+        let mut filter = MessageFilter::default();
+        filter.headers.insert(bad.into(), "x".into());
+        assert_error(
+            &with(|c| c.launch_settings[4].filter = Some(filter)),
+            "launch_settings[4].filter.headers",
+            "header name",
+        );
+    }
+    let mut fine = MessageFilter::default();
+    fine.headers
+        .insert("Tenant_Id.v2".into(), "<b>any value</b>".into());
+    assert_valid(&with(|c| c.launch_settings[0].filter = Some(fine)));
+}
+
+#[test]
+fn launch_settings_of_a_queue_data_queue_neither_filter_nor_wait() {
+    let mut filter = MessageFilter::default();
+    filter.headers.insert("type".into(), "invoice".into());
+    assert_error(
+        &with(|c| c.launch_settings[4].filter = Some(filter)),
+        "launch_settings[4].filter",
+        "data queue 'invoices' is of kind queue",
+    );
+    assert_error(
+        &with(|c| c.launch_settings[4].stream_mode = Some(StreamMode::Delayed)),
+        "launch_settings[4].stream_mode",
+        "so none can be Delayed",
+    );
+}
+
+#[test]
+fn retries_need_a_bounded_number_of_delays() {
+    assert_error(
+        &with(|c| {
+            c.launch_settings[0].retry.multiplier = 1.001;
+            c.launch_settings[0].retry.max_deliveries = 1000;
+        }),
+        "launch_settings[0].retry.multiplier",
+        "more than 64 distinct delays",
+    );
 }
 
 #[test]

@@ -152,7 +152,7 @@ pub fn start_manager(
         link_tx,
         stop.clone(),
     ));
-    let tasks = server::runtime::spawn(&services, link, stop.clone());
+    let tasks = server::runtime::spawn(&services, round.topology.clone(), link, stop.clone());
     (broker, tasks)
 }
 

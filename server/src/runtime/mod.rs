@@ -1,6 +1,6 @@
 //! The manager runtime's moving parts around the database transitions of
 //! `am_services::runtime`: the scheduler's timers, the outbox relay, the report consumer, the
-//! dead-letter consumer and the watchdog's ticks. Each is a task that survives broker outages (it waits for the next
+//! dead-letter consumer, the broker reconciler and the watchdog's ticks. Each is a task that survives broker outages (it waits for the next
 //! connection) and database errors (it logs and tries again on its next round).
 
 mod batches;
@@ -8,8 +8,10 @@ mod dead_letters;
 mod relay;
 mod reports;
 mod scheduler;
+pub mod topology;
 
 use crate::broker::Link;
+use agent_client::Topology;
 use am_services::{Services, runtime::watchdog};
 use std::time::Duration;
 use tokio::task::JoinSet;
@@ -19,10 +21,21 @@ use tokio_util::sync::CancellationToken;
 const WATCHDOG_EVERY: Duration = Duration::from_secs(1);
 
 /// Starts every runtime task; they end when `stop` fires.
-pub fn spawn(services: &Services, link: Link, stop: CancellationToken) -> JoinSet<()> {
+pub fn spawn(
+    services: &Services,
+    topology: Topology,
+    link: Link,
+    stop: CancellationToken,
+) -> JoinSet<()> {
     let mut tasks = JoinSet::new();
     let cfg = services.runtime.clone();
     let db = services.db.clone();
+    tasks.spawn(topology::run(
+        db.clone(),
+        topology,
+        link.clone(),
+        stop.clone(),
+    ));
     tasks.spawn(scheduler::run(db.clone(), cfg.clone(), stop.clone()));
     tasks.spawn(relay::run(
         db.clone(),

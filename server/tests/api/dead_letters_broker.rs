@@ -82,12 +82,18 @@ impl Broker {
         let sub = Subscription {
             data_queue: "demo.later".into(),
             address: self.address(),
-            kind: DataQueueKind::Queue,
+            kind: DataQueueKind::Topic,
             filter: MessageFilter::default(),
             delay: None,
         };
+        let objects = self.topology().layout().launch_objects(
+            LS,
+            &sub,
+            &Default::default(),
+            &Default::default(),
+        );
         self.topology()
-            .declare_subscription(&self.channel, LS, &sub)
+            .declare_objects(&self.channel, &objects)
             .await
             .expect("subscription declared");
     }
@@ -163,6 +169,7 @@ async fn manager(
     let mut tasks = server::runtime::spawn(
         &Services::new(db.clone(), BrokerStatus::default(), Settings::default())
             .with_runtime(RuntimeConfig::new(&broker.prefix)),
+        broker.topology(),
         link,
         stop.clone(),
     );

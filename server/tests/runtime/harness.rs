@@ -445,9 +445,14 @@ impl World {
 
     // --- the broker ------------------------------------------------------------------------
 
-    /// Publishes a data message to the catalog's data exchange, retrying until a subscription
-    /// is bound to it (nodes declare it when their run starts).
+    /// Publishes a data message to the catalog's data exchange once a manager's reconciler has
+    /// declared the catalog's topology.
     pub async fn publish(&self, body: &str) {
+        eventually("the broker reconciled to the catalog", SHORT, || async {
+            let (catalog, applied) = am_services::topology::revisions(&self.db).await.ok()?;
+            (applied == Some(catalog)).then_some(())
+        })
+        .await;
         let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
             .await
             .expect("the test broker is reachable");
@@ -547,12 +552,12 @@ impl Manager {
         let (link_tx, link) = broker::link();
         let broker = tokio::spawn(broker::supervise(
             amqp_url.to_owned(),
-            topology,
+            topology.clone(),
             services.broker.clone(),
             link_tx,
             stop.clone(),
         ));
-        let tasks = runtime::spawn(&services, link, stop.clone());
+        let tasks = runtime::spawn(&services, topology, link, stop.clone());
         Manager {
             services,
             stop,

@@ -12,4 +12,5 @@ mod misfire;
 mod outage;
 mod replicas;
 mod schedule;
+mod topology;
 mod watchdog;

@@ -15,7 +15,7 @@ mod store;
 
 pub use browse::{Browse, ListFilter, ListPage, MAX_PAGE_SIZE, browse, overview, page_of};
 pub use kinds::{CatalogEntity, display_id};
-pub use store::{ChangeSummary, load};
+pub use store::{ChangeSummary, load, load_with};
 
 use crate::{Principal, ServiceError, entity::catalog_meta, error::ServiceResult};
 use am_domain::{

@@ -14,6 +14,7 @@ pub mod api_tokens;
 pub mod applications;
 pub mod audit_log;
 pub mod breaker_trips;
+pub mod broker_topology;
 pub mod catalog_meta;
 pub mod classifier_values;
 pub mod classifiers;

@@ -10,7 +10,7 @@ use crate::{
     error::ServiceResult,
 };
 use am_domain::{
-    catalog::{Agent, Concurrency, DataQueue, InputKind, LaunchKind, LaunchSetting, StreamMode},
+    catalog::{Agent, Concurrency, DataQueue, InputKind, LaunchKind, LaunchSetting},
     params::effective_values,
     wire::{ActivationId, Launch, Subscription},
 };
@@ -37,17 +37,10 @@ impl Target {
     /// The launch command for one dispatch.
     pub fn launch(&self, activation: Uuid, fencing_token: i64) -> Launch {
         let messages = self.agent.input == InputKind::Messages;
-        let subscription = self.data_queue.as_ref().filter(|_| messages).map(|dq| {
-            let delayed = self.ls.kind == LaunchKind::Stream
-                && self.ls.stream_mode == Some(StreamMode::Delayed);
-            Subscription {
-                data_queue: dq.id.clone(),
-                address: dq.address.clone().unwrap_or_else(|| dq.id.clone()),
-                kind: dq.kind,
-                filter: self.ls.filter.clone().unwrap_or_default(),
-                delay: if delayed { dq.delay } else { None },
-            }
-        });
+        let subscription = self
+            .data_queue
+            .as_ref()
+            .and_then(|dq| Subscription::of(&self.ls, &self.agent, dq));
         Launch {
             activation_id: ActivationId(activation.to_string()),
             launch_setting: self.ls.id.clone(),
