@@ -477,6 +477,7 @@ async fn dead_letter(
         (wire::FIRST_FAILURE_HEADER, first.as_str()),
         (wire::DL_LAST_FAILURE_HEADER, now.as_str()),
         (wire::DL_HOST_HEADER, shared.host.as_str()),
+        (wire::DL_QUEUE_HEADER, session.queue.as_str()),
     ] {
         headers.insert(k.into(), text(v));
     }

@@ -1,6 +1,7 @@
 //! What the manager's broker reconciler last applied: the single row (id 1) holds the broker
 //! objects it declared, the queues still on their way out, the catalog revision they came
-//! from, and the lease that lets one manager replica at a time change the broker.
+//! from, the lease that lets one manager replica at a time change the broker, and when an
+//! operator last asked for a full pass.
 
 use sea_orm_migration::{
     prelude::*,
@@ -26,6 +27,7 @@ impl MigrationTrait for Migration {
                     .col(ts_null(B::LeaseUntil))
                     .col(ts_null(B::ReconciledAt))
                     .col(text_null(B::LastError))
+                    .col(ts_null(B::FullRequestedAt))
                     .take(),
             )
             .await?;
@@ -59,4 +61,5 @@ pub enum BrokerTopology {
     LeaseUntil,
     ReconciledAt,
     LastError,
+    FullRequestedAt,
 }

@@ -22,7 +22,7 @@ use tokio::time::{Instant, timeout_at};
 
 /// Headers a replay drops: the failure state of the message's last life. A replay is a fresh
 /// start: attempt 1, a new first failure, no parked round used up, no broker deaths.
-const DROPPED: [&str; 13] = [
+const DROPPED: [&str; 14] = [
     wire::FIRST_FAILURE_HEADER,
     wire::PARKED_HEADER,
     wire::DL_DATA_QUEUE_HEADER,
@@ -32,6 +32,7 @@ const DROPPED: [&str; 13] = [
     wire::DL_ERROR_MESSAGE_HEADER,
     wire::DL_LAST_FAILURE_HEADER,
     wire::DL_HOST_HEADER,
+    wire::DL_QUEUE_HEADER,
     "x-death",
     "x-delivery-count",
     "x-first-death-queue",
@@ -142,6 +143,20 @@ pub fn incoming(d: &Delivery) -> IncomingDeadLetter {
     }
 }
 
+/// Where a dead letter goes back to: the queue its node consumed it from when the node said
+/// (a `queue` data queue's shared queue), else its launch setting's subscription. Only a queue
+/// of this installation is taken from the header.
+pub fn replay_queue(names: &Names, row: &dead_letters::Model, launch_setting: &str) -> String {
+    row.headers
+        .get(wire::DL_QUEUE_HEADER)
+        .and_then(Value::as_str)
+        .filter(|q| {
+            q.strip_prefix(names.prefix())
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+        .map_or_else(|| names.subscription(launch_setting), str::to_owned)
+}
+
 /// The properties a dead letter is replayed with: its own (message id, content type, the
 /// others it was published with), persistent, and its headers as a fresh start.
 pub fn replay_properties(
@@ -236,7 +251,7 @@ pub async fn publish_batch(
             pending.push(Pending::Failed(e.clone()));
             continue;
         }
-        let queue = names.subscription(ls);
+        let queue = replay_queue(names, row, ls);
         let published = timeout_at(
             deadline,
             channel.basic_publish(
@@ -305,6 +320,20 @@ enum Pending {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_replay_goes_back_to_the_queue_it_was_consumed_from() {
+        let names = Names::new("am");
+        let shared = row(json!({ wire::DL_QUEUE_HEADER: "am.dq.jobs" }), None);
+        assert_eq!(replay_queue(&names, &shared, "a.b"), "am.dq.jobs");
+        // Another installation's queue, or none named: the launch setting's subscription.
+        let foreign = row(json!({ wire::DL_QUEUE_HEADER: "amx.dq.jobs" }), None);
+        assert_eq!(replay_queue(&names, &foreign, "a.b"), "am.ls.a.b");
+        assert_eq!(
+            replay_queue(&names, &row(json!({}), None), "a.b"),
+            "am.ls.a.b"
+        );
+    }
 
     fn row(headers: Value, properties: Option<Value>) -> dead_letters::Model {
         dead_letters::Model {

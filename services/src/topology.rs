@@ -8,15 +8,20 @@
 //! never undo what a replica with a newer one applied.
 
 use crate::{
+    Principal,
+    audit::{self, AuditEntry},
     catalog,
     entity::{broker_topology, catalog_meta},
     error::{ServiceError, ServiceResult},
 };
-use am_domain::topology::{Binding, BrokerObjects, Exchange, Layout, Leaving, Plan, plan};
+use am_domain::{
+    roles::Role,
+    topology::{Binding, BrokerObjects, Departure, Exchange, Layout, Leaving, Plan, plan},
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter,
-    QuerySelect, sea_query::Expr,
+    QuerySelect, TransactionTrait, sea_query::Expr,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -82,16 +87,36 @@ pub async fn catalog_revision(db: &DatabaseConnection) -> ServiceResult<i64> {
         .map_or(0, |m| m.revision))
 }
 
-/// The catalog's revision and the one the broker was last reconciled to; cheap enough to
-/// poll (the applied state itself is not read).
-pub async fn revisions(db: &DatabaseConnection) -> ServiceResult<(i64, Option<i64>)> {
-    let applied: Option<Option<i64>> = broker_topology::Entity::find_by_id(1)
+/// What the reconciler polls: cheap (the applied state itself is not read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Revisions {
+    pub catalog: i64,
+    /// The catalog revision the broker was last reconciled to (`None` before the first pass).
+    pub applied: Option<i64>,
+    /// When an operator last asked for a full pass.
+    pub full_requested_at: Option<DateTime<Utc>>,
+}
+
+impl Revisions {
+    pub fn in_sync(&self) -> bool {
+        self.applied == Some(self.catalog)
+    }
+}
+
+pub async fn revisions(db: &DatabaseConnection) -> ServiceResult<Revisions> {
+    let row: Option<(Option<i64>, Option<DateTime<Utc>>)> = broker_topology::Entity::find_by_id(1)
         .select_only()
         .column(broker_topology::Column::AppliedRevision)
+        .column(broker_topology::Column::FullRequestedAt)
         .into_tuple()
         .one(db)
         .await?;
-    Ok((catalog_revision(db).await?, applied.flatten()))
+    let (applied, full_requested_at) = row.unwrap_or((None, None));
+    Ok(Revisions {
+        catalog: catalog_revision(db).await?,
+        applied,
+        full_requested_at,
+    })
 }
 
 /// Takes (or extends) the reconciler's lease for `ttl`; false while another replica holds it.
@@ -248,21 +273,89 @@ pub async fn finish_pass(
     Ok(done.rows_affected == 1)
 }
 
-/// When the broker was last reconciled, from which catalog revision, and its last error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Status {
-    pub applied_revision: Option<i64>,
-    pub catalog_revision: i64,
-    pub reconciled_at: Option<DateTime<Utc>>,
-    pub last_error: Option<String>,
+/// A queue on its way out, as the Broker page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LeavingView {
+    pub queue: String,
+    /// `drain` (deleted once its messages expired into where they go) or `retire` (its
+    /// messages move to the dead-letter queue once its hold is over).
+    pub how: String,
+    pub reason: Option<String>,
+    pub since: DateTime<Utc>,
 }
 
-pub async fn status(db: &DatabaseConnection) -> ServiceResult<Status> {
+/// The broker as the reconciler keeps it: in sync with which catalog revision, when, the last
+/// refusals, how many objects it keeps and which queues are on their way out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BrokerView {
+    pub catalog_revision: i64,
+    pub applied_revision: Option<i64>,
+    pub in_sync: bool,
+    pub reconciled_at: Option<DateTime<Utc>>,
+    pub full_requested_at: Option<DateTime<Utc>>,
+    /// What the broker refused on the last pass, one line each (retried on the next).
+    pub last_error: Option<String>,
+    pub exchanges: usize,
+    pub queues: usize,
+    pub bindings: usize,
+    pub leaving: Vec<LeavingView>,
+}
+
+pub async fn view(db: &DatabaseConnection, who: &Principal) -> ServiceResult<BrokerView> {
+    who.require(Role::Viewer)?;
     let row = row(db).await?;
-    Ok(Status {
+    let applied: Applied = serde_json::from_str(&row.applied).map_err(|e| {
+        ServiceError::Internal(format!("broker_topology.applied is unreadable: {e}"))
+    })?;
+    let catalog_revision = catalog_revision(db).await?;
+    Ok(BrokerView {
+        catalog_revision,
         applied_revision: row.applied_revision,
-        catalog_revision: catalog_revision(db).await?,
+        in_sync: row.applied_revision == Some(catalog_revision),
         reconciled_at: row.reconciled_at,
+        full_requested_at: row.full_requested_at,
         last_error: row.last_error,
+        exchanges: applied.objects.exchanges.len(),
+        queues: applied.objects.queues.len(),
+        bindings: applied.objects.bindings.len(),
+        leaving: applied
+            .leaving
+            .into_values()
+            .map(|l| {
+                let (how, reason) = match l.leaving.departure {
+                    Departure::Drain => ("drain", None),
+                    Departure::Retire { reason } => ("retire", Some(reason)),
+                };
+                LeavingView {
+                    queue: l.leaving.queue.name,
+                    how: how.to_owned(),
+                    reason,
+                    since: l.since,
+                }
+            })
+            .collect(),
     })
+}
+
+/// Asks the reconciler (of whichever replica holds the lease next) for a full pass:
+/// everything declared and bound again, repairing what was removed by hand (operators).
+pub async fn request_full_pass(
+    db: &DatabaseConnection,
+    who: &Principal,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    who.require(Role::Operator)?;
+    let txn = db.begin().await?;
+    broker_topology::Entity::update_many()
+        .col_expr(broker_topology::Column::FullRequestedAt, Expr::value(now))
+        .filter(broker_topology::Column::Id.eq(1))
+        .exec(&txn)
+        .await?;
+    audit::record(
+        &txn,
+        AuditEntry::new(who, "reconcile", "broker", "topology"),
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(())
 }

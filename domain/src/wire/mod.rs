@@ -56,6 +56,9 @@ pub const DL_ERROR_MESSAGE_HEADER: &str = "x-am-last-error-message";
 pub const DL_LAST_FAILURE_HEADER: &str = "x-am-last-failure";
 /// Dead-letter header: host of the node that gave up.
 pub const DL_HOST_HEADER: &str = "x-am-host";
+/// Dead-letter header: the queue the message was consumed from (a launch setting's
+/// subscription, or the shared queue of a `queue` data queue); a replay sends it back there.
+pub const DL_QUEUE_HEADER: &str = "x-am-queue";
 /// Header on a dead letter the manager sent back to its subscription: who replayed it. A
 /// replay is a fresh start (attempt 1, no dead-letter or parked headers); this header and the
 /// next one say where the message has been.

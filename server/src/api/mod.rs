@@ -2,6 +2,7 @@
 //! the handlers' annotations, so it cannot drift from the code.
 
 mod activations;
+mod broker;
 mod catalog;
 mod dashboard;
 mod dead_letters;
@@ -67,6 +68,7 @@ impl Modify for BearerAuth {
         dead_letters::list, dead_letters::get, dead_letters::replay, dead_letters::delete,
         operations::start, operations::list, operations::get, operations::cancel,
         dashboard::get, dashboard::events,
+        broker::get, broker::reconcile,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -79,6 +81,7 @@ impl Modify for BearerAuth {
         (name = "dead-letters", description = "Messages launch settings gave up on: browse, open, replay to their subscription, delete"),
         (name = "operations", description = "Bulk operations in the background, with progress; cancellable"),
         (name = "dashboard", description = "The manager's state at a glance, now and live"),
+        (name = "broker", description = "The broker topology the manager keeps from the catalog"),
     )
 )]
 pub struct ApiDoc;
@@ -100,6 +103,11 @@ pub fn router() -> Router<AppState> {
                 .layer(DefaultBodyLimit::max(CATALOG_BODY_LIMIT)),
         )
         .route("/api/v1/nodes", get(nodes::list))
+        .route("/api/v1/broker", get(broker::get))
+        .route(
+            "/api/v1/broker/reconcile",
+            axum::routing::post(broker::reconcile),
+        )
         .route("/api/v1/dashboard", get(dashboard::get))
         .route("/api/v1/dashboard/events", get(dashboard::events))
         .route("/api/v1/activations", get(activations::list))

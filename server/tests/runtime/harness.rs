@@ -449,8 +449,11 @@ impl World {
     /// declared the catalog's topology.
     pub async fn publish(&self, body: &str) {
         eventually("the broker reconciled to the catalog", SHORT, || async {
-            let (catalog, applied) = am_services::topology::revisions(&self.db).await.ok()?;
-            (applied == Some(catalog)).then_some(())
+            am_services::topology::revisions(&self.db)
+                .await
+                .ok()?
+                .in_sync()
+                .then_some(())
         })
         .await;
         let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())

@@ -129,8 +129,11 @@ impl Fixture {
     /// Waits until a reconciler has applied the current catalog.
     async fn reconciled(&self) {
         eventually("the broker reconciled to the catalog", SHORT, || async {
-            let (catalog, applied) = rules::revisions(&self.w.db).await.ok()?;
-            (applied == Some(catalog)).then_some(())
+            rules::revisions(&self.w.db)
+                .await
+                .ok()?
+                .in_sync()
+                .then_some(())
         })
         .await;
     }
@@ -540,6 +543,28 @@ async fn replicas_reconcile_together_and_follow_catalog_writes() {
     f.publish(&f.w.address, 3, 2, &[]).await;
     f.expect_depth(&f.sub("t.r"), 5).await;
     f.expect_depth(&f.sub("t.new"), 2).await;
+
+    // Someone deletes a queue by hand; *Reconcile now* declares and binds it again.
+    let ch = f.conn.create_channel().await.expect("channel");
+    ch.queue_delete(
+        f.sub("t.new").as_str().into(),
+        QueueDeleteOptions::default(),
+    )
+    .await
+    .expect("deleted by hand");
+    rules::request_full_pass(&f.w.db, &Principal::cli(), chrono::Utc::now())
+        .await
+        .expect("requested");
+    eventually("the deleted queue is back", SHORT, || async {
+        f.depth(&f.sub("t.new")).await.map(|_| ())
+    })
+    .await;
+    f.reconciled().await;
+    eventually("its binding is back too", SHORT, || async {
+        f.publish(&f.w.address, 10, 1, &[]).await;
+        (f.depth(&f.sub("t.new")).await >= Some(1)).then_some(())
+    })
+    .await;
     stop.cancel();
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}

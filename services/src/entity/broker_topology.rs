@@ -20,6 +20,8 @@ pub struct Model {
     pub reconciled_at: Option<DateTimeUtc>,
     #[sea_orm(column_type = "Text", nullable)]
     pub last_error: Option<String>,
+    /// An operator asked for a full pass (*Reconcile now*) at this time.
+    pub full_requested_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

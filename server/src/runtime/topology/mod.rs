@@ -109,24 +109,32 @@ pub async fn run(db: DatabaseConnection, topology: Topology, link: Link, stop: C
         // A fresh connection: declare everything again.
         let mut full = true;
         let mut last_full = Instant::now();
+        let mut last_full_at = Utc::now();
         let mut last_pass = Instant::now();
         let mut leaving = 0;
         while conn.status().connected() {
             // Compared with what any replica applied last, so whichever holds the lease next
             // catches up, even after the one that started died.
-            let (revision, behind) = match rules::revisions(&db).await {
-                Ok((catalog, applied)) => (Some(catalog), applied != Some(catalog)),
+            let (revision, behind, asked) = match rules::revisions(&db).await {
+                Ok(r) => (
+                    Some(r.catalog),
+                    !r.in_sync(),
+                    r.full_requested_at.is_some_and(|at| at > last_full_at),
+                ),
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the catalog revision");
-                    (None, false)
+                    (None, false, false)
                 }
             };
+            // An operator's *Reconcile now* makes this pass a full one.
+            full |= asked;
             let due = full
                 || behind
                 || (leaving > 0 && last_pass.elapsed() >= LEAVING_EVERY)
                 || last_full.elapsed() >= repair;
             if due {
                 let full_pass = full || last_full.elapsed() >= repair;
+                let started_at = Utc::now();
                 let span = tracing::info_span!("reconcile", full = full_pass, revision);
                 match pass(&db, &conn, &topology, &holder, full_pass)
                     .instrument(span)
@@ -147,6 +155,7 @@ pub async fn run(db: DatabaseConnection, topology: Topology, link: Link, stop: C
                         full = false;
                         if full_pass {
                             last_full = Instant::now();
+                            last_full_at = started_at;
                         }
                     }
                     // Another replica is reconciling.
