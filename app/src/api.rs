@@ -2,6 +2,7 @@
 //! service function; nothing else happens here.
 
 pub mod activations;
+pub mod broker;
 pub mod catalog;
 pub mod dashboard;
 pub mod dead_letters;

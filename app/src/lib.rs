@@ -62,6 +62,7 @@ pub fn App() -> impl IntoView {
                     <Route ssr=SsrMode::Async path=path!("applications/new") view=entities::ApplicationPage />
                     <Route ssr=SsrMode::Async path=path!("applications/:id") view=entities::ApplicationPage />
                     <Route ssr=SsrMode::Async path=path!("nodes") view=pages::nodes::NodesPage />
+                    <Route ssr=SsrMode::Async path=path!("broker") view=pages::broker::BrokerPage />
                     <Route ssr=SsrMode::Async path=path!("pools") view=|| view! { <CatalogListPage kind=Kind::Pools /> } />
                     <Route ssr=SsrMode::Async path=path!("pools/new") view=entities::PoolPage />
                     <Route ssr=SsrMode::Async path=path!("pools/:id") view=entities::PoolPage />

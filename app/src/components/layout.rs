@@ -11,6 +11,7 @@ pub const SECTIONS: &[(&str, &str)] = &[
     ("/nodes", "Nodes"),
     ("/pools", "Pools"),
     ("/data-queues", "Data queues"),
+    ("/broker", "Broker"),
     ("/agents", "Agents"),
     ("/launch-settings", "Launch settings"),
     ("/schema-drift", "Schema drift"),

@@ -1,0 +1,80 @@
+//! Server functions of the Broker page: the broker as the reconciler keeps it from the catalog,
+//! and *Reconcile now*.
+
+use crate::error::UiError;
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+
+/// A queue on its way out; times already formatted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeavingRow {
+    pub queue: String,
+    /// `drain` or `retire`.
+    pub how: String,
+    pub reason: Option<String>,
+    pub since: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokerState {
+    pub catalog_revision: i64,
+    pub applied_revision: Option<i64>,
+    pub in_sync: bool,
+    pub reconciled_at: Option<String>,
+    pub full_requested_at: Option<String>,
+    /// What the broker refused on the last pass, one line each.
+    pub errors: Vec<String>,
+    pub exchanges: usize,
+    pub queues: usize,
+    pub bindings: usize,
+    pub leaving: Vec<LeavingRow>,
+    pub can_operate: bool,
+}
+
+/// The reconciler's state for the Broker page (viewers).
+#[server(prefix = "/ui", endpoint = "broker_status", input = Json)]
+pub async fn broker_status() -> Result<BrokerState, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Viewer)?;
+    let s = services()?;
+    let v = am_services::topology::view(&s.db, &who).await?;
+    let time = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    Ok(BrokerState {
+        catalog_revision: v.catalog_revision,
+        applied_revision: v.applied_revision,
+        in_sync: v.in_sync,
+        reconciled_at: v.reconciled_at.map(time),
+        full_requested_at: v.full_requested_at.map(time),
+        errors: v
+            .last_error
+            .map(|e| e.lines().map(str::to_owned).collect())
+            .unwrap_or_default(),
+        exchanges: v.exchanges,
+        queues: v.queues,
+        bindings: v.bindings,
+        leaving: v
+            .leaving
+            .into_iter()
+            .map(|l| LeavingRow {
+                queue: l.queue,
+                how: l.how,
+                reason: l.reason,
+                since: time(l.since),
+            })
+            .collect(),
+        can_operate: who.role.allows(Role::Operator),
+    })
+}
+
+/// Asks for a full reconciliation pass (operators).
+#[server(prefix = "/ui", endpoint = "reconcile_now")]
+pub async fn reconcile_now() -> Result<(), UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Operator)?;
+    let s = services()?;
+    am_services::topology::request_full_pass(&s.db, &who, chrono::Utc::now()).await?;
+    Ok(())
+}
