@@ -126,5 +126,46 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         }
         Err(e) => tracing::warn!(error = %e, "dashboard gauges not read"),
     }
+    queue_gauges(&mut out, &s.services.broker_depths);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
+}
+
+/// Prometheus label value: backslash, quote and newline escaped.
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// What the consumed and unrouted queues hold, as this replica's reconciler last sampled.
+fn queue_gauges(out: &mut String, depths: &am_services::topology::DepthsHandle) {
+    let Ok(d) = depths.read() else { return };
+    if d.queues.is_empty() {
+        return;
+    }
+    for (name, help, pick) in [
+        (
+            "am_queue_messages_ready",
+            "messages waiting in a queue nodes consume (role subscription or shared) or in a data queue's unrouted queue",
+            (|q: &am_services::topology::QueueDepth| q.ready) as fn(&_) -> u32,
+        ),
+        (
+            "am_queue_consumers",
+            "nodes consuming a queue",
+            |q: &am_services::topology::QueueDepth| q.consumers,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for q in &d.queues {
+            let _ = writeln!(
+                out,
+                "{name}{{queue=\"{}\",role=\"{}\",launch_setting=\"{}\",data_queue=\"{}\"}} {}",
+                label(&q.queue),
+                q.role,
+                label(q.launch_setting.as_deref().unwrap_or("")),
+                label(q.data_queue.as_deref().unwrap_or("")),
+                pick(q)
+            );
+        }
+    }
 }

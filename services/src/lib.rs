@@ -44,6 +44,8 @@ pub struct Services {
     pub runtime: Arc<runtime::RuntimeConfig>,
     /// Where started bulk operations are queued (the server's job worker).
     pub operations: Arc<dyn operations::OperationQueue>,
+    /// What the broker's queues hold, sampled by this replica's reconciler task.
+    pub broker_depths: topology::DepthsHandle,
 }
 
 /// Tunables of the services, read once at start-up by the binary.
@@ -77,6 +79,7 @@ impl Services {
             }),
             settings: Arc::new(settings),
             operations: Arc::new(operations::NoQueue),
+            broker_depths: topology::DepthsHandle::default(),
         }
     }
 

@@ -273,6 +273,61 @@ pub async fn finish_pass(
     Ok(done.rows_affected == 1)
 }
 
+/// What one queue nodes consume (or the unrouted queue of a data queue) holds, as last sampled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct QueueDepth {
+    pub queue: String,
+    /// `subscription`, `shared` or `unrouted`.
+    pub role: String,
+    pub launch_setting: Option<String>,
+    pub data_queue: Option<String>,
+    /// Messages waiting to be delivered (not those a node holds unacknowledged).
+    pub ready: u32,
+    /// Nodes consuming it.
+    pub consumers: u32,
+}
+
+/// The last sample of what the broker holds, per consumed and unrouted queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Depths {
+    pub sampled_at: Option<DateTime<Utc>>,
+    pub queues: Vec<QueueDepth>,
+}
+
+/// The sample a replica's reconciler task keeps up to date, read by the API, pages and
+/// `/metrics` of that replica.
+pub type DepthsHandle = std::sync::Arc<std::sync::RwLock<Depths>>;
+
+/// The queues whose depth is worth sampling: what nodes consume and what no launch setting
+/// took, with their labels.
+pub fn sampled_queues(objects: &BrokerObjects) -> Vec<QueueDepth> {
+    use am_domain::topology::QueueRole as R;
+    objects
+        .queues
+        .values()
+        .filter_map(|q| {
+            let (role, ls, dq) = match &q.role {
+                R::Subscription {
+                    launch_setting,
+                    data_queue,
+                    ..
+                } => ("subscription", Some(launch_setting), Some(data_queue)),
+                R::Shared { data_queue, .. } => ("shared", None, Some(data_queue)),
+                R::Unrouted { data_queue } => ("unrouted", None, Some(data_queue)),
+                R::Delay { .. } | R::Wait | R::System => return None,
+            };
+            Some(QueueDepth {
+                queue: q.name.clone(),
+                role: role.to_owned(),
+                launch_setting: ls.cloned(),
+                data_queue: dq.cloned(),
+                ready: 0,
+                consumers: 0,
+            })
+        })
+        .collect()
+}
+
 /// A queue on its way out, as the Broker page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LeavingView {
@@ -299,9 +354,15 @@ pub struct BrokerView {
     pub queues: usize,
     pub bindings: usize,
     pub leaving: Vec<LeavingView>,
+    /// What the consumed and unrouted queues hold, as this replica last sampled them.
+    pub depths: Depths,
 }
 
-pub async fn view(db: &DatabaseConnection, who: &Principal) -> ServiceResult<BrokerView> {
+pub async fn view(
+    db: &DatabaseConnection,
+    who: &Principal,
+    depths: &DepthsHandle,
+) -> ServiceResult<BrokerView> {
     who.require(Role::Viewer)?;
     let row = row(db).await?;
     let applied: Applied = serde_json::from_str(&row.applied).map_err(|e| {
@@ -334,6 +395,7 @@ pub async fn view(db: &DatabaseConnection, who: &Principal) -> ServiceResult<Bro
                 }
             })
             .collect(),
+        depths: depths.read().map(|d| d.clone()).unwrap_or_default(),
     })
 }
 

@@ -29,7 +29,22 @@ pub struct BrokerState {
     pub queues: usize,
     pub bindings: usize,
     pub leaving: Vec<LeavingRow>,
+    /// When the queues below were sampled.
+    pub sampled_at: Option<String>,
+    pub depths: Vec<QueueRow>,
     pub can_operate: bool,
+}
+
+/// What one consumed or unrouted queue holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueRow {
+    pub queue: String,
+    /// `subscription`, `shared` or `unrouted`.
+    pub role: String,
+    pub launch_setting: Option<String>,
+    pub data_queue: Option<String>,
+    pub ready: u32,
+    pub consumers: u32,
 }
 
 /// The reconciler's state for the Broker page (viewers).
@@ -39,7 +54,7 @@ pub async fn broker_status() -> Result<BrokerState, UiError> {
     use am_domain::roles::Role;
     let who = require(Role::Viewer)?;
     let s = services()?;
-    let v = am_services::topology::view(&s.db, &who).await?;
+    let v = am_services::topology::view(&s.db, &who, &s.broker_depths).await?;
     let time = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
     Ok(BrokerState {
         catalog_revision: v.catalog_revision,
@@ -62,6 +77,20 @@ pub async fn broker_status() -> Result<BrokerState, UiError> {
                 how: l.how,
                 reason: l.reason,
                 since: time(l.since),
+            })
+            .collect(),
+        sampled_at: v.depths.sampled_at.map(time),
+        depths: v
+            .depths
+            .queues
+            .into_iter()
+            .map(|q| QueueRow {
+                queue: q.queue,
+                role: q.role,
+                launch_setting: q.launch_setting,
+                data_queue: q.data_queue,
+                ready: q.ready,
+                consumers: q.consumers,
             })
             .collect(),
         can_operate: who.role.allows(Role::Operator),

@@ -69,6 +69,41 @@ fn Status(v: BrokerState, reconcile: ServerAction<ReconcileNow>) -> impl IntoVie
             </ul>
             <p class="hint">"Each is tried again on the next pass."</p>
         })}
+        <h2>"What the queues hold"</h2>
+        {v.sampled_at.clone().map(|at| view! { <p class="muted">{format!("sampled {at}")}</p> })}
+        {if v.depths.is_empty() {
+            view! { <p class="muted" data-test="no-queues">"No queue yet."</p> }.into_any()
+        } else {
+            view! {
+                <div class="table-wrap">
+                    <table class="list" data-test="queues">
+                        <thead><tr>
+                            <th>"Queue"</th><th>"Launch setting"</th><th>"Data queue"</th>
+                            <th>"Ready"</th><th>"Consumers"</th>
+                        </tr></thead>
+                        <tbody>
+                            {v.depths.into_iter().map(|q| {
+                                let ls = q.launch_setting.clone().map(|id| {
+                                    let href = format!("/launch-settings/{id}");
+                                    view! { <a href=href>{id}</a> }
+                                });
+                                let role = if q.role == "unrouted" { "unrouted: no launch setting took these" } else { "" };
+                                let (name, kind) = (q.queue.clone(), q.role.clone());
+                                view! {
+                                    <tr data-test="queue-row" data-queue=name data-role=kind>
+                                        <td data-label="Queue"><code>{q.queue}</code>" "<span class="muted">{role}</span></td>
+                                        <td data-label="Launch setting">{ls}</td>
+                                        <td data-label="Data queue">{q.data_queue}</td>
+                                        <td data-label="Ready" data-test="queue-ready">{q.ready}</td>
+                                        <td data-label="Consumers" data-test="queue-consumers">{q.consumers}</td>
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            }.into_any()
+        }}
         <h2>"Queues on their way out"</h2>
         {if v.leaving.is_empty() {
             view! { <p class="muted" data-test="no-leaving">"None."</p> }.into_any()

@@ -15,7 +15,8 @@ pub async fn get(
     State(state): State<AppState>,
     Caller(who): Caller,
 ) -> ApiResult<Json<BrokerView>> {
-    Ok(Json(topology::view(&state.services.db, &who).await?))
+    let s = &state.services;
+    Ok(Json(topology::view(&s.db, &who, &s.broker_depths).await?))
 }
 
 /// Asks for a full reconciliation pass (operators): every object the catalog wants is declared

@@ -33,6 +33,7 @@ pub fn spawn(
     tasks.spawn(topology::run(
         db.clone(),
         topology,
+        services.broker_depths.clone(),
         link.clone(),
         stop.clone(),
     ));

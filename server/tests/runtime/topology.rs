@@ -509,6 +509,7 @@ async fn replicas_reconcile_together_and_follow_catalog_writes() {
         .await;
     // Two replicas' reconcilers at once on the same database.
     let stop = tokio_util::sync::CancellationToken::new();
+    let depths = rules::DepthsHandle::default();
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..2 {
         let (tx, link) = server::broker::link();
@@ -519,6 +520,7 @@ async fn replicas_reconcile_together_and_follow_catalog_writes() {
         tasks.spawn(server::runtime::topology::run(
             f.w.db.clone(),
             f.topology.clone(),
+            depths.clone(),
             link,
             stop.clone(),
         ));
@@ -543,6 +545,16 @@ async fn replicas_reconcile_together_and_follow_catalog_writes() {
     f.publish(&f.w.address, 3, 2, &[]).await;
     f.expect_depth(&f.sub("t.r"), 5).await;
     f.expect_depth(&f.sub("t.new"), 2).await;
+    // The sampler sees what the broker holds, for the API, the Broker page and /metrics.
+    let sub = f.sub("t.r");
+    eventually("the sampled depth of t.r", SHORT, || async {
+        let d = depths.read().ok()?.clone();
+        d.queues
+            .iter()
+            .any(|q| q.queue == sub && q.ready == 5 && q.launch_setting.as_deref() == Some("t.r"))
+            .then_some(())
+    })
+    .await;
 
     // Someone deletes a queue by hand; *Reconcile now* declares and binds it again.
     let ch = f.conn.create_channel().await.expect("channel");

@@ -7,11 +7,12 @@
 //! broker; the others skip their pass.
 
 mod apply;
+mod depths;
 mod leaving;
 
 use crate::broker::Link;
 use agent_client::Topology;
-use am_services::topology::{self as rules, Outcome};
+use am_services::topology::{self as rules, DepthsHandle, Outcome};
 use chrono::Utc;
 use lapin::Connection;
 use sea_orm::DatabaseConnection;
@@ -22,6 +23,8 @@ use tracing::Instrument;
 
 /// How often the catalog revision is looked at.
 const POLL: Duration = Duration::from_millis(500);
+/// How often what the queues hold is sampled.
+const SAMPLE_EVERY: Duration = Duration::from_secs(5);
 /// How often leaving queues are looked at while there are some.
 const LEAVING_EVERY: Duration = Duration::from_secs(5);
 /// How often everything is declared again.
@@ -98,8 +101,14 @@ async fn run_pass(
     Ok(report)
 }
 
-/// Keeps the broker reconciled until `stop` fires.
-pub async fn run(db: DatabaseConnection, topology: Topology, link: Link, stop: CancellationToken) {
+/// Keeps the broker reconciled, and `samples` up to date, until `stop` fires.
+pub async fn run(
+    db: DatabaseConnection,
+    topology: Topology,
+    samples: DepthsHandle,
+    link: Link,
+    stop: CancellationToken,
+) {
     let holder = format!("manager-{}", uuid::Uuid::new_v4().simple());
     let repair = repair_every(&topology);
     loop {
@@ -111,6 +120,7 @@ pub async fn run(db: DatabaseConnection, topology: Topology, link: Link, stop: C
         let mut last_full = Instant::now();
         let mut last_full_at = Utc::now();
         let mut last_pass = Instant::now();
+        let mut last_sample: Option<Instant> = None;
         let mut leaving = 0;
         while conn.status().connected() {
             // Compared with what any replica applied last, so whichever holds the lease next
@@ -163,6 +173,12 @@ pub async fn run(db: DatabaseConnection, topology: Topology, link: Link, stop: C
                     Err(e) => tracing::warn!(error = %e, "reconciliation failed; retrying"),
                 }
                 last_pass = Instant::now();
+            }
+            if last_sample.is_none_or(|at| at.elapsed() >= SAMPLE_EVERY) {
+                if let Err(e) = depths::sample(&db, &conn, &samples).await {
+                    tracing::debug!(error = %e, "queue depths not sampled");
+                }
+                last_sample = Some(Instant::now());
             }
             tokio::select! {
                 () = tokio::time::sleep(POLL) => {}
