@@ -198,7 +198,6 @@ async fn measure(
     let task = tokio::spawn(server::runtime::topology::run(
         db.clone(),
         topology.clone(),
-        Default::default(),
         link,
         stop.clone(),
     ));

@@ -33,6 +33,11 @@ pub fn spawn(
     tasks.spawn(topology::run(
         db.clone(),
         topology,
+        link.clone(),
+        stop.clone(),
+    ));
+    tasks.spawn(topology::sample(
+        db.clone(),
         services.broker_depths.clone(),
         link.clone(),
         stop.clone(),

@@ -520,6 +520,11 @@ async fn replicas_reconcile_together_and_follow_catalog_writes() {
         tasks.spawn(server::runtime::topology::run(
             f.w.db.clone(),
             f.topology.clone(),
+            link.clone(),
+            stop.clone(),
+        ));
+        tasks.spawn(server::runtime::topology::sample(
+            f.w.db.clone(),
             depths.clone(),
             link,
             stop.clone(),

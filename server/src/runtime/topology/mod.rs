@@ -4,7 +4,7 @@
 //! everything again), within a second of any catalog write by any replica (the catalog
 //! revision), every few seconds while queues are leaving, and a full one every few minutes to
 //! repair what someone removed by hand. A database lease lets one replica at a time change the
-//! broker; the others skip their pass.
+//! broker; the others skip their pass. [`sample`] reads what the queues hold, apart.
 
 mod apply;
 mod depths;
@@ -101,14 +101,32 @@ async fn run_pass(
     Ok(report)
 }
 
-/// Keeps the broker reconciled, and `samples` up to date, until `stop` fires.
-pub async fn run(
+/// Keeps `samples` of what the queues hold up to date until `stop` fires. A task of its own:
+/// sampling thousands of queues takes seconds, which must not delay a reconciliation.
+pub async fn sample(
     db: DatabaseConnection,
-    topology: Topology,
     samples: DepthsHandle,
     link: Link,
     stop: CancellationToken,
 ) {
+    loop {
+        let Some(conn) = link.connected(&stop).await else {
+            return;
+        };
+        while conn.status().connected() {
+            if let Err(e) = depths::sample(&db, &conn, &samples).await {
+                tracing::debug!(error = %e, "queue depths not sampled");
+            }
+            tokio::select! {
+                () = tokio::time::sleep(SAMPLE_EVERY) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
+}
+
+/// Keeps the broker reconciled until `stop` fires.
+pub async fn run(db: DatabaseConnection, topology: Topology, link: Link, stop: CancellationToken) {
     let holder = format!("manager-{}", uuid::Uuid::new_v4().simple());
     let repair = repair_every(&topology);
     loop {
@@ -120,7 +138,6 @@ pub async fn run(
         let mut last_full = Instant::now();
         let mut last_full_at = Utc::now();
         let mut last_pass = Instant::now();
-        let mut last_sample: Option<Instant> = None;
         let mut leaving = 0;
         while conn.status().connected() {
             // Compared with what any replica applied last, so whichever holds the lease next
@@ -173,12 +190,6 @@ pub async fn run(
                     Err(e) => tracing::warn!(error = %e, "reconciliation failed; retrying"),
                 }
                 last_pass = Instant::now();
-            }
-            if last_sample.is_none_or(|at| at.elapsed() >= SAMPLE_EVERY) {
-                if let Err(e) = depths::sample(&db, &conn, &samples).await {
-                    tracing::debug!(error = %e, "queue depths not sampled");
-                }
-                last_sample = Some(Instant::now());
             }
             tokio::select! {
                 () = tokio::time::sleep(POLL) => {}
