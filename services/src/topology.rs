@@ -11,7 +11,7 @@ use crate::{
     Principal,
     audit::{self, AuditEntry},
     catalog,
-    entity::{broker_topology, catalog_meta},
+    entity::broker_topology,
     error::{ServiceError, ServiceResult},
 };
 use am_domain::{
@@ -79,14 +79,6 @@ pub struct Outcome {
     pub errors: Vec<String>,
 }
 
-/// The catalog's revision, bumped by every catalog write of any replica.
-pub async fn catalog_revision(db: &DatabaseConnection) -> ServiceResult<i64> {
-    Ok(catalog_meta::Entity::find_by_id(1)
-        .one(db)
-        .await?
-        .map_or(0, |m| m.revision))
-}
-
 /// What the reconciler polls: cheap (the applied state itself is not read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Revisions {
@@ -113,7 +105,7 @@ pub async fn revisions(db: &DatabaseConnection) -> ServiceResult<Revisions> {
         .await?;
     let (applied, full_requested_at) = row.unwrap_or((None, None));
     Ok(Revisions {
-        catalog: catalog_revision(db).await?,
+        catalog: catalog::revision(db).await?,
         applied,
         full_requested_at,
     })
@@ -173,10 +165,12 @@ async fn row(db: &DatabaseConnection) -> ServiceResult<broker_topology::Model> {
 /// The applied state and the catalog revision it came from (`None` before the first pass).
 pub async fn applied(db: &DatabaseConnection) -> ServiceResult<(Applied, Option<i64>)> {
     let row = row(db).await?;
-    let applied = serde_json::from_str(&row.applied).map_err(|e| {
-        ServiceError::Internal(format!("broker_topology.applied is unreadable: {e}"))
-    })?;
-    Ok((applied, row.applied_revision))
+    Ok((parse_applied(&row)?, row.applied_revision))
+}
+
+fn parse_applied(row: &broker_topology::Model) -> ServiceResult<Applied> {
+    serde_json::from_str(&row.applied)
+        .map_err(|e| ServiceError::Internal(format!("broker_topology.applied is unreadable: {e}")))
 }
 
 /// Plans a pass for `holder`, who must hold the lease. `full` declares and binds everything
@@ -188,7 +182,7 @@ pub async fn begin_pass(
     full: bool,
     now: DateTime<Utc>,
 ) -> ServiceResult<Pass> {
-    let revision = catalog_revision(db).await?;
+    let revision = catalog::revision(db).await?;
     let catalog = catalog::load_with(db, false).await?;
     let desired = layout.desired(&catalog);
     let (applied, applied_revision) = applied(db).await?;
@@ -365,10 +359,8 @@ pub async fn view(
 ) -> ServiceResult<BrokerView> {
     who.require(Role::Viewer)?;
     let row = row(db).await?;
-    let applied: Applied = serde_json::from_str(&row.applied).map_err(|e| {
-        ServiceError::Internal(format!("broker_topology.applied is unreadable: {e}"))
-    })?;
-    let catalog_revision = catalog_revision(db).await?;
+    let applied = parse_applied(&row)?;
+    let catalog_revision = catalog::revision(db).await?;
     Ok(BrokerView {
         catalog_revision,
         applied_revision: row.applied_revision,

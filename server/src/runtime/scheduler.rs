@@ -18,17 +18,14 @@
 //! PostgreSQL database each fire every time exactly once between them.
 
 use am_domain::schedule::Schedule;
-use am_services::{
-    entity::catalog_meta,
-    runtime::{
-        Metrics, RuntimeConfig,
-        groups::{self, Fire},
-        schedule::{self, CatchUp, GroupSchedule},
-        status::Trigger,
-    },
+use am_services::runtime::{
+    Metrics, RuntimeConfig,
+    groups::{self, Fire},
+    schedule::{self, CatchUp, GroupSchedule},
+    status::Trigger,
 };
 use chrono::{DateTime, Utc};
-use sea_orm::{DatabaseConnection, EntityTrait};
+use sea_orm::DatabaseConnection;
 use std::{
     collections::{BTreeMap, HashMap},
     sync::Arc,
@@ -231,7 +228,7 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
         };
         tokio::select! {
             _ = reload.tick() => {
-                let current = catalog_meta::Entity::find().one(&db).await.ok().flatten().map(|m| m.revision);
+                let current = am_services::catalog::revision(&db).await.ok();
                 if first || current != revision {
                     let next = state.reload(&db, &cfg, first).await;
                     record_next(&db, &next).await;

@@ -231,6 +231,8 @@ async fn a_producer_can_publish_before_any_node_and_nothing_is_dropped() {
             json!({ "filter": { "headers": { "tenant": "acme" } } }),
         )
         .ls("t.all", "echo", "stream", json!({}))
+        // Disabled: its queue stays bound and messages wait in the broker for it.
+        .ls("t.off", "echo", "stream", json!({ "enabled": false }))
         .build();
     c.data_queues.push(
         serde_json::from_value(json!({ "id": "spare", "kind": "topic", "address": spare }))
@@ -246,6 +248,7 @@ async fn a_producer_can_publish_before_any_node_and_nothing_is_dropped() {
     f.publish(&spare, 100, 3, &[]).await;
     f.expect_depth(&f.sub("t.acme"), 10).await;
     f.expect_depth(&f.sub("t.all"), 15).await;
+    f.expect_depth(&f.sub("t.off"), 15).await;
     f.expect_depth(&f.topology.names().unrouted("spare"), 3)
         .await;
     f.expect_depth(&f.topology.names().unrouted("events"), 0)

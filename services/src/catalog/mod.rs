@@ -44,6 +44,15 @@ async fn lock(txn: &DatabaseTransaction) -> ServiceResult<()> {
     Ok(())
 }
 
+/// The catalog's revision, bumped by every catalog write of any replica: what the scheduler
+/// and the broker reconciler poll to notice a change.
+pub async fn revision(db: &impl ConnectionTrait) -> ServiceResult<i64> {
+    Ok(catalog_meta::Entity::find_by_id(1)
+        .one(db)
+        .await?
+        .map_or(0, |m| m.revision))
+}
+
 /// Errors located in the changed entity are given relative to it (`parameters.org_id`), as a
 /// form shows them; errors the change causes elsewhere keep their full catalog path.
 fn relative_to(errors: ValidationErrors, prefix: Option<&str>) -> ValidationErrors {

@@ -46,6 +46,27 @@ pub(super) async fn leave(
     }
 }
 
+/// Ready messages and consumers of a queue; `None` when it does not exist.
+async fn counts(steps: &mut Steps<'_>, name: &str) -> Result<Option<(u32, u32)>, lapin::Error> {
+    let declared = steps
+        .channel()
+        .await?
+        .queue_declare(
+            name.into(),
+            QueueDeclareOptions {
+                passive: true,
+                ..QueueDeclareOptions::default()
+            },
+            FieldTable::default(),
+        )
+        .await;
+    match declared {
+        Ok(q) => Ok(Some((q.message_count(), q.consumer_count()))),
+        Err(e) if is_not_found(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// One step of a leaving queue; true once it is gone.
 async fn step(
     steps: &mut Steps<'_>,
@@ -53,14 +74,8 @@ async fn step(
     now: DateTime<Utc>,
 ) -> Result<bool, lapin::Error> {
     let queue = &l.leaving.queue;
-    let topology = steps.topology;
-    let ready = match topology
-        .check_queue(steps.channel().await?, &queue.name)
-        .await
-    {
-        Ok(ready) => ready,
-        Err(e) if is_not_found(&e) => return Ok(true),
-        Err(e) => return Err(e),
+    let Some((mut ready, mut consumers)) = counts(steps, &queue.name).await? else {
+        return Ok(true);
     };
     if ready > 0 {
         match &l.leaving.departure {
@@ -70,8 +85,9 @@ async fn step(
             Departure::Retire { reason } => {
                 let moved = move_to_dead_letters(steps, l, reason).await?;
                 tracing::info!(queue = %queue.name, moved, %reason, "moved the messages of a removed queue to the dead-letter queue");
-                if moved == MOVE_PER_PASS {
-                    return Ok(false);
+                match counts(steps, &queue.name).await? {
+                    Some(c) => (ready, consumers) = c,
+                    None => return Ok(true),
                 }
             }
         }
@@ -79,24 +95,7 @@ async fn step(
     // Quorum queues take neither `if-empty` nor `if-unused` (the broker closes the
     // connection), so both are checked just before: nothing is bound to the queue any more,
     // and a node still attached keeps it for the next pass.
-    let q = match steps
-        .channel()
-        .await?
-        .queue_declare(
-            queue.name.as_str().into(),
-            QueueDeclareOptions {
-                passive: true,
-                ..QueueDeclareOptions::default()
-            },
-            FieldTable::default(),
-        )
-        .await
-    {
-        Ok(q) => q,
-        Err(e) if is_not_found(&e) => return Ok(true),
-        Err(e) => return Err(e),
-    };
-    if q.message_count() > 0 || q.consumer_count() > 0 {
+    if ready > 0 || consumers > 0 {
         return Ok(false);
     }
     match steps
