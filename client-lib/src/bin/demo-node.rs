@@ -13,9 +13,9 @@
 //! default `demo.events,demo.later`: the addresses of the demo catalog's data queues). Every
 //! tenth event says `poison` in its body, for the `poison` agent to choke on. Events carry a
 //! `site` header (`par`, `lyo` or `mrs`, codes of the `sites` classifier) for message filters.
-//! The exchanges are declared as the subscriptions declare them (durable headers exchanges,
-//! auto-delete with `AM_QUEUE_EXPIRY`); each event is published with publisher confirms, and the
-//! producer reconnects after a failure. Unset or `0`: the node produces nothing. Run one
+//! The manager declares the exchanges from its catalog; until it has, the producer waits and
+//! retries. Each event is published with publisher confirms, and the producer reconnects after
+//! a failure. Unset or `0`: the node produces nothing. Run one
 //! producer per installation.
 
 use agent_client::{
