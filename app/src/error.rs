@@ -24,6 +24,9 @@ pub enum UiError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// The call's arguments did not decode.
+    #[error("{0}")]
+    BadRequest(String),
     /// Our failure; the detail is in the server log.
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
@@ -36,6 +39,17 @@ impl FromServerFnError for UiError {
     type Encoder = JsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        // On the server these mean the caller sent arguments that do not decode: its
+        // mistake, answered 400 with what was wrong. In the browser every one of them is a
+        // failed call.
+        #[cfg(feature = "ssr")]
+        if let ServerFnErrorErr::Args(m)
+        | ServerFnErrorErr::Deserialization(m)
+        | ServerFnErrorErr::MissingArg(m) = &value
+        {
+            return UiError::BadRequest(format!("the request's arguments are malformed: {m}"))
+                .set_response_status();
+        }
         UiError::Transport(value.to_string())
     }
 }
@@ -66,6 +80,7 @@ impl UiError {
             UiError::Invalid(_) => C::UNPROCESSABLE_ENTITY,
             UiError::NotFound(_) => C::NOT_FOUND,
             UiError::Conflict(_) => C::CONFLICT,
+            UiError::BadRequest(_) => C::BAD_REQUEST,
             UiError::Internal | UiError::Transport(_) => C::INTERNAL_SERVER_ERROR,
         }
     }

@@ -62,36 +62,49 @@ impl Catalog {
         self.schedule_groups.sort_by(|a, b| a.id.cmp(&b.id));
     }
 
+    // Lookups search the lists `normalize` sorted in O(log n); a list still in document order
+    // (an import being checked) is searched from the start when that misses. Validating a
+    // catalog at its limits looks up tens of thousands of references.
+
     pub fn application(&self, id: &str) -> Option<&Application> {
-        self.applications.iter().find(|a| a.id == id)
+        find_sorted(&self.applications, id, |a| a.id.as_str())
     }
 
     pub fn pool(&self, id: &str) -> Option<&Pool> {
-        self.pools.iter().find(|p| p.id == id)
+        find_sorted(&self.pools, id, |p| p.id.as_str())
     }
 
     pub fn data_queue(&self, id: &str) -> Option<&DataQueue> {
-        self.data_queues.iter().find(|q| q.id == id)
+        find_sorted(&self.data_queues, id, |q| q.id.as_str())
     }
 
     pub fn agent(&self, application: &str, id: &str) -> Option<&Agent> {
-        self.agents
-            .iter()
-            .find(|a| a.application == application && a.id == id)
+        find_sorted(&self.agents, (application, id), |a| {
+            (a.application.as_str(), a.id.as_str())
+        })
     }
 
     pub fn classifier(&self, application: &str, name: &str) -> Option<&Classifier> {
-        self.classifiers
-            .iter()
-            .find(|c| c.application == application && c.name == name)
+        find_sorted(&self.classifiers, (application, name), |c| {
+            (c.application.as_str(), c.name.as_str())
+        })
     }
 
     pub fn launch_setting(&self, id: &str) -> Option<&LaunchSetting> {
-        self.launch_settings.iter().find(|l| l.id == id)
+        find_sorted(&self.launch_settings, id, |l| l.id.as_str())
     }
 
     pub fn schedule_group(&self, id: &str) -> Option<&ScheduleGroup> {
-        self.schedule_groups.iter().find(|g| g.id == id)
+        find_sorted(&self.schedule_groups, id, |g| g.id.as_str())
+    }
+}
+
+/// The entry of `list` whose key is `key`: a binary search (right when the list is sorted by
+/// the key), then a scan (for a list that is not).
+fn find_sorted<'a, T, K: Ord>(list: &'a [T], key: K, key_of: impl Fn(&'a T) -> K) -> Option<&'a T> {
+    match list.binary_search_by(|e| key_of(e).cmp(&key)) {
+        Ok(i) => list.get(i),
+        Err(_) => list.iter().find(|e| key_of(e) == key),
     }
 }
 

@@ -17,6 +17,8 @@ use serde_json::json;
 mod entities;
 #[path = "catalog_rules/launch.rs"]
 mod launch;
+#[path = "catalog_rules/limits.rs"]
+mod limits;
 #[path = "catalog_rules/usage.rs"]
 mod usage;
 

@@ -50,9 +50,29 @@ fn is_state_changing(method: &Method) -> bool {
 
 /// The request's Origin must be this server (as the browser addressed it) or a configured one.
 fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
+    headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|origin| is_own_origin(origin, headers, allowed))
+}
+
+/// A server function called by a plain form post redirects back to the Referer: one naming
+/// another site would make the manager an open redirect, so it is dropped (the redirect then
+/// goes to `/`).
+fn drop_foreign_referer(headers: &mut HeaderMap, allowed: &[String]) {
+    let foreign = headers.get(header::REFERER).is_some_and(|referer| {
+        !referer
+            .to_str()
+            .ok()
+            .and_then(|r| url::Url::parse(r).ok())
+            .is_some_and(|u| is_own_origin(&u.origin().ascii_serialization(), headers, allowed))
+    });
+    if foreign {
+        headers.remove(header::REFERER);
+    }
+}
+
+fn is_own_origin(origin: &str, headers: &HeaderMap, allowed: &[String]) -> bool {
     let origin = origin.trim_end_matches('/');
     if allowed.iter().any(|a| a == origin) {
         return true;
@@ -80,6 +100,9 @@ pub async fn middleware(State(state): State<AppState>, mut req: Request, next: N
 
     let path = req.uri().path().to_owned();
     let services = &state.services;
+    if is_state_changing(req.method()) {
+        drop_foreign_referer(req.headers_mut(), &state.http.allowed_origins);
+    }
 
     let principal = if let Some(token) = bearer(req.headers()) {
         match accounts::resolve_token(&services.db, token).await {
@@ -164,6 +187,28 @@ mod tests {
         );
         assert!(!origin_allowed(&h, &[]));
         assert!(origin_allowed(&h, &["http://evil.example".to_owned()]));
+    }
+
+    #[test]
+    fn a_foreign_referer_is_dropped() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:3000"));
+        h.insert(
+            header::REFERER,
+            HeaderValue::from_static("http://127.0.0.1:3000/launch-settings/x?tab=1"),
+        );
+        drop_foreign_referer(&mut h, &[]);
+        assert!(h.contains_key(header::REFERER), "same origin stays");
+        for foreign in [
+            "http://evil.example/",
+            "http://127.0.0.1:3000.evil.example/",
+            "//evil.example/x",
+            "not a url",
+        ] {
+            h.insert(header::REFERER, HeaderValue::from_static(foreign));
+            drop_foreign_referer(&mut h, &[]);
+            assert!(!h.contains_key(header::REFERER), "{foreign}");
+        }
     }
 
     #[test]

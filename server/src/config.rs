@@ -2,6 +2,7 @@
 //! (`AM_CONFIG`, or `--config`). Environment variables win over the file. Every bad value is
 //! reported with the name of the variable (or file key) it came from.
 
+use crate::host_check::AllowedHosts;
 use am_services::db::DEFAULT_DATABASE_URL;
 use serde::Deserialize;
 use std::{net::SocketAddr, path::Path};
@@ -57,6 +58,9 @@ pub struct HttpConfig {
     /// Origins allowed on state-changing browser requests besides the request's own host,
     /// e.g. `https://manager.example.com` behind a reverse proxy.
     pub allowed_origins: Vec<String>,
+    /// Host names the manager answers to besides IP literals and `localhost`
+    /// (`AM_ALLOWED_HOSTS` and the hosts of `allowed_origins`).
+    pub allowed_hosts: AllowedHosts,
     /// Mark the session cookie `Secure` (set when served over HTTPS).
     pub secure_cookies: bool,
 }
@@ -95,6 +99,7 @@ struct FileConfig {
     listen: Option<String>,
     admin_password: Option<String>,
     allowed_origins: Option<Vec<String>>,
+    allowed_hosts: Option<Vec<String>>,
     secure_cookies: Option<bool>,
     prefix: Option<String>,
     queue_expiry: Option<String>,
@@ -182,6 +187,7 @@ impl Config {
             listen,
             admin_password,
             allowed_origins,
+            allowed_hosts,
             secure_cookies,
             prefix,
             queue_expiry,
@@ -273,6 +279,22 @@ impl Config {
                 });
             }
         }
+        let (hosts_key, host_entries) = match env("AM_ALLOWED_HOSTS") {
+            Some(v) => (
+                "AM_ALLOWED_HOSTS".to_owned(),
+                v.split(',').map(str::to_owned).collect(),
+            ),
+            None => (
+                "allowed_hosts".to_owned(),
+                allowed_hosts.unwrap_or_default(),
+            ),
+        };
+        let allowed_hosts = AllowedHosts::parse(host_entries.iter().map(String::as_str))
+            .map_err(|e| ConfigError::Invalid {
+                key: hosts_key,
+                message: e.to_string(),
+            })?
+            .with_origins(&allowed_origins);
         let secure_cookies = match env("AM_SECURE_COOKIES") {
             Some(v) => match v.as_str() {
                 "true" | "1" | "yes" => true,
@@ -346,6 +368,7 @@ impl Config {
             http: HttpConfig {
                 listen,
                 allowed_origins,
+                allowed_hosts,
                 secure_cookies,
             },
             admin: AdminConfig { initial_password },
@@ -380,6 +403,25 @@ mod tests {
             .map(|(k, v)| ((*k).into(), (*v).into()))
             .collect();
         Config::load(&move |k| map.get(k).cloned(), None)
+    }
+
+    #[test]
+    fn allowed_hosts_are_host_names() {
+        let c = load(&[
+            ("AM_ALLOWED_HOSTS", "manager.example.com, *.corp.example"),
+            ("AM_ALLOWED_ORIGINS", "https://ops.example.org"),
+        ])
+        .expect("valid");
+        for host in ["manager.example.com", "am.corp.example", "ops.example.org"] {
+            assert!(c.http.allowed_hosts.allows(host), "{host}");
+        }
+        assert!(!c.http.allowed_hosts.allows("evil.example"));
+        let e = load(&[("AM_ALLOWED_HOSTS", "http://x")]).expect_err("a URL is not a host");
+        assert!(
+            e.to_string()
+                .starts_with("AM_ALLOWED_HOSTS: `http://x` is not a host name"),
+            "{e}"
+        );
     }
 
     #[test]

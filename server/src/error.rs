@@ -22,6 +22,10 @@ pub enum AppError {
     BadToken,
     #[error("the request's Origin is not allowed for this state-changing request")]
     BadOrigin,
+    #[error("this manager does not answer to the host name `{0}`; add it to AM_ALLOWED_HOSTS")]
+    BadHost(String),
+    #[error("the request body is larger than the {limit} bytes this endpoint accepts")]
+    TooLarge { limit: usize },
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -50,6 +54,8 @@ impl AppError {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::BadToken => StatusCode::UNAUTHORIZED,
             AppError::BadOrigin => StatusCode::FORBIDDEN,
+            AppError::BadHost(_) => StatusCode::BAD_REQUEST,
+            AppError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         }
     }
 

@@ -1,9 +1,16 @@
 //! The whole HTTP surface in one router: probes, the JSON API, the admin UI (SSR pages and
 //! server functions) and static assets, behind the authentication middleware.
 
-use crate::{api, auth, state::AppState};
+use crate::{api, auth, error::AppError, host_check, state::AppState};
 use app::{App, api::ssr::SecureCookies, shell};
-use axum::{Router, middleware};
+use axum::{
+    Router,
+    body::Body,
+    extract::Request,
+    http::header,
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+};
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::trace::TraceLayer;
@@ -26,10 +33,63 @@ pub fn router(state: AppState) -> Router {
             AppState,
             _,
         >(context, shell))
+        .layer(middleware::from_fn(limit_server_fn_bodies))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::middleware,
         ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            host_check::middleware,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Server functions take form fields and small JSON documents; larger catalogs go through the
+/// API. docs/operations.md, "Limits".
+pub const SERVER_FN_BODY_LIMIT: usize = 1024 * 1024;
+
+/// Answers 413 for a server-function call whose body is over [`SERVER_FN_BODY_LIMIT`], declared
+/// or sent: left to the server function, it would be a 500.
+async fn limit_server_fn_bodies(req: Request, next: Next) -> Response {
+    if !req.uri().path().starts_with("/ui/") {
+        return next.run(req).await;
+    }
+    let too_large = AppError::TooLarge {
+        limit: SERVER_FN_BODY_LIMIT,
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(n) if n > SERVER_FN_BODY_LIMIT as u64 => too_large.into_response(),
+        Some(_) => next.run(req).await,
+        // A chunked body: read it here, up to the limit.
+        None => {
+            let (parts, body) = req.into_parts();
+            match axum::body::to_bytes(body, SERVER_FN_BODY_LIMIT).await {
+                Ok(bytes) => {
+                    next.run(Request::from_parts(parts, Body::from(bytes)))
+                        .await
+                }
+                Err(e) if is_length_limit(&e) => too_large.into_response(),
+                Err(e) => AppError::BadRequest(format!("cannot read the request body: {e}"))
+                    .into_response(),
+            }
+        }
+    }
+}
+
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }

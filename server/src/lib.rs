@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod dead_letters;
 pub mod error;
+pub mod host_check;
 pub mod http;
 pub mod jobs;
 pub mod live;

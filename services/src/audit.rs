@@ -3,7 +3,7 @@
 
 use crate::{Principal, entity::audit_log, error::ServiceResult};
 use chrono::Utc;
-use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
 use serde::Serialize;
 
 #[derive(Debug, Clone)]
@@ -46,19 +46,39 @@ impl AuditEntry {
     }
 }
 
-pub async fn record(db: &impl ConnectionTrait, entry: AuditEntry) -> ServiceResult<()> {
-    audit_log::ActiveModel {
-        at: Set(Utc::now()),
-        actor: Set(entry.actor),
-        action: Set(entry.action),
-        entity_type: Set(entry.entity_type),
-        entity_id: Set(entry.entity_id),
-        before: Set(entry.before),
-        after: Set(entry.after),
-        cause: Set(entry.cause),
-        ..Default::default()
+impl AuditEntry {
+    fn row(self, at: chrono::DateTime<Utc>) -> audit_log::ActiveModel {
+        audit_log::ActiveModel {
+            at: Set(at),
+            actor: Set(self.actor),
+            action: Set(self.action),
+            entity_type: Set(self.entity_type),
+            entity_id: Set(self.entity_id),
+            before: Set(self.before),
+            after: Set(self.after),
+            cause: Set(self.cause),
+            ..Default::default()
+        }
     }
-    .insert(db)
-    .await?;
+}
+
+pub async fn record(db: &impl ConnectionTrait, entry: AuditEntry) -> ServiceResult<()> {
+    entry.row(Utc::now()).insert(db).await?;
+    Ok(())
+}
+
+/// Entries per INSERT: 8 columns each, far below either database's parameter limit.
+const BATCH: usize = 500;
+
+/// Records every entry of one change (e.g. a catalog import), in multi-row statements.
+pub async fn record_all(db: &impl ConnectionTrait, entries: Vec<AuditEntry>) -> ServiceResult<()> {
+    let at = Utc::now();
+    let mut rows = entries.into_iter().map(|e| e.row(at)).peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<_> = rows.by_ref().take(BATCH).collect();
+        audit_log::Entity::insert_many(chunk)
+            .exec_without_returning(db)
+            .await?;
+    }
     Ok(())
 }

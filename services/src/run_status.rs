@@ -1,23 +1,31 @@
-//! The runtime status of launch settings and schedule groups as pages show it: current status
-//! (`running` | `waiting` | `disabled`), the last activation's result and why it was disabled.
+//! The runtime status of launch settings and schedule groups as pages and the API show it:
+//! current status (`running` | `waiting` | `disabled`), the last activation's result, why it was
+//! disabled and, for a launch setting, what waits for it in the broker.
 
 use crate::{
     Principal,
     entity::{launch_settings, schedule_groups},
     error::ServiceResult,
+    topology::{Backlog, DepthsHandle},
 };
+use am_domain::catalog::{Catalog, LaunchSetting};
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use std::collections::HashMap;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct RunStatus {
+    /// `running` | `waiting` | `disabled`.
     pub current: String,
     /// `succeeded` | `failed` | `interrupted`; `None` before the first activation ends.
     pub last_result: Option<String>,
     pub last_result_at: Option<DateTime<Utc>>,
     pub disabled_reason: Option<String>,
+    /// Launch settings only: what waits for it in the broker, from this replica's last sample
+    /// (none before the first one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<Backlog>,
 }
 
 /// Rows per `IN (...)`: far below every database's bound-parameter limit.
@@ -56,6 +64,7 @@ async fn read<E: EntityTrait>(
                         last_result,
                         last_result_at,
                         disabled_reason,
+                        backlog: None,
                     },
                 )
             },
@@ -84,6 +93,28 @@ pub async fn of_launch_settings(
         ids,
     )
     .await
+}
+
+/// As [`of_launch_settings`] for `settings`, each with its backlog.
+pub async fn of_launch_settings_with_backlog(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    depths: &DepthsHandle,
+    catalog: &Catalog,
+    settings: &[&LaunchSetting],
+) -> ServiceResult<HashMap<String, RunStatus>> {
+    let ids: Vec<String> = settings.iter().map(|l| l.id.clone()).collect();
+    let mut statuses = of_launch_settings(db, actor, &ids).await?;
+    let mut backlogs = match depths.read() {
+        Ok(d) => d.backlogs(catalog, settings.iter().copied()),
+        Err(poisoned) => poisoned
+            .into_inner()
+            .backlogs(catalog, settings.iter().copied()),
+    };
+    for (id, status) in &mut statuses {
+        status.backlog = backlogs.remove(id);
+    }
+    Ok(statuses)
 }
 
 /// Status of each named schedule group that exists.

@@ -288,6 +288,72 @@ pub struct Depths {
     pub queues: Vec<QueueDepth>,
 }
 
+/// What waits in the broker for one launch setting, from the last sample.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Backlog {
+    /// The queue the launch setting consumes.
+    pub queue: String,
+    /// The queue is its data queue's shared one (kind `queue`): every launch setting of that
+    /// data queue takes from it, so they show the same backlog.
+    pub shared: bool,
+    /// Messages waiting to be delivered.
+    pub ready: u32,
+    /// Nodes consuming the queue.
+    pub consumers: u32,
+    pub sampled_at: Option<DateTime<Utc>>,
+}
+
+impl Depths {
+    /// The backlog of each of `settings` whose queue was sampled: its own subscription, or its
+    /// data queue's shared queue.
+    pub fn backlogs<'a>(
+        &self,
+        catalog: &am_domain::catalog::Catalog,
+        settings: impl IntoIterator<Item = &'a am_domain::catalog::LaunchSetting>,
+    ) -> std::collections::HashMap<String, Backlog> {
+        let backlog = |q: &QueueDepth| Backlog {
+            queue: q.queue.clone(),
+            shared: q.role == "shared",
+            ready: q.ready,
+            consumers: q.consumers,
+            sampled_at: self.sampled_at,
+        };
+        let mut own = std::collections::HashMap::new();
+        let mut shared = std::collections::HashMap::new();
+        for q in &self.queues {
+            match (q.role.as_str(), &q.launch_setting, &q.data_queue) {
+                ("subscription", Some(ls), _) => {
+                    own.insert(ls.as_str(), q);
+                }
+                ("shared", _, Some(dq)) => {
+                    shared.insert(dq.as_str(), q);
+                }
+                _ => {}
+            }
+        }
+        let data_queue_of: std::collections::HashMap<(&str, &str), &str> = catalog
+            .agents
+            .iter()
+            .filter_map(|a| {
+                a.data_queue
+                    .as_deref()
+                    .map(|dq| ((a.application.as_str(), a.id.as_str()), dq))
+            })
+            .collect();
+        settings
+            .into_iter()
+            .filter_map(|ls| {
+                let found = own.get(ls.id.as_str()).or_else(|| {
+                    data_queue_of
+                        .get(&(ls.application.as_str(), ls.agent.as_str()))
+                        .and_then(|dq| shared.get(dq))
+                })?;
+                Some((ls.id.clone(), backlog(found)))
+            })
+            .collect()
+    }
+}
+
 /// The sample a replica's reconciler task keeps up to date, read by the API, pages and
 /// `/metrics` of that replica.
 pub type DepthsHandle = std::sync::Arc<std::sync::RwLock<Depths>>;

@@ -65,7 +65,14 @@ impl Kind {
             Kind::Pools => &["Title", "Hosts"],
             Kind::DataQueues => &["Title", "Kind", "Address", "Delay"],
             Kind::Agents => &["Application", "Title", "Input", "Concurrency", "Overlap"],
-            Kind::LaunchSettings => &["Application", "Agent", "Kind", "Status", "Last result"],
+            Kind::LaunchSettings => &[
+                "Application",
+                "Agent",
+                "Kind",
+                "Status",
+                "Last result",
+                "Backlog",
+            ],
             Kind::ScheduleGroups => &["Application", "Cron", "Members", "Status", "Last result"],
         }
     }
@@ -290,8 +297,27 @@ mod rows {
         }
     }
 
+    /// Messages waiting in the broker and the nodes taking them; `—` before the first sample.
+    fn backlog_cell(s: Option<&RunStatus>) -> String {
+        match s.and_then(|s| s.backlog.as_ref()) {
+            Some(b) => format!(
+                "{} waiting · {} {}{}",
+                b.ready,
+                b.consumers,
+                if b.consumers == 1 {
+                    "consumer"
+                } else {
+                    "consumers"
+                },
+                if b.shared { " (shared)" } else { "" }
+            ),
+            None => "—".into(),
+        }
+    }
+
     pub fn launch_setting(l: LaunchSetting, s: Option<&RunStatus>) -> ListRow {
         let [current, last] = status_cells(l.enabled, s);
+        let backlog = backlog_cell(s);
         ListRow {
             href: entity_href(&EntityRef::LaunchSetting(l.id.clone())),
             cells: vec![
@@ -304,6 +330,7 @@ mod rows {
                 .into(),
                 current,
                 last,
+                backlog,
             ],
             id: l.id,
         }
@@ -370,8 +397,15 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
         }
         Kind::LaunchSettings => {
             let p = page_of::<LaunchSetting>(&catalog, &filter);
-            let ids: Vec<String> = p.items.iter().map(|l| l.id.clone()).collect();
-            let st = am_services::run_status::of_launch_settings(db, &who, &ids).await?;
+            let settings: Vec<&LaunchSetting> = p.items.iter().collect();
+            let st = am_services::run_status::of_launch_settings_with_backlog(
+                db,
+                &who,
+                &s.broker_depths,
+                &catalog,
+                &settings,
+            )
+            .await?;
             let rows = p
                 .items
                 .into_iter()

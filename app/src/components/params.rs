@@ -260,10 +260,15 @@ fn ParamField(
             .collect();
         if !codes.is_empty() {
             let lookup = ServerAction::<ClassifierLabels>::new();
-            lookup.dispatch(ClassifierLabels {
+            // Dispatched from an effect, which runs only in the browser: dispatching while
+            // rendering on the server would call browser-only functions and panic the worker.
+            let call = ClassifierLabels {
                 application: application.clone(),
                 classifier: classifier.clone(),
                 codes,
+            };
+            Effect::new(move |_| {
+                lookup.dispatch(call.clone());
             });
             let labels = state.labels;
             Effect::new(move |_| {

@@ -6,6 +6,7 @@
 
 mod entities;
 mod launch;
+pub mod limits;
 
 use crate::{
     ValidationErrors,
@@ -29,6 +30,9 @@ pub fn validate_catalog(catalog: &Catalog) -> Result<(), ValidationErrors> {
                 catalog.version
             ),
         );
+    }
+    if !limits::check(catalog, &mut errors) {
+        return errors.into_result();
     }
     entities::applications(catalog, &mut errors);
     entities::pools(catalog, &mut errors);

@@ -91,3 +91,27 @@ fn entity_refs_display_their_key() {
         "schedule group 'g'"
     );
 }
+
+/// Lookups find every entity whether the lists are sorted (as stored) or in document order.
+#[test]
+fn lookups_find_entities_in_any_order() {
+    let mut c = fixture();
+    c.normalize();
+    let mut reversed = c.clone();
+    reversed.applications.reverse();
+    reversed.agents.reverse();
+    reversed.launch_settings.reverse();
+    for catalog in [&c, &reversed] {
+        for a in &c.applications {
+            assert!(catalog.application(&a.id).is_some(), "{}", a.id);
+        }
+        for a in &c.agents {
+            assert!(catalog.agent(&a.application, &a.id).is_some(), "{}", a.id);
+        }
+        for l in &c.launch_settings {
+            assert_eq!(catalog.launch_setting(&l.id).map(|x| &x.id), Some(&l.id));
+        }
+        assert!(catalog.application("nope").is_none());
+        assert!(catalog.agent("billing", "nope").is_none());
+    }
+}

@@ -3,14 +3,14 @@
 //! Every handler checks the role (inside the service), calls one service function and maps
 //! its error.
 
-use super::json::ApiJson;
+use super::json::{ApiJson, EntityJson};
 use crate::{
     auth::Caller,
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
 use am_domain::usage::EntityRef;
-use am_services::catalog;
+use am_services::{catalog, run_status::RunStatus};
 use axum::{
     Json, Router,
     extract::{Path, Query, State},
@@ -148,16 +148,104 @@ crud!(
     "/api/v1/data-queues/{id}"
 );
 
+/// A schedule group and its runtime status (`status` is read-only: ignored when sent back).
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct ScheduleGroupView {
+    #[serde(flatten)]
+    pub group: am_domain::catalog::ScheduleGroup,
+    pub status: Option<RunStatus>,
+}
+
 pub mod schedule_groups {
     use super::*;
-    crud!(
-        inner,
-        am_domain::catalog::ScheduleGroup,
-        ScheduleGroup,
-        "schedule-groups",
-        "/api/v1/schedule-groups",
-        "/api/v1/schedule-groups/{id}"
-    );
+    use am_domain::catalog::ScheduleGroup;
+
+    async fn with_status(
+        s: &AppState,
+        who: &am_services::Principal,
+        groups: Vec<ScheduleGroup>,
+    ) -> ApiResult<Vec<ScheduleGroupView>> {
+        let ids: Vec<String> = groups.iter().map(|g| g.id.clone()).collect();
+        let mut st = am_services::run_status::of_schedule_groups(&s.services.db, who, &ids).await?;
+        Ok(groups
+            .into_iter()
+            .map(|group| ScheduleGroupView {
+                status: st.remove(&group.id),
+                group,
+            })
+            .collect())
+    }
+
+    #[utoipa::path(get, path = "/api/v1/schedule-groups", tag = "schedule-groups", responses(
+        (status = 200, body = Vec<ScheduleGroupView>), (status = 401, body = ErrorBody)))]
+    pub async fn list(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+    ) -> ApiResult<Json<Vec<ScheduleGroupView>>> {
+        let groups = catalog::list::<ScheduleGroup>(&s.services.db, &who).await?;
+        Ok(Json(with_status(&s, &who, groups).await?))
+    }
+
+    #[utoipa::path(get, path = "/api/v1/schedule-groups/{id}", tag = "schedule-groups",
+        params(("id" = String, Path)),
+        responses((status = 200, body = ScheduleGroupView), (status = 404, body = ErrorBody)))]
+    pub async fn get(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path(id): Path<String>,
+    ) -> ApiResult<Json<ScheduleGroupView>> {
+        let group =
+            catalog::get::<ScheduleGroup>(&s.services.db, &who, &EntityRef::ScheduleGroup(id))
+                .await?;
+        let mut views = with_status(&s, &who, vec![group]).await?;
+        views.pop().map(Json).ok_or_else(|| {
+            AppError::Service(am_services::ServiceError::Internal("lost the group".into()))
+        })
+    }
+
+    #[utoipa::path(post, path = "/api/v1/schedule-groups", tag = "schedule-groups",
+        request_body = ScheduleGroup, responses(
+        (status = 201, body = ScheduleGroup), (status = 403, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    pub async fn create(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        EntityJson(body): EntityJson<ScheduleGroup>,
+    ) -> ApiResult<(StatusCode, Json<ScheduleGroup>)> {
+        Ok((
+            StatusCode::CREATED,
+            Json(catalog::create(&s.services.db, &who, body).await?),
+        ))
+    }
+
+    #[utoipa::path(put, path = "/api/v1/schedule-groups/{id}", tag = "schedule-groups",
+        params(("id" = String, Path)), request_body = ScheduleGroup,
+        responses((status = 200, body = ScheduleGroup), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+    pub async fn update(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path(id): Path<String>,
+        EntityJson(body): EntityJson<ScheduleGroup>,
+    ) -> ApiResult<Json<ScheduleGroup>> {
+        Ok(Json(
+            catalog::update(&s.services.db, &who, &EntityRef::ScheduleGroup(id), body).await?,
+        ))
+    }
+
+    #[utoipa::path(delete, path = "/api/v1/schedule-groups/{id}", tag = "schedule-groups",
+        params(("id" = String, Path)), responses(
+        (status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "in use")))]
+    pub async fn delete(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path(id): Path<String>,
+    ) -> ApiResult<StatusCode> {
+        catalog::delete::<ScheduleGroup>(&s.services.db, &who, &EntityRef::ScheduleGroup(id))
+            .await?;
+        Ok(StatusCode::NO_CONTENT)
+    }
+
     switch!(
         ScheduleGroup,
         "schedule-groups",
@@ -166,12 +254,17 @@ pub mod schedule_groups {
         "/api/v1/schedule-groups/{id}/run"
     );
 
-    // The OpenAPI document names handlers by path; re-export them (and utoipa's generated
-    // path types) beside the enable/disable handlers of this module.
-    pub use inner::{__path_create, __path_delete, __path_get, __path_list, __path_update};
-
     pub fn router() -> Router<AppState> {
-        inner::router().merge(switch_router())
+        Router::new()
+            .route(
+                "/api/v1/schedule-groups",
+                axum::routing::get(list).post(create),
+            )
+            .route(
+                "/api/v1/schedule-groups/{id}",
+                axum::routing::get(get).put(update).delete(delete),
+            )
+            .merge(switch_router())
     }
 }
 
@@ -253,6 +346,15 @@ pub mod agents {
     }
 }
 
+/// A launch setting and its runtime status, with its backlog (`status` is read-only: ignored
+/// when sent back).
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct LaunchSettingView {
+    #[serde(flatten)]
+    pub setting: am_domain::catalog::LaunchSetting,
+    pub status: Option<RunStatus>,
+}
+
 pub mod launch_settings {
     use super::*;
     use am_domain::catalog::LaunchSetting;
@@ -275,27 +377,60 @@ pub mod launch_settings {
         })
     }
 
-    #[utoipa::path(get, path = "/api/v1/launch-settings", tag = "launch-settings", responses((status = 200, body = Vec<LaunchSetting>)))]
+    /// `settings` with their status; one read of the catalog for the backlogs.
+    async fn with_status(
+        s: &AppState,
+        who: &am_services::Principal,
+        catalog: &am_domain::catalog::Catalog,
+        settings: Vec<LaunchSetting>,
+    ) -> ApiResult<Vec<LaunchSettingView>> {
+        let refs: Vec<&LaunchSetting> = settings.iter().collect();
+        let mut st = am_services::run_status::of_launch_settings_with_backlog(
+            &s.services.db,
+            who,
+            &s.services.broker_depths,
+            catalog,
+            &refs,
+        )
+        .await?;
+        Ok(settings
+            .into_iter()
+            .map(|setting| LaunchSettingView {
+                status: st.remove(&setting.id),
+                setting,
+            })
+            .collect())
+    }
+
+    #[utoipa::path(get, path = "/api/v1/launch-settings", tag = "launch-settings", responses((status = 200, body = Vec<LaunchSettingView>)))]
     pub async fn list(
         State(s): State<AppState>,
         Caller(who): Caller,
-    ) -> ApiResult<Json<Vec<LaunchSetting>>> {
-        Ok(Json(
-            catalog::list::<LaunchSetting>(&s.services.db, &who).await?,
-        ))
+    ) -> ApiResult<Json<Vec<LaunchSettingView>>> {
+        let catalog = catalog::overview(&s.services.db, &who).await?;
+        let settings = catalog.launch_settings.clone();
+        Ok(Json(with_status(&s, &who, &catalog, settings).await?))
     }
 
     #[utoipa::path(get, path = "/api/v1/launch-settings/{id}", tag = "launch-settings", params(("id" = String, Path)),
-        responses((status = 200, body = LaunchSetting), (status = 404, body = ErrorBody)))]
+        responses((status = 200, body = LaunchSettingView), (status = 404, body = ErrorBody)))]
     pub async fn get(
         State(s): State<AppState>,
         Caller(who): Caller,
         Path(id): Path<String>,
-    ) -> ApiResult<Json<LaunchSetting>> {
-        Ok(Json(
-            catalog::get::<LaunchSetting>(&s.services.db, &who, &EntityRef::LaunchSetting(id))
-                .await?,
-        ))
+    ) -> ApiResult<Json<LaunchSettingView>> {
+        let catalog = catalog::overview(&s.services.db, &who).await?;
+        let setting = catalog.launch_setting(&id).cloned().ok_or_else(|| {
+            AppError::Service(am_services::ServiceError::NotFound(
+                EntityRef::LaunchSetting(id).to_string(),
+            ))
+        })?;
+        let mut views = with_status(&s, &who, &catalog, vec![setting]).await?;
+        views.pop().map(Json).ok_or_else(|| {
+            AppError::Service(am_services::ServiceError::Internal(
+                "lost the launch setting".into(),
+            ))
+        })
     }
 
     #[utoipa::path(post, path = "/api/v1/launch-settings", tag = "launch-settings", params(GroupsQuery),
@@ -305,7 +440,7 @@ pub mod launch_settings {
         State(s): State<AppState>,
         Caller(who): Caller,
         Query(q): Query<GroupsQuery>,
-        ApiJson(body): ApiJson<LaunchSetting>,
+        EntityJson(body): EntityJson<LaunchSetting>,
     ) -> ApiResult<(StatusCode, Json<LaunchSetting>)> {
         let saved =
             catalog::save_launch_setting(&s.services.db, &who, body, groups(q), true).await?;
@@ -320,7 +455,7 @@ pub mod launch_settings {
         Caller(who): Caller,
         Path(id): Path<String>,
         Query(q): Query<GroupsQuery>,
-        ApiJson(body): ApiJson<LaunchSetting>,
+        EntityJson(body): EntityJson<LaunchSetting>,
     ) -> ApiResult<Json<LaunchSetting>> {
         if body.id != id {
             return Err(AppError::Service(am_services::ServiceError::invalid(

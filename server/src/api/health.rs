@@ -1,7 +1,8 @@
 //! Liveness and readiness probes.
 
 use crate::state::AppState;
-use axum::{Json, extract::State, http::StatusCode};
+use am_services::Principal;
+use axum::{Extension, Json, extract::State, http::StatusCode};
 use serde::Serialize;
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -14,7 +15,10 @@ pub struct Ready {
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Component {
     pub up: bool,
-    pub detail: String,
+    /// What was seen (e.g. the connection error), for an authenticated caller only: the
+    /// probe is public and the detail names the manager's infrastructure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// The process is alive.
@@ -23,23 +27,28 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// The database and the broker are reachable.
-#[utoipa::path(get, path = "/readyz", tag = "probes", security(()), responses(
+/// The database and the broker are reachable. Anyone sees up or down; a caller with a token
+/// or a session (any role) also sees each component's detail.
+#[utoipa::path(get, path = "/readyz", tag = "probes", security((), ("bearer" = [])), responses(
     (status = 200, body = Ready, description = "ready"),
     (status = 503, body = Ready, description = "a dependency is down"),
 ))]
-pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Ready>) {
+pub async fn readyz(
+    State(state): State<AppState>,
+    caller: Option<Extension<Principal>>,
+) -> (StatusCode, Json<Ready>) {
     let h = am_services::health::check(&state.services.db, &state.services.broker).await;
     let ready = h.ready();
+    let shown = |detail: String| caller.is_some().then_some(detail);
     let body = Ready {
         ready,
         database: Component {
             up: h.database.up,
-            detail: h.database.detail,
+            detail: shown(h.database.detail),
         },
         broker: Component {
             up: h.broker.up,
-            detail: h.broker.detail,
+            detail: shown(h.broker.detail),
         },
     };
     (

@@ -27,12 +27,62 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
                 "expected a JSON body (Content-Type: application/json)".into(),
             ));
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| AppError::BadRequest(format!("cannot read the request body: {e}")))?;
+        let limit = body_limit(&req);
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                AppError::TooLarge { limit }
+            } else {
+                AppError::BadRequest(format!("cannot read the request body: {e}"))
+            }
+        })?;
         parse(&bytes).map(ApiJson)
     }
 }
+
+/// A launch setting or schedule group as written: what a GET returned may be sent back, so its
+/// read-only `status` is dropped before the entity is read (which refuses unknown fields).
+pub struct EntityJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for EntityJson<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let ApiJson(mut value) = ApiJson::<serde_json::Value>::from_request(req, state).await?;
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove("status");
+        }
+        from_value(value).map(EntityJson)
+    }
+}
+
+/// As [`parse`], from a document already parsed.
+fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, AppError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let mut errors = ValidationErrors::new();
+        errors.0.push(FieldError::new(
+            path,
+            strip_position(&e.into_inner().to_string()),
+        ));
+        AppError::Service(ServiceError::Invalid(errors))
+    })
+}
+
+/// The body limit in force for this request: the route's `DefaultBodyLimit`, else axum's
+/// default. Only for the error message; axum enforces it.
+fn body_limit(req: &Request) -> usize {
+    req.extensions()
+        .get::<BodyLimit>()
+        .map_or(DEFAULT_BODY_LIMIT, |l| l.0)
+}
+
+/// axum's own limit when a route sets none (2 MiB).
+pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Names the body limit a route set, so the 413 can say it (axum keeps its own private).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
 
 /// Parses JSON, locating a type mismatch or unknown field by its path in the document.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {

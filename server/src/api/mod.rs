@@ -21,8 +21,9 @@ use utoipa::{
     openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
 };
 
-/// Largest accepted catalog document: big classifiers make large imports.
-const CATALOG_BODY_LIMIT: usize = 64 * 1024 * 1024;
+/// Largest accepted catalog document: room for a catalog at its entity limits with large
+/// classifiers (docs/operations.md, "Limits"). Other bodies take axum's 2 MiB.
+pub const CATALOG_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
 struct BearerAuth;
 
@@ -100,7 +101,10 @@ pub fn router() -> Router<AppState> {
             "/api/v1/catalog",
             get(catalog::export)
                 .put(catalog::import)
-                .layer(DefaultBodyLimit::max(CATALOG_BODY_LIMIT)),
+                .layer::<_, std::convert::Infallible>(DefaultBodyLimit::max(CATALOG_BODY_LIMIT))
+                .layer::<_, std::convert::Infallible>(axum::Extension(json::BodyLimit(
+                    CATALOG_BODY_LIMIT,
+                ))),
         )
         .route("/api/v1/nodes", get(nodes::list))
         .route("/api/v1/broker", get(broker::get))

@@ -74,6 +74,14 @@ async fn readyz_reports_an_unreachable_broker_and_keeps_serving() {
     assert_eq!(j["ready"], false);
     assert_eq!(j["database"]["up"], true);
     assert_eq!(j["broker"]["up"], false);
+    assert!(
+        j["broker"].get("detail").is_none() && j["database"].get("detail").is_none(),
+        "an anonymous probe sees up or down, nothing of the infrastructure: {j}"
+    );
+    let viewer = app.token(am_domain::roles::Role::Viewer).await;
+    let r = app.api("GET", "/readyz", Some(&viewer), None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    let j = r.json();
     let detail = j["broker"]["detail"].as_str().expect("detail");
     assert!(detail.contains("cannot connect"), "{detail}");
     assert!(!detail.contains("secret"), "credentials leak: {detail}");

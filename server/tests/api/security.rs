@@ -10,7 +10,23 @@ on_both_backends!(
     api_needs_a_token_and_the_right_role,
     browser_writes_need_an_allowed_origin,
     user_text_in_a_textarea_is_escaped,
+    a_page_with_classifier_parameters_renders_without_a_panic,
+    only_configured_host_names_are_served,
+    form_posts_never_redirect_to_another_site,
+    malformed_server_function_input_is_a_400,
+    too_large_bodies_are_a_413,
+    oversized_catalogs_are_refused_with_the_limit,
 );
+
+/// A form post from the manager's own page.
+fn form_post(path: &str) -> axum::http::request::Builder {
+    Request::builder()
+        .method("POST")
+        .uri(path)
+        .header(header::HOST, "127.0.0.1:3000")
+        .header(header::ORIGIN, "http://127.0.0.1:3000")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+}
 
 async fn api_needs_a_token_and_the_right_role(app: TestApp) {
     let r = app.api("GET", "/api/v1/catalog", None, None).await;
@@ -109,5 +125,194 @@ async fn user_text_in_a_textarea_is_escaped(app: TestApp) {
     assert!(
         html.contains("tenant=&lt;/textarea&gt;&lt;script&gt;alert('xss')&lt;/script&gt;"),
         "the filter is shown as text"
+    );
+}
+
+/// Regression: the classifier-label lookup was dispatched while rendering on the server,
+/// which called a browser-only function and panicked a worker twice per page load.
+async fn a_page_with_classifier_parameters_renders_without_a_panic(app: TestApp) {
+    let admin = app.token(Role::Admin).await;
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(demo_catalog()))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let panics = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = panics.clone();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        previous(info);
+    }));
+    let cookie = session(&app, "vic", Role::Viewer).await;
+    // demo.echo.1 has `organisations: [acme, globex]`, a classifier parameter.
+    let html = page(&app, &cookie, "/launch-settings/demo.echo.1").await;
+    assert!(html.contains("acme"), "the codes are shown");
+    let _ = std::panic::take_hook();
+    assert_eq!(
+        panics.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "rendering panicked"
+    );
+}
+
+/// DNS rebinding: a hostile name pointed at the manager passes the Origin check (the origin
+/// is the hostile name), so the Host itself must be one the manager answers to.
+async fn only_configured_host_names_are_served(app: TestApp) {
+    let get = |host: &'static str, path: &'static str| {
+        Request::builder()
+            .uri(path)
+            .header(header::HOST, host)
+            .body(Body::empty())
+            .expect("request")
+    };
+    let r = app.send(get("evil.example", "/login")).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("evil.example") && e.contains("AM_ALLOWED_HOSTS")),
+        "{}",
+        r.text()
+    );
+    let rebound = Request::builder()
+        .method("POST")
+        .uri("/ui/login")
+        .header(header::HOST, "evil.example:3000")
+        .header(header::ORIGIN, "http://evil.example:3000")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from("name=admin&password=wrong-password"))
+        .expect("request");
+    assert_eq!(app.send(rebound).await.status, StatusCode::BAD_REQUEST);
+    // Configured names, IP literals and localhost are served; probes under any name.
+    for host in [
+        "manager.example.com",
+        "MANAGER.example.com:443",
+        "10.0.0.7:3000",
+        "localhost:3000",
+    ] {
+        assert_eq!(
+            app.send(get(host, "/login")).await.status,
+            StatusCode::OK,
+            "{host}"
+        );
+    }
+    assert_eq!(
+        app.send(get("lb.internal", "/healthz")).await.status,
+        StatusCode::OK
+    );
+    let r = app.send(get("lb.internal", "/readyz")).await;
+    assert_ne!(r.status, StatusCode::BAD_REQUEST, "{}", r.text());
+}
+
+/// A plain form post is answered with a redirect back to its Referer: never to another site.
+async fn form_posts_never_redirect_to_another_site(app: TestApp) {
+    for (referer, expected) in [
+        ("http://evil.example/phish", "/"),
+        ("http://127.0.0.1:3000/login", "http://127.0.0.1:3000/login"),
+    ] {
+        let req = form_post("/ui/login")
+            .header(header::ACCEPT, "text/html")
+            .header(header::REFERER, referer)
+            .body(Body::from("name=nobody&password=wrong-password"))
+            .expect("request");
+        let r = app.send(req).await;
+        assert!(r.status.is_redirection(), "{referer}: {}", r.status);
+        let location = r
+            .headers
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(
+            location.starts_with(expected) && !location.contains("evil"),
+            "{referer} → {location}"
+        );
+    }
+}
+
+async fn malformed_server_function_input_is_a_400(app: TestApp) {
+    // A form post without the password field.
+    let req = form_post("/ui/login")
+        .header(header::ACCEPT, "application/json")
+        .body(Body::from("name=admin"))
+        .expect("request");
+    let r = app.send(req).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text());
+    // A JSON server function given something that is not JSON, and JSON of the wrong shape.
+    let cookie = session(&app, "vic", Role::Viewer).await;
+    for body in ["{not json", r#"{"application": 7}"#] {
+        let req = Request::builder()
+            .method("POST")
+            .uri("/ui/classifier_labels")
+            .header(header::HOST, "127.0.0.1:3000")
+            .header(header::ORIGIN, "http://127.0.0.1:3000")
+            .header(header::COOKIE, &cookie)
+            .header(header::ACCEPT, "application/json")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body))
+            .expect("request");
+        let r = app.send(req).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{body}: {}", r.text());
+        assert!(r.text().contains("malformed"), "{body}: {}", r.text());
+    }
+}
+
+async fn too_large_bodies_are_a_413(app: TestApp) {
+    let big = format!("name=admin&password={}", "x".repeat(3 * 1024 * 1024));
+    // Declared in Content-Length …
+    let req = form_post("/ui/login")
+        .header(header::CONTENT_LENGTH, big.len())
+        .body(Body::from(big.clone()))
+        .expect("request");
+    assert_eq!(app.send(req).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    // … or not (a chunked body).
+    let req = form_post("/ui/login")
+        .body(Body::from(big))
+        .expect("request");
+    let r = app.send(req).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.text());
+    assert!(r.text().contains("1048576 bytes"), "{}", r.text());
+
+    let admin = app.token(Role::Admin).await;
+    let pool = serde_json::json!({"id": "p1", "title": "x".repeat(3 * 1024 * 1024), "hosts": []});
+    let r = app
+        .api("POST", "/api/v1/pools", Some(&admin), Some(pool))
+        .await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.text());
+    assert!(r.text().contains("2097152 bytes"), "{}", r.text());
+}
+
+/// Limits on the catalog: a document that exceeds one is refused whole with the path and the
+/// limit, and the catalog is unchanged.
+async fn oversized_catalogs_are_refused_with_the_limit(app: TestApp) {
+    let admin = app.token(Role::Admin).await;
+    let mut catalog = demo_catalog();
+    catalog["pools"] = (0..10_001)
+        .map(|i| serde_json::json!({"id": format!("p{i}"), "hosts": []}))
+        .collect();
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(catalog))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    let j = r.json();
+    assert_eq!(j["errors"][0]["path"], "pools");
+    assert!(
+        j["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("at most 10000"))
+    );
+
+    let mut catalog = demo_catalog();
+    catalog["applications"][0]["title"] = serde_json::json!("t".repeat(1_000_000));
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(catalog))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    assert_eq!(r.json()["errors"][0]["path"], "applications[0].title");
+
+    let r = app.api("GET", "/api/v1/catalog", Some(&admin), None).await;
+    assert_eq!(
+        r.json()["pools"].as_array().map(Vec::len),
+        Some(0),
+        "nothing was written"
     );
 }

@@ -2,20 +2,23 @@
 //! launch settings and schedule groups.
 //!
 //! Each write runs the same way, whatever its size (one field or a whole import):
-//! 1. begin a transaction and bump the catalog revision, which serializes catalog writers
-//!    across threads and manager replicas (row lock on PostgreSQL, write lock on SQLite);
-//! 2. load the catalog, apply the change in memory, validate the **whole** result with the
-//!    pure rules of `am-domain` (so a change can never break a rule elsewhere);
+//! 1. load the catalog with its revision, apply the change in memory, validate the **whole**
+//!    result with the pure rules of `am-domain` (so a change can never break a rule elsewhere);
+//! 2. begin a transaction and bump the catalog revision if it is still the one read, which
+//!    serializes catalog writers across threads and manager replicas (row lock on PostgreSQL,
+//!    write lock on SQLite); if another write came first, start again (`write.rs`);
 //! 3. write only the difference, with one audit entry per changed entity, and commit.
 
 mod browse;
 mod kinds;
 pub(crate) mod rows;
 mod store;
+mod write;
 
 pub use browse::{Browse, ListFilter, ListPage, MAX_PAGE_SIZE, browse, overview, page_of};
 pub use kinds::{CatalogEntity, display_id};
 pub use store::{ChangeSummary, load, load_with};
+pub(crate) use write::apply_in;
 
 use crate::{Principal, ServiceError, entity::catalog_meta, error::ServiceResult};
 use am_domain::{
@@ -23,26 +26,9 @@ use am_domain::{
     catalog::{Catalog, LaunchSetting},
     roles::Role,
     usage::{EntityRef, usages},
-    validate::{entity_path, validate_catalog},
+    validate::validate_catalog,
 };
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    QueryFilter, TransactionTrait,
-    sea_query::{Expr, ExprTrait},
-};
-
-/// Takes the catalog write lock for the rest of `txn` and returns the new revision.
-async fn lock(txn: &DatabaseTransaction) -> ServiceResult<()> {
-    catalog_meta::Entity::update_many()
-        .col_expr(
-            catalog_meta::Column::Revision,
-            Expr::col(catalog_meta::Column::Revision).add(1),
-        )
-        .filter(catalog_meta::Column::Id.eq(1))
-        .exec(txn)
-        .await?;
-    Ok(())
-}
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait};
 
 /// The catalog's revision, bumped by every catalog write of any replica: what the scheduler
 /// and the broker reconciler poll to notice a change.
@@ -51,28 +37,6 @@ pub async fn revision(db: &impl ConnectionTrait) -> ServiceResult<i64> {
         .one(db)
         .await?
         .map_or(0, |m| m.revision))
-}
-
-/// Errors located in the changed entity are given relative to it (`parameters.org_id`), as a
-/// form shows them; errors the change causes elsewhere keep their full catalog path.
-fn relative_to(errors: ValidationErrors, prefix: Option<&str>) -> ValidationErrors {
-    let Some(prefix) = prefix else { return errors };
-    ValidationErrors(
-        errors
-            .0
-            .into_iter()
-            .map(|mut e| {
-                if let Some(rest) = e.path.strip_prefix(prefix) {
-                    if rest.is_empty() {
-                        e.path = String::new();
-                    } else if let Some(r) = rest.strip_prefix('.') {
-                        e.path = r.to_owned();
-                    }
-                }
-                e
-            })
-            .collect(),
-    )
 }
 
 /// Runs `change` against the current catalog and commits the result if it is valid.
@@ -86,11 +50,10 @@ async fn apply<F>(
     change: F,
 ) -> ServiceResult<(Catalog, ChangeSummary)>
 where
-    F: FnOnce(&mut Catalog) -> ServiceResult<()>,
+    F: Fn(&mut Catalog) -> ServiceResult<()>,
 {
     actor.require(need)?;
-    let txn = db.begin().await?;
-    let (new, summary) = apply_in(&txn, actor, focus, cause, change).await?;
+    let (txn, new, summary) = write::write(db, actor, focus, cause, change).await?;
     txn.commit().await?;
     log_change(actor, &summary);
     Ok((new, summary))
@@ -101,35 +64,6 @@ pub(crate) fn log_change(actor: &Principal, summary: &ChangeSummary) {
         tracing::info!(actor = %actor.name, created = summary.created.len(), updated = summary.updated.len(),
             deleted = summary.deleted.len(), "catalog changed");
     }
-}
-
-/// The steps of [`apply`] inside a transaction the caller owns and commits, for writers that
-/// change more than the catalog at once (a node's publication also records the node). The
-/// caller has checked that `actor` may make the change.
-pub(crate) async fn apply_in<F>(
-    txn: &DatabaseTransaction,
-    actor: &Principal,
-    focus: Option<&EntityRef>,
-    cause: Option<&str>,
-    change: F,
-) -> ServiceResult<(Catalog, ChangeSummary)>
-where
-    F: FnOnce(&mut Catalog) -> ServiceResult<()>,
-{
-    lock(txn).await?;
-    let old = store::load(txn).await?;
-    let mut new = old.clone();
-    change(&mut new)?;
-    new.normalize();
-    if let Err(errors) = validate_catalog(&new) {
-        let prefix = focus.and_then(|f| entity_path(&new, f));
-        return Err(ServiceError::Invalid(relative_to(
-            errors,
-            prefix.as_deref(),
-        )));
-    }
-    let summary = store::sync(txn, actor, &old, &new, cause).await?;
-    Ok((new, summary))
 }
 
 /// The whole catalog, for export and for pages that show it.
@@ -156,7 +90,7 @@ pub async fn import(
         None,
         Some("catalog import"),
         move |c| {
-            *c = candidate;
+            c.clone_from(&candidate);
             Ok(())
         },
     )
@@ -196,7 +130,7 @@ pub async fn create<E: CatalogEntity>(
         if E::position(c, &key).is_some() {
             return Err(ServiceError::Conflict(format!("{key} already exists")));
         }
-        E::list_mut(c).push(entity);
+        E::list_mut(c).push(entity.clone());
         Ok(())
     })
     .await?;
@@ -222,7 +156,7 @@ pub async fn update<E: CatalogEntity>(
     let updated = entity.clone();
     apply(db, actor, Role::Admin, Some(key), None, |c| {
         let i = E::position(c, key).ok_or_else(|| ServiceError::NotFound(key.to_string()))?;
-        E::list_mut(c)[i] = entity;
+        E::list_mut(c)[i] = entity.clone();
         Ok(())
     })
     .await?;
@@ -266,10 +200,10 @@ pub async fn save_launch_setting(
     apply(db, actor, Role::Admin, Some(&key), None, |c| {
         match (LaunchSetting::position(c, &key), create_only) {
             (Some(_), true) => return Err(ServiceError::Conflict(format!("{key} already exists"))),
-            (Some(i), false) => c.launch_settings[i] = setting,
-            (None, _) => c.launch_settings.push(setting),
+            (Some(i), false) => c.launch_settings[i] = setting.clone(),
+            (None, _) => c.launch_settings.push(setting.clone()),
         }
-        if let Some(groups) = groups {
+        if let Some(groups) = &groups {
             let mut missing = ValidationErrors::new();
             for (i, g) in groups.iter().enumerate() {
                 if c.schedule_group(g).is_none() {
@@ -313,8 +247,7 @@ pub async fn set_enabled(
     cause: &str,
 ) -> ServiceResult<ChangeSummary> {
     actor.require(Role::Operator)?;
-    let txn = db.begin().await?;
-    let (_, summary) = apply_in(&txn, actor, Some(key), Some(cause), |c| {
+    let (txn, _, summary) = write::write(db, actor, Some(key), Some(cause), |c| {
         match key {
             EntityRef::LaunchSetting(id) => {
                 let ls = c.launch_settings.iter_mut().find(|l| &l.id == id);
@@ -379,29 +312,4 @@ async fn set_disabled_reason(
         _ => {}
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_become_relative_to_the_focused_entity() {
-        let mut errors = ValidationErrors::new();
-        errors.push("launch_settings[3].parameters.org_id", "bad");
-        errors.push("launch_settings[3]", "whole");
-        errors.push("launch_settings[30].id", "other entity");
-        errors.push("schedule_groups[0].members[1]", "elsewhere");
-        let rel = relative_to(errors, Some("launch_settings[3]"));
-        let paths: Vec<&str> = rel.iter().map(|e| e.path.as_str()).collect();
-        assert_eq!(
-            paths,
-            [
-                "parameters.org_id",
-                "",
-                "launch_settings[30].id",
-                "schedule_groups[0].members[1]"
-            ]
-        );
-    }
 }

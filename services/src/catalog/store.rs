@@ -14,14 +14,29 @@ use crate::{
 use am_domain::catalog::{Catalog, Classifier, ClassifierValue};
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter,
+    QueryOrder,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// Rows per INSERT when writing many child rows (classifier values): well under SQLite's
-/// bound-parameter limit.
+/// Rows per INSERT when writing many rows: rows of ~25 columns stay well under SQLite's
+/// bound-parameter limit (32,766). One statement per entity made a 100,000-pool import hold
+/// the write lock for a minute.
 const INSERT_BATCH: usize = 500;
+
+/// Inserts `rows` in multi-row statements.
+async fn insert_all<A>(txn: &DatabaseTransaction, rows: Vec<A>) -> ServiceResult<()>
+where
+    A: ActiveModelTrait + Clone + Send,
+{
+    for chunk in rows.chunks(INSERT_BATCH) {
+        A::Entity::insert_many(chunk.to_vec())
+            .exec_without_returning(txn)
+            .await?;
+    }
+    Ok(())
+}
 
 /// Loads every catalog entity, lists in key order.
 pub async fn load(db: &impl ConnectionTrait) -> ServiceResult<Catalog> {
@@ -200,13 +215,13 @@ fn entity_type<E: CatalogEntity>() -> String {
     E::NOUN.replace(' ', "_")
 }
 
-async fn audit_diff<E: CatalogEntity>(
-    txn: &DatabaseTransaction,
+fn audit_diff<E: CatalogEntity>(
     actor: &Principal,
     d: &Diff<'_, E>,
     cause: Option<&str>,
     summary: &mut ChangeSummary,
-) -> ServiceResult<()> {
+    entries: &mut Vec<AuditEntry>,
+) {
     let ty = entity_type::<E>();
     let with_cause = |e: AuditEntry| match cause {
         Some(c) => e.cause(c),
@@ -214,11 +229,9 @@ async fn audit_diff<E: CatalogEntity>(
     };
     for e in &d.created {
         let id = display_id(&e.key());
-        audit::record(
-            txn,
-            with_cause(AuditEntry::new(actor, "create", &ty, &id).after(&audit_view(*e))),
-        )
-        .await?;
+        entries.push(with_cause(
+            AuditEntry::new(actor, "create", &ty, &id).after(&audit_view(*e)),
+        ));
         summary.created.push(format!("{ty}:{id}"));
     }
     for (o, n) in &d.updated {
@@ -226,19 +239,16 @@ async fn audit_diff<E: CatalogEntity>(
         let entry = AuditEntry::new(actor, "update", &ty, &id)
             .before(&audit_view(*o))
             .after(&audit_view(*n));
-        audit::record(txn, with_cause(entry)).await?;
+        entries.push(with_cause(entry));
         summary.updated.push(format!("{ty}:{id}"));
     }
     for e in &d.deleted {
         let id = display_id(&e.key());
-        audit::record(
-            txn,
-            with_cause(AuditEntry::new(actor, "delete", &ty, &id).before(&audit_view(*e))),
-        )
-        .await?;
+        entries.push(with_cause(
+            AuditEntry::new(actor, "delete", &ty, &id).before(&audit_view(*e)),
+        ));
         summary.deleted.push(format!("{ty}:{id}"));
     }
-    Ok(())
 }
 
 async fn ensure_hosts(
@@ -274,71 +284,83 @@ async fn ensure_hosts(
     Ok(())
 }
 
+/// Writes the host lists of `pools`, replacing what they held.
 async fn write_pool_hosts(
     txn: &DatabaseTransaction,
-    pool: &am_domain::catalog::Pool,
+    pools: &[&am_domain::catalog::Pool],
+    replace: bool,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    pool_hosts::Entity::delete_many()
-        .filter(pool_hosts::Column::PoolId.eq(&pool.id))
-        .exec(txn)
-        .await?;
-    ensure_hosts(txn, &pool.hosts, now).await?;
-    let rows: Vec<pool_hosts::ActiveModel> = pool
-        .hosts
+    if replace {
+        for chunk in pools.chunks(INSERT_BATCH) {
+            pool_hosts::Entity::delete_many()
+                .filter(pool_hosts::Column::PoolId.is_in(chunk.iter().map(|p| p.id.clone())))
+                .exec(txn)
+                .await?;
+        }
+    }
+    let names: Vec<String> = pools.iter().flat_map(|p| p.hosts.iter().cloned()).collect();
+    for chunk in names.chunks(INSERT_BATCH) {
+        ensure_hosts(txn, chunk, now).await?;
+    }
+    let rows: Vec<pool_hosts::ActiveModel> = pools
         .iter()
-        .map(|h| pool_hosts::ActiveModel {
-            pool_id: sea_orm::Set(pool.id.clone()),
-            host_name: sea_orm::Set(h.clone()),
+        .flat_map(|pool| {
+            pool.hosts.iter().map(|h| pool_hosts::ActiveModel {
+                pool_id: sea_orm::Set(pool.id.clone()),
+                host_name: sea_orm::Set(h.clone()),
+            })
         })
         .collect();
-    if !rows.is_empty() {
-        pool_hosts::Entity::insert_many(rows)
-            .exec_without_returning(txn)
-            .await?;
-    }
-    Ok(())
+    insert_all(txn, rows).await
 }
 
-async fn write_classifier_values(txn: &DatabaseTransaction, c: &Classifier) -> ServiceResult<()> {
-    classifier_values::Entity::delete_many()
-        .filter(classifier_values::Column::ApplicationId.eq(&c.application))
-        .filter(classifier_values::Column::ClassifierName.eq(&c.name))
-        .exec(txn)
-        .await?;
-    let rows = rows::classifier_value_rows(c);
-    for chunk in rows.chunks(INSERT_BATCH) {
-        classifier_values::Entity::insert_many(chunk.to_vec())
-            .exec_without_returning(txn)
+async fn write_classifier_values(
+    txn: &DatabaseTransaction,
+    c: &Classifier,
+    replace: bool,
+) -> ServiceResult<()> {
+    if replace {
+        classifier_values::Entity::delete_many()
+            .filter(classifier_values::Column::ApplicationId.eq(&c.application))
+            .filter(classifier_values::Column::ClassifierName.eq(&c.name))
+            .exec(txn)
             .await?;
     }
-    Ok(())
+    insert_all(txn, rows::classifier_value_rows(c)).await
 }
 
+/// Writes the member lists of `groups`, replacing what they held.
 async fn write_members(
     txn: &DatabaseTransaction,
-    g: &am_domain::catalog::ScheduleGroup,
+    groups: &[&am_domain::catalog::ScheduleGroup],
+    replace: bool,
 ) -> ServiceResult<()> {
-    schedule_group_members::Entity::delete_many()
-        .filter(schedule_group_members::Column::GroupId.eq(&g.id))
-        .exec(txn)
-        .await?;
-    let rows: Vec<schedule_group_members::ActiveModel> = g
-        .members
+    if replace {
+        for chunk in groups.chunks(INSERT_BATCH) {
+            schedule_group_members::Entity::delete_many()
+                .filter(
+                    schedule_group_members::Column::GroupId
+                        .is_in(chunk.iter().map(|g| g.id.clone())),
+                )
+                .exec(txn)
+                .await?;
+        }
+    }
+    let rows: Vec<schedule_group_members::ActiveModel> = groups
         .iter()
-        .enumerate()
-        .map(|(i, ls)| schedule_group_members::ActiveModel {
-            group_id: sea_orm::Set(g.id.clone()),
-            launch_setting_id: sea_orm::Set(ls.clone()),
-            position: sea_orm::Set(i32::try_from(i).unwrap_or(i32::MAX)),
+        .flat_map(|g| {
+            g.members
+                .iter()
+                .enumerate()
+                .map(|(i, ls)| schedule_group_members::ActiveModel {
+                    group_id: sea_orm::Set(g.id.clone()),
+                    launch_setting_id: sea_orm::Set(ls.clone()),
+                    position: sea_orm::Set(i32::try_from(i).unwrap_or(i32::MAX)),
+                })
         })
         .collect();
-    if !rows.is_empty() {
-        schedule_group_members::Entity::insert_many(rows)
-            .exec_without_returning(txn)
-            .await?;
-    }
-    Ok(())
+    insert_all(txn, rows).await
 }
 
 /// Writes what differs between `old` (what the database holds) and `new`, which must already
@@ -362,101 +384,142 @@ pub async fn sync(
     let settings = diff::<am_domain::catalog::LaunchSetting>(old, new);
     let groups = diff::<am_domain::catalog::ScheduleGroup>(old, new);
 
-    for p in &pools.created {
-        pools::Entity::insert(rows::pool_row(p, now, true))
-            .exec_without_returning(txn)
-            .await?;
-        write_pool_hosts(txn, p, now).await?;
-    }
-    for (o, p) in &pools.updated {
+    insert_all(
+        txn,
+        pools
+            .created
+            .iter()
+            .map(|p| rows::pool_row(p, now, true))
+            .collect(),
+    )
+    .await?;
+    write_pool_hosts(txn, &pools.created, false, now).await?;
+    for (_, p) in &pools.updated {
         pools::Entity::update(rows::pool_row(p, now, false))
             .exec(txn)
             .await?;
-        if o.hosts != p.hosts {
-            write_pool_hosts(txn, p, now).await?;
-        }
     }
-    for a in &apps.created {
-        applications::Entity::insert(rows::application_row(a, now, true))
-            .exec_without_returning(txn)
-            .await?;
-    }
+    let rehosted: Vec<_> = pools
+        .updated
+        .iter()
+        .filter(|(o, p)| o.hosts != p.hosts)
+        .map(|(_, p)| *p)
+        .collect();
+    write_pool_hosts(txn, &rehosted, true, now).await?;
+
+    insert_all(
+        txn,
+        apps.created
+            .iter()
+            .map(|a| rows::application_row(a, now, true))
+            .collect(),
+    )
+    .await?;
     for (_, a) in &apps.updated {
         applications::Entity::update(rows::application_row(a, now, false))
             .exec(txn)
             .await?;
     }
-    for q in &queues.created {
-        data_queues::Entity::insert(rows::data_queue_row(q, now, true))
-            .exec_without_returning(txn)
-            .await?;
-    }
+    insert_all(
+        txn,
+        queues
+            .created
+            .iter()
+            .map(|q| rows::data_queue_row(q, now, true))
+            .collect(),
+    )
+    .await?;
     for (_, q) in &queues.updated {
         data_queues::Entity::update(rows::data_queue_row(q, now, false))
             .exec(txn)
             .await?;
     }
+    insert_all(
+        txn,
+        classifiers
+            .created
+            .iter()
+            .map(|c| rows::classifier_row(c, now))
+            .collect(),
+    )
+    .await?;
     for c in &classifiers.created {
-        classifiers::Entity::insert(rows::classifier_row(c, now))
-            .exec_without_returning(txn)
-            .await?;
-        write_classifier_values(txn, c).await?;
+        write_classifier_values(txn, c, false).await?;
     }
     for (o, c) in &classifiers.updated {
         classifiers::Entity::update(rows::classifier_row(c, now))
             .exec(txn)
             .await?;
         if o.values != c.values {
-            write_classifier_values(txn, c).await?;
+            write_classifier_values(txn, c, true).await?;
         }
     }
-    for a in &agents.created {
-        agents::Entity::insert(rows::agent_row(a, now, true))
-            .exec_without_returning(txn)
-            .await?;
-    }
+    insert_all(
+        txn,
+        agents
+            .created
+            .iter()
+            .map(|a| rows::agent_row(a, now, true))
+            .collect(),
+    )
+    .await?;
     for (_, a) in &agents.updated {
         agents::Entity::update(rows::agent_row(a, now, false))
             .exec(txn)
             .await?;
     }
-    for l in &settings.created {
-        launch_settings::Entity::insert(rows::launch_setting_row(l, now, None))
-            .exec_without_returning(txn)
-            .await?;
-    }
+    insert_all(
+        txn,
+        settings
+            .created
+            .iter()
+            .map(|l| rows::launch_setting_row(l, now, None))
+            .collect(),
+    )
+    .await?;
     for (o, l) in &settings.updated {
         launch_settings::Entity::update(rows::launch_setting_row(l, now, Some(o.enabled)))
             .exec(txn)
             .await?;
     }
-    for g in &groups.created {
-        schedule_groups::Entity::insert(rows::schedule_group_row(g, now, None))
-            .exec_without_returning(txn)
-            .await?;
-        write_members(txn, g).await?;
-    }
+    insert_all(
+        txn,
+        groups
+            .created
+            .iter()
+            .map(|g| rows::schedule_group_row(g, now, None))
+            .collect(),
+    )
+    .await?;
+    write_members(txn, &groups.created, false).await?;
     for (o, g) in &groups.updated {
         schedule_groups::Entity::update(rows::schedule_group_row(g, now, Some(o.enabled)))
             .exec(txn)
             .await?;
-        if o.members != g.members {
-            write_members(txn, g).await?;
-        }
     }
+    let regrouped: Vec<_> = groups
+        .updated
+        .iter()
+        .filter(|(o, g)| o.members != g.members)
+        .map(|(_, g)| *g)
+        .collect();
+    write_members(txn, &regrouped, true).await?;
 
-    for g in &groups.deleted {
-        schedule_groups::Entity::delete_by_id(g.id.clone())
+    for chunk in groups.deleted.chunks(INSERT_BATCH) {
+        schedule_groups::Entity::delete_many()
+            .filter(schedule_groups::Column::Id.is_in(chunk.iter().map(|g| g.id.clone())))
             .exec(txn)
             .await?;
     }
-    for l in &settings.deleted {
+    for chunk in settings.deleted.chunks(INSERT_BATCH) {
+        let chunk_ids = || chunk.iter().map(|l| l.id.clone());
         // Memberships of groups that stay were rewritten above; these are of deleted groups.
         schedule_group_members::Entity::delete_many()
-            .filter(schedule_group_members::Column::LaunchSettingId.eq(&l.id))
+            .filter(schedule_group_members::Column::LaunchSettingId.is_in(chunk_ids()))
             .exec(txn)
             .await?;
-        launch_settings::Entity::delete_by_id(l.id.clone())
+        launch_settings::Entity::delete_many()
+            .filter(launch_settings::Column::Id.is_in(chunk_ids()))
             .exec(txn)
             .await?;
     }
@@ -470,26 +533,33 @@ pub async fn sync(
             .exec(txn)
             .await?;
     }
-    for q in &queues.deleted {
-        data_queues::Entity::delete_by_id(q.id.clone())
+    for chunk in queues.deleted.chunks(INSERT_BATCH) {
+        data_queues::Entity::delete_many()
+            .filter(data_queues::Column::Id.is_in(chunk.iter().map(|q| q.id.clone())))
             .exec(txn)
             .await?;
     }
-    for a in &apps.deleted {
-        applications::Entity::delete_by_id(a.id.clone())
+    for chunk in apps.deleted.chunks(INSERT_BATCH) {
+        applications::Entity::delete_many()
+            .filter(applications::Column::Id.is_in(chunk.iter().map(|a| a.id.clone())))
             .exec(txn)
             .await?;
     }
-    for p in &pools.deleted {
-        pools::Entity::delete_by_id(p.id.clone()).exec(txn).await?;
+    for chunk in pools.deleted.chunks(INSERT_BATCH) {
+        pools::Entity::delete_many()
+            .filter(pools::Column::Id.is_in(chunk.iter().map(|p| p.id.clone())))
+            .exec(txn)
+            .await?;
     }
 
-    audit_diff(txn, actor, &pools, cause, &mut summary).await?;
-    audit_diff(txn, actor, &apps, cause, &mut summary).await?;
-    audit_diff(txn, actor, &queues, cause, &mut summary).await?;
-    audit_diff(txn, actor, &classifiers, cause, &mut summary).await?;
-    audit_diff(txn, actor, &agents, cause, &mut summary).await?;
-    audit_diff(txn, actor, &settings, cause, &mut summary).await?;
-    audit_diff(txn, actor, &groups, cause, &mut summary).await?;
+    let mut entries = Vec::new();
+    audit_diff(actor, &pools, cause, &mut summary, &mut entries);
+    audit_diff(actor, &apps, cause, &mut summary, &mut entries);
+    audit_diff(actor, &queues, cause, &mut summary, &mut entries);
+    audit_diff(actor, &classifiers, cause, &mut summary, &mut entries);
+    audit_diff(actor, &agents, cause, &mut summary, &mut entries);
+    audit_diff(actor, &settings, cause, &mut summary, &mut entries);
+    audit_diff(actor, &groups, cause, &mut summary, &mut entries);
+    audit::record_all(txn, entries).await?;
     Ok(summary)
 }
