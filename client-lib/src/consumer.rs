@@ -321,16 +321,16 @@ async fn process(
                     &err,
                 )
                 .await;
-                (sent, "dead-letter")
+                (sent, wire::disposition::DEAD_LETTER)
             } else if park {
                 (
                     park_message(shared, launch, session, &message, &properties).await,
-                    "park",
+                    wire::disposition::PARK,
                 )
             } else {
                 (
                     retry(shared, launch, session, &message, &properties, attempt).await,
-                    "retry",
+                    wire::disposition::RETRY,
                 )
             };
             shared.report_failure(info, &err, attempt, message_id, Some(disposition));

@@ -18,7 +18,9 @@
 //! - [`m20261121_000007_dead_letter_indexes`]: what the dead-letter browser filters by, a
 //!   message's failure history, and the AMQP properties a replay restores;
 //! - [`m20261124_000008_broker_topology`]: what the broker reconciler last applied, and its
-//!   lease.
+//!   lease;
+//! - [`m20261124_000009_exact_reports`]: failure reports stored once (by the id their node
+//!   gave them) with what the node knew of them, and the protocol version of each node.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -41,6 +43,7 @@ pub mod m20261121_000005_dispatch;
 pub mod m20261121_000006_read_indexes;
 pub mod m20261121_000007_dead_letter_indexes;
 pub mod m20261124_000008_broker_topology;
+pub mod m20261124_000009_exact_reports;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -58,6 +61,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000006_read_indexes::Migration),
             Box::new(m20261121_000007_dead_letter_indexes::Migration),
             Box::new(m20261124_000008_broker_topology::Migration),
+            Box::new(m20261124_000009_exact_reports::Migration),
         ]
     }
 }

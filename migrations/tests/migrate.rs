@@ -183,9 +183,15 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: the broker reconciler's table goes.
+    // One step down: failure reports lose their ids, nodes their protocol version.
     Migrator::down(db, Some(1)).await?;
     let manager = SchemaManager::new(db);
+    assert!(!manager.has_column("failure_logs", "report_id").await?);
+    assert!(!manager.has_column("failure_logs", "disposition").await?);
+    assert!(!manager.has_column("nodes", "protocol_version").await?);
+    assert!(manager.has_table("broker_topology").await?);
+    // One more: the broker reconciler's table goes.
+    Migrator::down(db, Some(1)).await?;
     assert!(!manager.has_table("broker_topology").await?);
     // One more: migration 7 added indexes and a nullable column.
     Migrator::down(db, Some(1)).await?;

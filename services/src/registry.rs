@@ -61,6 +61,7 @@ pub async fn record_heartbeat(
         started_at: Set(now),
         last_heartbeat_at: Set(now),
         status: Set(LIVE.to_owned()),
+        protocol_version: Set(1),
     };
     use nodes::Column as C;
     nodes::Entity::insert(row)

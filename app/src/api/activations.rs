@@ -125,6 +125,10 @@ pub struct FailureRow {
     pub attempt: Option<i32>,
     pub occurred: String,
     pub dead_letter: Option<i64>,
+    /// The agent said the condition is temporary (not counted by the breaker).
+    pub temporary: bool,
+    /// What the node did with the data message: `retry`, `park` or `dead-letter`.
+    pub disposition: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,6 +223,8 @@ pub(crate) mod present {
             attempt: f.attempt,
             occurred: time(f.occurred_at),
             dead_letter: f.dead_letter,
+            temporary: f.temporary,
+            disposition: f.disposition,
         }
     }
 

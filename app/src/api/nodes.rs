@@ -13,6 +13,8 @@ pub struct NodeRow {
     pub application: String,
     pub host: String,
     pub version: String,
+    /// The newest protocol version the node speaks.
+    pub protocol: i32,
     /// `live` or `lost`.
     pub status: String,
     pub running: i32,
@@ -139,6 +141,7 @@ pub async fn list_nodes(application: String, include_lost: bool) -> Result<Nodes
                 application: n.application,
                 host: n.host,
                 version: n.version,
+                protocol: n.protocol,
                 status: n.status,
                 running: n.running,
                 capacity: n.capacity,

@@ -98,6 +98,17 @@ pub fn FailureCards(rows: Vec<FailureRow>) -> impl IntoView {
     .into_any()
 }
 
+/// What the node did with the data message, in words.
+fn disposition_text(disposition: &str) -> &str {
+    use am_domain::wire::disposition as d;
+    match disposition {
+        d::RETRY => "retried later",
+        d::PARK => "parked",
+        d::DEAD_LETTER => "dead-lettered",
+        other => other,
+    }
+}
+
 #[component]
 fn FailureCard(f: FailureRow) -> impl IntoView {
     let activation_href = format!("/activations/{}", f.activation);
@@ -115,6 +126,20 @@ fn FailureCard(f: FailureRow) -> impl IntoView {
                 <div><dt>"Host"</dt><dd><a href=host_href data-test="failure-host">{f.host.clone()}</a></dd></div>
                 <div><dt>"Agent"</dt><dd>{format!("{}/{}", f.application, f.agent)}</dd></div>
                 {f.attempt.map(|a| view! { <div><dt>"Attempt"</dt><dd>{a}</dd></div> })}
+                {f.disposition.clone().map(|d| view! {
+                    <div>
+                        <dt>"Then"</dt>
+                        <dd data-test="failure-disposition">{disposition_text(&d)}</dd>
+                    </div>
+                })}
+                {f.temporary.then(|| view! {
+                    <div>
+                        <dt>"Kind"</dt>
+                        <dd data-test="failure-temporary" title="the agent said the condition is temporary; the breaker does not count it">
+                            "temporary"
+                        </dd>
+                    </div>
+                })}
                 {f.data_message_id.clone().map(|m| view! {
                     <div>
                         <dt>"Data message"</dt>

@@ -127,7 +127,15 @@ fn NodeLine(node: NodeRow) -> impl IntoView {
             <td data-label="Status">
                 <span class=format!("pill {}", node.status) data-test="node-status">{node.status.clone()}</span>
             </td>
-            <td data-label="Version" data-test="node-version">{node.version.clone()}</td>
+            <td data-label="Version" data-test="node-version">
+                {node.version.clone()}
+                <br />
+                <span class="muted" data-test="node-protocol"
+                    title=(i64::from(node.protocol) < i64::from(am_domain::wire::PROTOCOL_VERSION))
+                        .then_some("an older node: its failure reports carry no id, so one delivered twice may be counted twice")>
+                    {format!("protocol {}", node.protocol)}
+                </span>
+            </td>
             <td data-label="Running" data-test="node-running" class:warn-text=full
                 title="running activations / capacity">{usage}</td>
             <td data-label="Load" data-test="node-load">{format!("{:.2}", node.load)}</td>

@@ -15,7 +15,7 @@ use crate::{
     outbox::Outbox,
 };
 use am_domain::wire::{
-    ActivationId, BreakerTripped, Counters, FailureReport, Publication, ToManager,
+    self, ActivationId, BreakerTripped, Counters, FailureReport, Publication, ToManager,
 };
 use std::{
     collections::HashMap,
@@ -221,6 +221,7 @@ impl Shared {
             host: self.host.clone(),
             version: self.version.clone(),
             capacity: self.capacity,
+            protocol: wire::PROTOCOL_VERSION,
             agents,
             classifiers: self.classifiers.iter().map(Classifier::publish).collect(),
         }
@@ -255,6 +256,7 @@ impl Shared {
             temporary: err.is_temporary(),
             disposition: disposition.map(str::to_owned),
             at: chrono::Utc::now(),
+            report_id: Some(uuid::Uuid::new_v4().to_string()),
         }));
     }
 

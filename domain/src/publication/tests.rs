@@ -68,6 +68,7 @@ fn publication(agents: Vec<PublishedAgent>, classifiers: Vec<PublishedClassifier
         host: "h1".into(),
         version: "1.0".into(),
         capacity: 4,
+        protocol: crate::wire::PROTOCOL_VERSION,
         agents,
         classifiers,
     }

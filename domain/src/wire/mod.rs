@@ -31,8 +31,16 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use std::fmt;
 
-/// Version of the protocol this crate writes and reads.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version of the protocol this crate writes. Version 2 added the id of a failure report (so
+/// the manager stores it once however often it is delivered) and the version in a node's
+/// publication; nothing else changed.
+pub const PROTOCOL_VERSION: u32 = 2;
+/// The oldest version this crate still reads: a node of version 1 keeps working with a newer
+/// manager (its failure reports carry no id, so a redelivered one may be stored again).
+pub const MIN_PROTOCOL_VERSION: u32 = 1;
+/// The version commands to nodes are written in: they have not changed since version 1, so
+/// nodes of every supported version read them.
+pub const COMMAND_VERSION: u32 = 1;
 
 /// Header with our own attempt counter on data messages (1 = first delivery). We keep our own
 /// because `x-death` is not chronological and no longer updated for republished messages.
@@ -112,7 +120,10 @@ pub struct Envelope<M> {
 pub enum WireError {
     #[error("not a JSON object with a numeric `v`: {0}")]
     Malformed(String),
-    #[error("protocol version {found} is not supported (this node speaks {PROTOCOL_VERSION})")]
+    #[error(
+        "protocol version {found} is not supported (this side reads versions \
+         {MIN_PROTOCOL_VERSION} to {PROTOCOL_VERSION})"
+    )]
     UnsupportedVersion { found: u64 },
     #[error("invalid message: {0}")]
     Invalid(String),
@@ -120,6 +131,15 @@ pub enum WireError {
 
 /// Encodes a message in the current protocol version.
 pub fn encode<M: Serialize>(message: &M) -> Vec<u8> {
+    encode_as(message, PROTOCOL_VERSION)
+}
+
+/// Encodes a command to a node, in the version every supported node reads.
+pub fn encode_command(command: &ToNode) -> Vec<u8> {
+    encode_as(command, COMMAND_VERSION)
+}
+
+fn encode_as<M: Serialize>(message: &M, version: u32) -> Vec<u8> {
     #[derive(Serialize)]
     struct Out<'a, M> {
         v: u32,
@@ -129,7 +149,7 @@ pub fn encode<M: Serialize>(message: &M) -> Vec<u8> {
     // Our message types contain only maps with string keys, so serialization cannot fail;
     // an empty body would be quarantined by the receiver rather than crash anyone.
     serde_json::to_vec(&Out {
-        v: PROTOCOL_VERSION,
+        v: version,
         message,
     })
     .unwrap_or_default()
@@ -147,7 +167,7 @@ pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, WireError> {
         .remove("v")
         .and_then(|v| v.as_u64())
         .ok_or_else(|| WireError::Malformed("missing `v`".into()))?;
-    if v != u64::from(PROTOCOL_VERSION) {
+    if !(u64::from(MIN_PROTOCOL_VERSION)..=u64::from(PROTOCOL_VERSION)).contains(&v) {
         return Err(WireError::UnsupportedVersion { found: v });
     }
     serde_json::from_value(value).map_err(|e| WireError::Invalid(e.to_string()))
@@ -305,6 +325,13 @@ pub struct Publication {
     pub capacity: u32,
     pub agents: Vec<PublishedAgent>,
     pub classifiers: Vec<PublishedClassifier>,
+    /// The newest protocol version the node speaks; nodes of version 1 do not say, so 1.
+    #[serde(default = "version_one")]
+    pub protocol: u32,
+}
+
+fn version_one() -> u32 {
+    1
 }
 
 /// An agent as its code describes it. The suggestions only seed a new catalog entry;
@@ -433,10 +460,24 @@ pub struct FailureReport {
     /// The agent said the condition is temporary; the breaker ignores it.
     #[serde(default)]
     pub temporary: bool,
-    /// What became of the data message: `retry` or `dead-letter`.
+    /// What became of the data message: `retry`, `park` or `dead-letter`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disposition: Option<String>,
     pub at: DateTime<Utc>,
+    /// Unique per report, kept when the node publishes it again (version 2; absent from
+    /// version-1 nodes): the manager stores a report once however often it arrives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_id: Option<String>,
+}
+
+/// What a node did with a data message whose processing failed ([`FailureReport::disposition`]).
+pub mod disposition {
+    /// Sent to wait and be delivered again.
+    pub const RETRY: &str = "retry";
+    /// Set aside for the park cooldown before a last round of deliveries.
+    pub const PARK: &str = "park";
+    /// Given up on: sent to the dead-letter queue.
+    pub const DEAD_LETTER: &str = "dead-letter";
 }
 
 /// An error type and message, as the breaker remembers them.

@@ -28,9 +28,9 @@ fn launch() -> Launch {
 #[test]
 fn commands_round_trip_with_version_and_type() {
     let msg = ToNode::Launch(launch());
-    let bytes = encode(&msg);
+    let bytes = encode_command(&msg);
     let value: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
-    assert_eq!(value["v"], json!(1));
+    assert_eq!(value["v"], json!(COMMAND_VERSION));
     assert_eq!(value["type"], json!("launch"));
     assert_eq!(value["retry"]["initial_delay"], json!("1s"));
     assert_eq!(decode::<ToNode>(&bytes), Ok(msg));
@@ -134,8 +134,12 @@ fn bad_input_is_classified() {
         Err(WireError::Malformed(_))
     ));
     assert_eq!(
-        decode::<ToNode>(br#"{"v":2,"type":"stop","launch_setting":"x"}"#),
-        Err(WireError::UnsupportedVersion { found: 2 })
+        decode::<ToNode>(br#"{"v":3,"type":"stop","launch_setting":"x"}"#),
+        Err(WireError::UnsupportedVersion { found: 3 })
+    );
+    assert_eq!(
+        decode::<ToNode>(br#"{"v":0,"type":"stop","launch_setting":"x"}"#),
+        Err(WireError::UnsupportedVersion { found: 0 })
     );
     assert!(matches!(
         decode::<ToNode>(br#"{"v":1,"type":"explode"}"#),
@@ -162,4 +166,48 @@ fn names_are_prefixed() {
     assert_eq!(n.shared_queue("jobs"), "t-1.dq.jobs");
     assert_eq!(n.unrouted("jobs"), "t-1.dq.jobs.unrouted");
     assert_eq!(names::Names::default().prefix(), "am");
+}
+
+/// Version 2 nodes and managers still talk to version 1 ones: commands are written as version
+/// 1, both versions are read, and what version 1 did not send takes its default.
+#[test]
+fn version_one_peers_keep_working() {
+    let stop = ToNode::Stop(Stop {
+        launch_setting: "x".into(),
+        reason: "r".into(),
+    });
+    let bytes = encode_command(&stop);
+    let value: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(value["v"], 1, "commands stay readable by version-1 nodes");
+    assert_eq!(decode::<ToNode>(&bytes), Ok(stop));
+
+    let v1_failure = br#"{"v":1,"type":"failure","application":"a","host":"h",
+        "activation_id":"00000000-0000-0000-0000-000000000001","launch_setting":"ls",
+        "agent":"ag","error_type":"E","message":"m","attempt":1,"at":"2026-11-24T00:00:00Z"}"#;
+    match decode::<ToManager>(v1_failure) {
+        Ok(ToManager::Failure(f)) => {
+            assert_eq!(f.report_id, None);
+            assert!(!f.temporary);
+        }
+        other => panic!("a version-1 failure report decodes: {other:?}"),
+    }
+    let v1_publication = br#"{"v":1,"type":"publication","application":"a","host":"h",
+        "version":"1.0","capacity":2,"agents":[],"classifiers":[]}"#;
+    match decode::<ToManager>(v1_publication) {
+        Ok(ToManager::Publication(p)) => assert_eq!(p.protocol, 1),
+        other => panic!("a version-1 publication decodes: {other:?}"),
+    }
+    let written: serde_json::Value =
+        serde_json::from_slice(&encode(&ToManager::Heartbeat(Heartbeat {
+            application: "a".into(),
+            host: "h".into(),
+            capacity: 1,
+            running: vec![],
+            load: None,
+            dropped_reports: 0,
+            quarantined: 0,
+            at: chrono::Utc::now(),
+        })))
+        .expect("json");
+    assert_eq!(written["v"], PROTOCOL_VERSION);
 }

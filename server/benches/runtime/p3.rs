@@ -40,6 +40,7 @@ fn failure_report(i: usize, hosts: &[String]) -> Vec<u8> {
         temporary: false,
         disposition: Some("retry".into()),
         at: Utc::now(),
+        report_id: Some(uuid::Uuid::new_v4().to_string()),
     }))
 }
 

@@ -1,6 +1,8 @@
 //! The report consumer: reads node reports from the reports queue in batches, applies each
-//! batch in one transaction, then acknowledges it to the broker (so nothing acknowledged is
-//! lost), then runs the breaker policy for the trips it contained.
+//! batch in one transaction, runs the breaker policy for the trips it contained, and only then
+//! acknowledges it to the broker: nothing acknowledged is lost, a trip included. A batch that
+//! comes again (not acknowledged, or acknowledged and lost) is applied again idempotently:
+//! failure reports by their id, trips by their row, the policy because it is.
 
 use super::batches::Batches;
 use crate::broker::Link;
@@ -115,6 +117,19 @@ async fn handle(
     cfg.metrics
         .report_rate
         .record(u64::try_from(outcome.applied).unwrap_or(u64::MAX));
+    if !apply_trips(db, cfg, &outcome.trips, stop).await {
+        // Stored, but a trip's policy did not run: the broker redelivers the batch to the next
+        // consumer, which stores nothing twice and runs the policy.
+        if let Some(last) = batch.last() {
+            let _ = last
+                .nack(BasicNackOptions {
+                    multiple: true,
+                    requeue: true,
+                })
+                .await;
+        }
+        return false;
+    }
     if let Some(last) = batch.last()
         && let Err(e) = last.ack(BasicAckOptions { multiple: true }).await
     {
@@ -127,9 +142,36 @@ async fn handle(
             "reports with an outdated fencing token ignored"
         );
     }
-    for trip in &outcome.trips {
-        if let Err(e) = breaker::apply_trip(db, cfg, trip, chrono::Utc::now()).await {
-            tracing::error!(error = %e, launch_setting = %trip.launch_setting, "breaker policy failed");
+    true
+}
+
+/// Runs the breaker policy for each trip, retrying while the database fails; `false` when
+/// stopped first. A trip the policy refuses (its launch setting is gone) is logged and left.
+async fn apply_trips(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    trips: &[wire::BreakerTripped],
+    stop: &CancellationToken,
+) -> bool {
+    for trip in trips {
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            match breaker::apply_trip(db, cfg, trip, chrono::Utc::now()).await {
+                Ok(_) => break,
+                Err(e) if e.is_client_error() => {
+                    tracing::warn!(error = %e, launch_setting = %trip.launch_setting, "breaker policy refused the trip");
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, launch_setting = %trip.launch_setting, retry_in = ?backoff,
+                        "cannot apply the breaker policy; retrying before acknowledging");
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = stop.cancelled() => return false,
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(10));
+                }
+            }
         }
     }
     true

@@ -50,6 +50,7 @@ fn failure(activation: Uuid, error_type: &str, message_id: &str) -> ToManager {
         temporary: false,
         disposition: None,
         at: Utc::now(),
+        report_id: None,
     })
 }
 

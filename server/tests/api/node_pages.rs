@@ -55,6 +55,7 @@ async fn registry_pages_render_nodes_offers_and_drift(app: TestApp) {
         host: "demo-a".into(),
         version: "2.0.0".into(),
         capacity: 3,
+        protocol: am_domain::wire::PROTOCOL_VERSION,
         agents: vec![
             agent(
                 "sleep",

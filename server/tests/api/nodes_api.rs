@@ -37,6 +37,7 @@ async fn nodes_lists_live_nodes_and_lost_ones_on_request(app: TestApp) {
         host: "billing-01".into(),
         version: "3.1.4".into(),
         capacity: 8,
+        protocol: am_domain::wire::PROTOCOL_VERSION,
         agents: vec![],
         classifiers: vec![],
     };

@@ -260,21 +260,7 @@ async fn history(
     rows.truncate(usize::try_from(HISTORY).unwrap_or(usize::MAX));
     Ok((
         rows.into_iter()
-            .map(|r| FailureEntry {
-                id: r.id,
-                launch_setting: r.launch_setting_id,
-                activation: r.activation_id,
-                host: r.host,
-                application: r.application_id,
-                agent: r.agent_id,
-                error_type: r.error_type,
-                message: r.message,
-                details: r.details,
-                data_message_id: r.data_message_id,
-                attempt: r.attempt,
-                occurred_at: r.occurred_at,
-                dead_letter: Some(m.id),
-            })
+            .map(|r| FailureEntry::from_row(r, Some(m.id)))
             .collect(),
         more,
     ))

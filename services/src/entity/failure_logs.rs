@@ -22,6 +22,13 @@ pub struct Model {
     pub data_message_id: Option<String>,
     pub attempt: Option<i32>,
     pub occurred_at: DateTimeUtc,
+    /// The id the node gave the report (protocol version 2): unique, so a report delivered
+    /// twice is stored once. None for version-1 nodes.
+    pub report_id: Option<String>,
+    /// The agent said the condition is temporary.
+    pub temporary: bool,
+    /// What became of the data message: `retry`, `dead-letter`, `park`.
+    pub disposition: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

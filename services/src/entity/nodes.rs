@@ -18,6 +18,8 @@ pub struct Model {
     pub started_at: DateTimeUtc,
     pub last_heartbeat_at: DateTimeUtc,
     pub status: String,
+    /// The newest protocol version the node speaks (its publication says; 1 until then).
+    pub protocol_version: i32,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

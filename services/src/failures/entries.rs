@@ -147,21 +147,7 @@ async fn with_dead_letters(
                     .or_else(|| letters.get(&(None, m.clone())))
                     .copied()
             });
-            FailureEntry {
-                id: r.id,
-                launch_setting: r.launch_setting_id,
-                activation: r.activation_id,
-                host: r.host,
-                application: r.application_id,
-                agent: r.agent_id,
-                error_type: r.error_type,
-                message: r.message,
-                details: r.details,
-                data_message_id: r.data_message_id,
-                attempt: r.attempt,
-                occurred_at: r.occurred_at,
-                dead_letter,
-            }
+            FailureEntry::from_row(r, dead_letter)
         })
         .collect())
 }

@@ -223,6 +223,36 @@ pub struct FailureEntry {
     pub occurred_at: DateTime<Utc>,
     /// The dead letter of that data message, once it was dead-lettered.
     pub dead_letter: Option<i64>,
+    /// The agent said the condition is temporary (the breaker does not count it).
+    pub temporary: bool,
+    /// What the node did with the data message: `retry`, `park` or `dead-letter`.
+    pub disposition: Option<String>,
+}
+
+impl FailureEntry {
+    /// The entry of a stored failure, with the dead letter of its data message if known.
+    pub(crate) fn from_row(
+        r: crate::entity::failure_logs::Model,
+        dead_letter: Option<i64>,
+    ) -> Self {
+        FailureEntry {
+            id: r.id,
+            launch_setting: r.launch_setting_id,
+            activation: r.activation_id,
+            host: r.host,
+            application: r.application_id,
+            agent: r.agent_id,
+            error_type: r.error_type,
+            message: r.message,
+            details: r.details,
+            data_message_id: r.data_message_id,
+            attempt: r.attempt,
+            occurred_at: r.occurred_at,
+            dead_letter,
+            temporary: r.temporary,
+            disposition: r.disposition,
+        }
+    }
 }
 
 /// Failures matching a filter, newest first, and their counts by error type.

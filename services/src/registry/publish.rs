@@ -102,12 +102,14 @@ async fn upsert_node(
         started_at: Set(now),
         last_heartbeat_at: Set(now),
         status: Set(LIVE.to_owned()),
+        protocol_version: Set(int(p.protocol)),
     };
     nodes::Entity::insert(row)
         .on_conflict(
             OnConflict::columns([C::ApplicationId, C::Host])
                 .update_columns([
                     C::Version,
+                    C::ProtocolVersion,
                     C::Capacity,
                     C::Running,
                     C::Load,

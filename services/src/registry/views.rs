@@ -38,6 +38,9 @@ pub struct NodeView {
     pub host: String,
     /// Version of the application the node runs (`unknown` before it published itself).
     pub version: String,
+    /// The newest protocol version the node speaks: a node of version 1 works, but its failure
+    /// reports carry no id, so one delivered twice may be counted twice.
+    pub protocol: i32,
     /// `live` or `lost`: lost once no heartbeat came within the node timeout.
     pub status: String,
     /// Activations running on the node.
@@ -96,6 +99,7 @@ pub async fn list(
                 application: n.application_id,
                 host: n.host,
                 version: n.version,
+                protocol: n.protocol_version,
                 running: n.running,
                 capacity: n.capacity,
                 load: n.load,

@@ -52,7 +52,7 @@ impl Plan {
         self.outbox.push(outbox::ActiveModel {
             exchange: Set(names.control_exchange()),
             routing_key: Set(names.node_routing_key(application, host)),
-            payload: Set(wire::encode(command)),
+            payload: Set(wire::encode_command(command)),
             headers: Set(None),
             message_id: Set(message_id),
             created_at: Set(now),

@@ -11,8 +11,9 @@ use crate::{
 use am_domain::wire::{ActivationEvent, ActivationReport, BreakerTripped, ToManager};
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QuerySelect, sea_query::Expr,
+    ActiveValue::Set,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
+    sea_query::{Expr, OnConflict},
 };
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
@@ -149,6 +150,9 @@ pub async fn apply(
                     data_message_id: Set(f.data_message_id.clone()),
                     attempt: Set(Some(i32::try_from(f.attempt).unwrap_or(i32::MAX))),
                     occurred_at: Set(f.at),
+                    report_id: Set(f.report_id.clone()),
+                    temporary: Set(f.temporary),
+                    disposition: Set(f.disposition.clone()),
                     ..Default::default()
                 });
                 out.applied += 1;
@@ -196,14 +200,22 @@ pub async fn apply(
             }
         }
     }
-    Metrics::add(&cfg.metrics.failures, failures.len() as u64);
+    // A report the node gave an id to is stored once, however often it is delivered: the
+    // batch may come again after its commit (an acknowledgement lost, the manager stopped).
+    let mut stored = 0;
     let mut rows = failures.into_iter().peekable();
     while rows.peek().is_some() {
         let chunk: Vec<_> = rows.by_ref().take(super::CHUNK).collect();
-        failure_logs::Entity::insert_many(chunk)
+        stored += failure_logs::Entity::insert_many(chunk)
+            .on_conflict(
+                OnConflict::column(failure_logs::Column::ReportId)
+                    .do_nothing()
+                    .to_owned(),
+            )
             .exec_without_returning(&txn)
             .await?;
     }
+    Metrics::add(&cfg.metrics.failures, stored);
     plan.write(&txn).await?;
     let mut seen = HashSet::new();
     for id in to_settle {

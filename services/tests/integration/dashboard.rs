@@ -128,6 +128,7 @@ fn node(host: &str, heartbeat: DateTime<Utc>, running: i32) -> nodes::ActiveMode
         started_at: Set(ago(60)),
         last_heartbeat_at: Set(heartbeat),
         status: Set("live".into()),
+        protocol_version: Set(2),
     }
 }
 

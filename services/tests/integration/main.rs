@@ -10,6 +10,7 @@ mod dead_letters;
 mod failures;
 mod operations;
 mod registry;
+mod reports;
 mod retention;
 mod runtime;
 

@@ -125,6 +125,7 @@ fn publication(host: &str, version: &str, agents: Vec<PublishedAgent>) -> Public
         host: host.into(),
         version: version.into(),
         capacity: 4,
+        protocol: am_domain::wire::PROTOCOL_VERSION,
         agents,
         classifiers: vec![orgs(&["acme", "globex"])],
     }
