@@ -5,6 +5,7 @@ mod breaker;
 mod broker;
 mod consumer;
 mod context;
+mod env;
 mod error;
 mod node;
 mod outbox;

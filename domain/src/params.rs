@@ -161,4 +161,109 @@ impl ParamSpec {
             pattern: None,
         }
     }
+
+    /// A parameter whose values are codes of the application's classifier `classifier`.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// let p = ParamSpec::classifier("orgs", "organisations").array();
+    /// assert_eq!(p.ty, ParamType::Classifier("organisations".into()));
+    /// ```
+    pub fn classifier(name: impl Into<String>, classifier: impl Into<String>) -> Self {
+        Self::new(name, ParamType::Classifier(classifier.into()))
+    }
+
+    /// The label forms show.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// let p = ParamSpec::new("limit", ParamType::Integer).title("Rows per batch");
+    /// assert_eq!(p.title, "Rows per batch");
+    /// ```
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
+        self
+    }
+
+    /// A longer explanation, shown under the field.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// let p = ParamSpec::new("limit", ParamType::Integer).description("At most this many rows.");
+    /// assert_eq!(p.description, "At most this many rows.");
+    /// ```
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// A launch setting must give a value.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// assert!(ParamSpec::new("org", ParamType::String).required().required);
+    /// ```
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// The value is a list of values of the parameter's type.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// assert!(ParamSpec::new("orgs", ParamType::String).array().array);
+    /// ```
+    pub fn array(mut self) -> Self {
+        self.array = true;
+        self
+    }
+
+    /// The value used when a launch setting gives none, in the parameter's JSON form.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// let p = ParamSpec::new("older_than", ParamType::Duration).default("7days");
+    /// assert_eq!(p.default, Some(serde_json::json!("7days")));
+    /// ```
+    pub fn default(mut self, value: impl Into<serde_json::Value>) -> Self {
+        self.default = Some(value.into());
+        self
+    }
+
+    /// The lower bound: of a number, of a date, date-time or duration, or of a string's length.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// let p = ParamSpec::new("limit", ParamType::Integer).min(1).max(1000);
+    /// assert_eq!((p.min, p.max), (Some(1.into()), Some(1000.into())));
+    /// ```
+    pub fn min(mut self, value: impl Into<serde_json::Value>) -> Self {
+        self.min = Some(value.into());
+        self
+    }
+
+    /// The upper bound, as [`min`](Self::min).
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// let p = ParamSpec::new("rate", ParamType::Decimal).min(0).max(1);
+    /// assert_eq!(p.max, Some(1.into()));
+    /// ```
+    pub fn max(mut self, value: impl Into<serde_json::Value>) -> Self {
+        self.max = Some(value.into());
+        self
+    }
+
+    /// A regular expression a string value must match entirely.
+    ///
+    /// ```
+    /// use am_domain::params::{ParamSpec, ParamType};
+    /// let p = ParamSpec::new("code", ParamType::String).pattern("[A-Z]{3}");
+    /// assert_eq!(p.pattern.as_deref(), Some("[A-Z]{3}"));
+    /// ```
+    pub fn pattern(mut self, pattern: impl Into<String>) -> Self {
+        self.pattern = Some(pattern.into());
+        self
+    }
 }

@@ -27,6 +27,7 @@
 //!         suggested_concurrency: Some(Concurrency::Many), suggested_overlap: None,
 //!     }],
 //!     classifiers: vec![],
+//!     protocol: am_domain::wire::PROTOCOL_VERSION,
 //! };
 //! let merged = merge(&catalog, &publication);
 //! assert!(merged.refused.is_empty());

@@ -20,7 +20,7 @@
 
 use agent_client::{
     AgentError, AgentSpec, Classifier, Context, Message, MessageAgent, NodeBuilder,
-    StandaloneAgent, Topology,
+    StandaloneAgent,
     domain::{
         HumanDuration,
         catalog::{ClassifierValue, Concurrency, OverlapPolicy},
@@ -143,13 +143,6 @@ impl StandaloneAgent for Fail {
     }
 }
 
-fn param(name: &str, title: &str, ty: ParamType, default: Option<serde_json::Value>) -> ParamSpec {
-    let mut p = ParamSpec::new(name, ty);
-    p.title = title.to_owned();
-    p.default = default;
-    p
-}
-
 /// A thousand organisations, for pickers with search. The first three are the ones the demo
 /// catalog declares (`demo/catalog.json`): a publication replaces the classifier whole and may
 /// not drop a code that a launch setting uses.
@@ -168,16 +161,6 @@ fn organisations() -> Vec<ClassifierValue> {
         label: format!("Organisation {i}"),
     });
     named.into_iter().chain(numbered).collect()
-}
-
-async fn host_name() -> String {
-    if let Ok(h) = std::env::var("AM_HOST") {
-        return h;
-    }
-    let raw = tokio::fs::read_to_string("/proc/sys/kernel/hostname")
-        .await
-        .unwrap_or_else(|_| "localhost".to_owned());
-    raw.trim().to_lowercase()
 }
 
 /// `AM_QUEUE_EXPIRY` (e.g. `60s`, for tests and throw-away demos) makes the broker objects
@@ -204,15 +187,6 @@ fn heartbeat_every() -> anyhow::Result<Option<Duration>> {
             Ok(Some(d.0))
         }
         Err(_) => Ok(None),
-    }
-}
-
-/// `AM_PREFIX` names the broker objects.
-fn topology(expiry: Option<Duration>) -> Topology {
-    let topology = Topology::new(std::env::var("AM_PREFIX").unwrap_or_else(|_| "am".to_owned()));
-    match expiry {
-        Some(d) => topology.ephemeral(d),
-        None => topology,
     }
 }
 
@@ -385,90 +359,83 @@ async fn main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
-    let capacity = match std::env::var("AM_CAPACITY") {
-        Ok(v) => v
-            .parse()
-            .with_context(|| format!("AM_CAPACITY: `{v}` is not a number"))?,
-        Err(_) => 8,
-    };
     let rate_param = |name: &str, title: &str| {
-        let mut p = param(name, title, ParamType::Decimal, Some(serde_json::json!(0)));
-        p.min = Some(serde_json::json!(0));
-        p.max = Some(serde_json::json!(1));
-        p
+        ParamSpec::new(name, ParamType::Decimal)
+            .title(title)
+            .default(0)
+            .min(0)
+            .max(1)
     };
-    let host = host_name().await;
-    let amqp_url =
-        std::env::var("AM_AMQP_URL").unwrap_or_else(|_| agent_client::DEFAULT_AMQP_URL.to_owned());
-    let expiry = queue_expiry()?;
+    // The library's variables (AM_HOST, AM_AMQP_URL, AM_PREFIX, AM_CAPACITY), with the demo
+    // application as the default of AM_APP.
+    let mut builder = NodeBuilder::from_vars(|name| {
+        std::env::var(name)
+            .ok()
+            .or_else(|| (name == "AM_APP").then(|| "demo".to_owned()))
+    })?;
+    let host = builder.host_name().to_owned();
+    let amqp_url = builder.broker_url().to_owned();
+    if let Some(expiry) = queue_expiry()? {
+        let topology = builder.broker_topology().clone().ephemeral(expiry);
+        builder = builder.topology(topology);
+    }
     let producer = Producer::from_env(&amqp_url, &host)?;
-    let builder = NodeBuilder::new(
-        std::env::var("AM_APP").unwrap_or_else(|_| "demo".to_owned()),
-        host,
-    )
-    .amqp_url(amqp_url)
-    .topology(topology(expiry))
-    .version(env!("CARGO_PKG_VERSION"))
-    .capacity(capacity)
-    .messages(
-        AgentSpec::new("echo")
-            .title("Echo")
-            .suggest_data_queue("demo.events")
-            .suggest_concurrency(Concurrency::Many)
-            .param(ParamSpec {
-                array: true,
-                ..param(
-                    "organisations",
-                    "Organisations",
-                    ParamType::Classifier("organisations".into()),
-                    None,
-                )
-            }),
-        Echo,
-    )
-    .messages(
-        AgentSpec::new("flaky")
-            .title("Flaky")
-            .suggest_data_queue("demo.later")
-            .param(rate_param("temporary_rate", "Share of temporary failures"))
-            .param(rate_param("failure_rate", "Share of failures")),
-        Flaky,
-    )
-    .messages(
-        AgentSpec::new("poison")
-            .title("Poison")
-            .suggest_data_queue("demo.events"),
-        Poison,
-    )
-    .standalone(
-        AgentSpec::new("sleep")
-            .title("Sleep")
-            .suggest_overlap(OverlapPolicy::Skip)
-            .param(param(
-                "duration",
-                "Duration",
-                ParamType::Duration,
-                Some(serde_json::json!("10s")),
-            )),
-        Sleep,
-    )
-    .standalone(
-        AgentSpec::new("fail")
-            .title("Fail")
-            .suggest_concurrency(Concurrency::Any),
-        Fail,
-    )
-    .classifier(
-        Classifier::new("sites", "Sites")
-            .value("par", "Paris")
-            .value("lyo", "Lyon")
-            .value("mrs", "Marseille"),
-    )
-    .classifier(Classifier::provider(
-        "organisations",
-        "Organisations",
-        organisations,
-    ));
+    let builder = builder
+        .version(env!("CARGO_PKG_VERSION"))
+        .messages(
+            AgentSpec::new("echo")
+                .title("Echo")
+                .suggest_data_queue("demo.events")
+                .suggest_concurrency(Concurrency::Many)
+                .param(
+                    ParamSpec::classifier("organisations", "organisations")
+                        .title("Organisations")
+                        .array(),
+                ),
+            Echo,
+        )
+        .messages(
+            AgentSpec::new("flaky")
+                .title("Flaky")
+                .suggest_data_queue("demo.later")
+                .param(rate_param("temporary_rate", "Share of temporary failures"))
+                .param(rate_param("failure_rate", "Share of failures")),
+            Flaky,
+        )
+        .messages(
+            AgentSpec::new("poison")
+                .title("Poison")
+                .suggest_data_queue("demo.events"),
+            Poison,
+        )
+        .standalone(
+            AgentSpec::new("sleep")
+                .title("Sleep")
+                .suggest_overlap(OverlapPolicy::Skip)
+                .param(
+                    ParamSpec::new("duration", ParamType::Duration)
+                        .title("Duration")
+                        .default("10s"),
+                ),
+            Sleep,
+        )
+        .standalone(
+            AgentSpec::new("fail")
+                .title("Fail")
+                .suggest_concurrency(Concurrency::Any),
+            Fail,
+        )
+        .classifier(
+            Classifier::new("sites", "Sites")
+                .value("par", "Paris")
+                .value("lyo", "Lyon")
+                .value("mrs", "Marseille"),
+        )
+        .classifier(Classifier::provider(
+            "organisations",
+            "Organisations",
+            organisations,
+        ));
     let builder = match heartbeat_every()? {
         Some(every) => builder.heartbeat_every(every),
         None => builder,
