@@ -20,7 +20,9 @@
 //! - [`m20261124_000008_broker_topology`]: what the broker reconciler last applied, and its
 //!   lease;
 //! - [`m20261124_000009_exact_reports`]: failure reports stored once (by the id their node
-//!   gave them) with what the node knew of them, and the protocol version of each node.
+//!   gave them) with what the node knew of them, and the protocol version of each node;
+//! - [`m20261124_000010_waiting_publications`]: the publication of a node whose application is
+//!   not in the catalog yet, applied once it is.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -44,6 +46,7 @@ pub mod m20261121_000006_read_indexes;
 pub mod m20261121_000007_dead_letter_indexes;
 pub mod m20261124_000008_broker_topology;
 pub mod m20261124_000009_exact_reports;
+pub mod m20261124_000010_waiting_publications;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -62,6 +65,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000007_dead_letter_indexes::Migration),
             Box::new(m20261124_000008_broker_topology::Migration),
             Box::new(m20261124_000009_exact_reports::Migration),
+            Box::new(m20261124_000010_waiting_publications::Migration),
         ]
     }
 }

@@ -183,9 +183,13 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: failure reports lose their ids, nodes their protocol version.
+    // One step down: nodes keep no waiting publication.
     Migrator::down(db, Some(1)).await?;
     let manager = SchemaManager::new(db);
+    assert!(!manager.has_column("nodes", "waiting_publication").await?);
+    assert!(manager.has_column("nodes", "protocol_version").await?);
+    // One more: failure reports lose their ids, nodes their protocol version.
+    Migrator::down(db, Some(1)).await?;
     assert!(!manager.has_column("failure_logs", "report_id").await?);
     assert!(!manager.has_column("failure_logs", "disposition").await?);
     assert!(!manager.has_column("nodes", "protocol_version").await?);

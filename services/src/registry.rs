@@ -11,7 +11,7 @@
 mod publish;
 mod views;
 
-pub use publish::record_publication;
+pub use publish::{apply_waiting_publications, record_publication};
 pub use views::{
     AgentOffer, ApplicationPublication, ClassifierPublication, NodeFilter, NodeView,
     application_publication, drift, list, offered_agents,
@@ -62,6 +62,7 @@ pub async fn record_heartbeat(
         last_heartbeat_at: Set(now),
         status: Set(LIVE.to_owned()),
         protocol_version: Set(1),
+        waiting_publication: Set(None),
     };
     use nodes::Column as C;
     nodes::Entity::insert(row)

@@ -15,6 +15,8 @@ pub struct NodeRow {
     pub version: String,
     /// The newest protocol version the node speaks.
     pub protocol: i32,
+    /// Its application is not in the catalog: what it published waits.
+    pub waiting_for_application: bool,
     /// `live` or `lost`.
     pub status: String,
     pub running: i32,
@@ -34,6 +36,8 @@ pub struct NodesView {
     pub applications: Vec<String>,
     /// Seconds without a heartbeat after which a node is lost.
     pub timeout_secs: i64,
+    /// The caller may create applications (the shortcut for a node waiting for its own).
+    pub can_edit_catalog: bool,
 }
 
 /// An agent of an application with what nodes published and offer.
@@ -142,6 +146,7 @@ pub async fn list_nodes(application: String, include_lost: bool) -> Result<Nodes
                 host: n.host,
                 version: n.version,
                 protocol: n.protocol,
+                waiting_for_application: n.waiting_for_application,
                 status: n.status,
                 running: n.running,
                 capacity: n.capacity,
@@ -151,6 +156,7 @@ pub async fn list_nodes(application: String, include_lost: bool) -> Result<Nodes
             .collect(),
         applications,
         timeout_secs: timeout.num_seconds(),
+        can_edit_catalog: who.role.allows(am_domain::roles::Role::Admin),
     })
 }
 

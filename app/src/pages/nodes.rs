@@ -75,6 +75,7 @@ pub fn NodesPage() -> impl IntoView {
 
 #[component]
 fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
+    let can_create = view.can_edit_catalog;
     let explanation = format!(
         "A node is lost when no heartbeat came for {} s; nothing is dispatched to it.",
         view.timeout_secs
@@ -103,7 +104,7 @@ fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
                     </tr>
                 </thead>
                 <tbody>
-                    {view.nodes.into_iter().map(|n| view! { <NodeLine node=n /> }).collect_view()}
+                    {view.nodes.into_iter().map(|n| view! { <NodeLine node=n can_create=can_create /> }).collect_view()}
                 </tbody>
             </table>
         </div>
@@ -114,7 +115,7 @@ fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
 }
 
 #[component]
-fn NodeLine(node: NodeRow) -> impl IntoView {
+fn NodeLine(node: NodeRow, can_create: bool) -> impl IntoView {
     let app_href = format!("/applications/{}", node.application);
     let usage = format!("{} / {}", node.running, node.capacity);
     let full = node.capacity > 0 && node.running >= node.capacity;
@@ -123,7 +124,19 @@ fn NodeLine(node: NodeRow) -> impl IntoView {
         <tr data-test="node-row" data-host=node.host.clone() data-application=node.application.clone()
             data-status=node.status.clone()>
             <td data-label="Host"><code>{node.host.clone()}</code></td>
-            <td data-label="Application"><a href=app_href>{node.application.clone()}</a></td>
+            <td data-label="Application">
+                <a href=app_href>{node.application.clone()}</a>
+                {node.waiting_for_application.then(|| view! {
+                    <br />
+                    <span class="pill warn" data-test="node-waiting"
+                        title="what this node published is kept and applied as soon as the application is created">
+                        "application not in the catalog"
+                    </span>
+                    {can_create.then(|| view! {
+                        " " <a href="/applications/new" data-test="node-create-application">"Create application"</a>
+                    })}
+                })}
+            </td>
             <td data-label="Status">
                 <span class=format!("pill {}", node.status) data-test="node-status">{node.status.clone()}</span>
             </td>

@@ -20,6 +20,9 @@ pub struct Model {
     pub status: String,
     /// The newest protocol version the node speaks (its publication says; 1 until then).
     pub protocol_version: i32,
+    /// The node's last publication (JSON) while its application is not in the catalog.
+    #[sea_orm(column_type = "Text")]
+    pub waiting_publication: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

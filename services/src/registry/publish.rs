@@ -15,9 +15,11 @@ use am_domain::{
     wire::{Publication, PublishedAgent},
 };
 use chrono::{DateTime, Utc};
+use nodes::Column as C;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    EntityTrait, QueryFilter, TransactionTrait, sea_query::Expr, sea_query::OnConflict,
+    EntityTrait, QueryFilter, QuerySelect, TransactionTrait, sea_query::Expr,
+    sea_query::OnConflict,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -36,15 +38,15 @@ pub async fn record_publication(
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
     let txn = db.begin().await?;
-    upsert_node(&txn, p, now).await?;
-    replace_offered(&txn, p).await?;
-    if applications::Entity::find_by_id(p.application.as_str())
+    let known = applications::Entity::find_by_id(p.application.as_str())
         .one(&txn)
         .await?
-        .is_none()
-    {
+        .is_some();
+    upsert_node(&txn, p, !known, now).await?;
+    replace_offered(&txn, p).await?;
+    if !known {
         tracing::warn!(application = %p.application, host = %p.host,
-            "publication of an application that is not in the catalog: node recorded, its agents and classifiers not");
+            "publication of an application that is not in the catalog: kept until the application is created");
         txn.commit().await?;
         return Ok(());
     }
@@ -86,12 +88,65 @@ pub async fn record_publication(
     Ok(())
 }
 
+/// Applies the publications that waited for their application, now that it is in the
+/// catalog; returns how many. Run by the watchdog on every pass.
+pub async fn apply_waiting_publications(
+    db: &DatabaseConnection,
+    now: DateTime<Utc>,
+) -> ServiceResult<usize> {
+    let waiting: Vec<(String, String, Option<String>)> = nodes::Entity::find()
+        .select_only()
+        .columns([C::ApplicationId, C::Host, C::WaitingPublication])
+        .filter(C::WaitingPublication.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?;
+    if waiting.is_empty() {
+        return Ok(0);
+    }
+    let known: HashSet<String> = applications::Entity::find()
+        .select_only()
+        .column(applications::Column::Id)
+        .filter(applications::Column::Id.is_in(waiting.iter().map(|(app, _, _)| app.clone())))
+        .into_tuple()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    let mut applied = 0;
+    for (app, host, json) in waiting {
+        if !known.contains(&app) {
+            continue;
+        }
+        match json.as_deref().map(serde_json::from_str::<Publication>) {
+            Some(Ok(p)) => {
+                record_publication(db, &p, now).await?;
+                tracing::info!(application = %app, %host, "waiting publication applied: the application is in the catalog now");
+                applied += 1;
+            }
+            Some(Err(e)) => {
+                // Written by us from a decoded publication: unreadable only across an
+                // incompatible upgrade. Dropped; the node's next publication brings it again.
+                tracing::warn!(application = %app, %host, error = %e, "waiting publication unreadable; dropped");
+                nodes::Entity::update_many()
+                    .col_expr(C::WaitingPublication, Expr::value(Option::<String>::None))
+                    .filter(C::ApplicationId.eq(app.as_str()))
+                    .filter(C::Host.eq(host.as_str()))
+                    .exec(db)
+                    .await?;
+            }
+            None => {}
+        }
+    }
+    Ok(applied)
+}
+
 async fn upsert_node(
     txn: &DatabaseTransaction,
     p: &Publication,
+    waiting: bool,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    use nodes::Column as C;
     let row = nodes::ActiveModel {
         application_id: Set(p.application.clone()),
         host: Set(p.host.clone()),
@@ -103,6 +158,11 @@ async fn upsert_node(
         last_heartbeat_at: Set(now),
         status: Set(LIVE.to_owned()),
         protocol_version: Set(int(p.protocol)),
+        waiting_publication: Set(if waiting {
+            serde_json::to_string(p).ok()
+        } else {
+            None
+        }),
     };
     nodes::Entity::insert(row)
         .on_conflict(
@@ -110,6 +170,7 @@ async fn upsert_node(
                 .update_columns([
                     C::Version,
                     C::ProtocolVersion,
+                    C::WaitingPublication,
                     C::Capacity,
                     C::Running,
                     C::Load,

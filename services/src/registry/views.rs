@@ -53,6 +53,9 @@ pub struct NodeView {
     pub last_heartbeat_at: DateTime<Utc>,
     /// Agents the node offers, by id.
     pub agents: Vec<String>,
+    /// The node published itself while its application is not in the catalog: its agents and
+    /// classifiers wait, and are applied as soon as the application is created.
+    pub waiting_for_application: bool,
 }
 
 /// Nodes matching `filter`, by application and host.
@@ -100,6 +103,7 @@ pub async fn list(
                 host: n.host,
                 version: n.version,
                 protocol: n.protocol_version,
+                waiting_for_application: n.waiting_publication.is_some(),
                 running: n.running,
                 capacity: n.capacity,
                 load: n.load,

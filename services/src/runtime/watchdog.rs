@@ -49,6 +49,7 @@ pub async fn tick(
     for (app, host) in lost_nodes {
         tracing::warn!(application = %app, %host, "node lost: no heartbeat within the node timeout");
     }
+    registry::apply_waiting_publications(db, now).await?;
     start_timeouts(db, cfg, now).await?;
     work_timeouts(db, cfg, now).await?;
     max_run_times(db, cfg, now).await?;

@@ -129,6 +129,7 @@ fn node(host: &str, heartbeat: DateTime<Utc>, running: i32) -> nodes::ActiveMode
         last_heartbeat_at: Set(heartbeat),
         status: Set("live".into()),
         protocol_version: Set(2),
+        waiting_publication: Set(None),
     }
 }
 

@@ -28,7 +28,7 @@ on_both_backends!(
     later_publications_keep_what_operators_set,
     the_same_publication_twice_changes_nothing,
     a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift,
-    an_unknown_application_records_only_the_node,
+    an_unknown_application_waits_and_is_applied_once_created,
     heartbeats_update_the_node_row,
     nodes_are_live_until_their_heartbeats_stop,
     mark_lost_flips_each_stale_node_once,
@@ -447,7 +447,10 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
     assert_eq!(echo.offered_by, ["demo-a"]);
 }
 
-async fn an_unknown_application_records_only_the_node(db: &DatabaseConnection) {
+/// A node that publishes before its application is in the catalog: recorded, its publication
+/// kept (not applied), then applied by the watchdog's pass once the application is created —
+/// without the node publishing again.
+async fn an_unknown_application_waits_and_is_applied_once_created(db: &DatabaseConnection) {
     seed(db).await;
     let (rev, audits) = (revision(db).await, audit_count(db).await);
     let mut p = publication("elsewhere-1", "1.0", vec![echo(vec![])]);
@@ -475,6 +478,52 @@ async fn an_unknown_application_records_only_the_node(db: &DatabaseConnection) {
         0
     );
     assert_eq!((revision(db).await, audit_count(db).await), (rev, audits));
+    assert!(nodes[0].waiting_for_application);
+    assert_eq!(
+        registry::apply_waiting_publications(db, t0())
+            .await
+            .expect("pass"),
+        0,
+        "still no application"
+    );
+
+    catalog::create(
+        db,
+        &actor(Role::Admin),
+        Application {
+            id: "unknown-app".into(),
+            title: String::new(),
+            default_pool: "demo-pool".into(),
+            webhook_url: None,
+        },
+    )
+    .await
+    .expect("application created");
+    assert_eq!(
+        registry::apply_waiting_publications(db, t0())
+            .await
+            .expect("pass"),
+        1
+    );
+    let created = agents::Entity::find()
+        .filter(agents::Column::ApplicationId.eq("unknown-app"))
+        .all(db)
+        .await
+        .expect("agents");
+    assert_eq!(created.len(), 1, "the waiting publication's agent");
+    assert_eq!(created[0].id, "echo");
+    let node = nodes::Entity::find_by_id(("unknown-app".to_owned(), "elsewhere-1".to_owned()))
+        .one(db)
+        .await
+        .expect("query")
+        .expect("node");
+    assert!(node.waiting_publication.is_none(), "applied once");
+    assert_eq!(
+        registry::apply_waiting_publications(db, t0())
+            .await
+            .expect("pass"),
+        0
+    );
 }
 
 async fn heartbeats_update_the_node_row(db: &DatabaseConnection) {
