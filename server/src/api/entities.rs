@@ -362,6 +362,7 @@ pub mod launch_settings {
 
     /// `?groups=a,b`: the schedule groups a scheduled launch setting belongs to (saved with it).
     #[derive(Debug, Deserialize, utoipa::IntoParams)]
+    #[into_params(parameter_in = Query)]
     pub struct GroupsQuery {
         /// Comma-separated schedule group ids; when given, the launch setting is a member of
         /// exactly these groups.

@@ -267,6 +267,15 @@ async fn openapi_document_lists_every_entity() {
     }
     assert!(doc["components"]["schemas"]["LaunchSetting"].is_object());
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+    // `groups` is an optional query parameter of the launch-setting writes, not a path one.
+    let groups = doc["paths"]["/api/v1/launch-settings"]["post"]["parameters"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == "groups"))
+        .cloned()
+        .expect("groups parameter");
+    assert_eq!(groups["in"], "query", "{groups}");
+    assert_ne!(groups["required"], true, "{groups}");
+    assert!(paths.contains_key("/api/v1/launch-settings/{id}/run"));
 }
 
 /// `GET` of a launch setting or group adds its read-only `status` (with the broker backlog of a
