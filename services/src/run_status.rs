@@ -4,7 +4,7 @@
 
 use crate::{
     Principal,
-    entity::{launch_settings, schedule_groups},
+    entity::{agents, launch_settings, schedule_groups},
     error::ServiceResult,
     topology::{Backlog, DepthsHandle},
 };
@@ -115,6 +115,46 @@ pub async fn of_launch_settings_with_backlog(
         status.backlog = backlogs.remove(id);
     }
     Ok(statuses)
+}
+
+/// The status of one launch setting with its backlog, for its page: reads only its row and its
+/// agent's data queue (a page need not load the whole catalog).
+pub async fn of_launch_setting_with_backlog(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    depths: &DepthsHandle,
+    id: &str,
+) -> ServiceResult<Option<RunStatus>> {
+    let Some(mut status) = of_launch_settings(db, actor, &[id.to_owned()])
+        .await?
+        .remove(id)
+    else {
+        return Ok(None);
+    };
+    let agent: Option<(String, String)> = launch_settings::Entity::find_by_id(id)
+        .select_only()
+        .columns([
+            launch_settings::Column::ApplicationId,
+            launch_settings::Column::AgentId,
+        ])
+        .into_tuple()
+        .one(db)
+        .await?;
+    let data_queue = match agent {
+        Some(key) => agents::Entity::find_by_id(key)
+            .select_only()
+            .column(agents::Column::DataQueueId)
+            .into_tuple::<Option<String>>()
+            .one(db)
+            .await?
+            .flatten(),
+        None => None,
+    };
+    status.backlog = match depths.read() {
+        Ok(d) => d.backlog_of(id, data_queue.as_deref()),
+        Err(poisoned) => poisoned.into_inner().backlog_of(id, data_queue.as_deref()),
+    };
+    Ok(Some(status))
 }
 
 /// Status of each named schedule group that exists.

@@ -304,6 +304,30 @@ pub struct Backlog {
 }
 
 impl Depths {
+    /// The backlog of one launch setting whose agent takes `data_queue`, if its queue was
+    /// sampled: its own subscription, or its data queue's shared queue.
+    pub fn backlog_of(&self, launch_setting: &str, data_queue: Option<&str>) -> Option<Backlog> {
+        let own = self.queues.iter().find(|q| {
+            q.role == "subscription" && q.launch_setting.as_deref() == Some(launch_setting)
+        });
+        let found = own.or_else(|| {
+            self.queues.iter().find(|q| {
+                q.role == "shared" && data_queue.is_some() && q.data_queue.as_deref() == data_queue
+            })
+        })?;
+        Some(self.backlog(found))
+    }
+
+    fn backlog(&self, q: &QueueDepth) -> Backlog {
+        Backlog {
+            queue: q.queue.clone(),
+            shared: q.role == "shared",
+            ready: q.ready,
+            consumers: q.consumers,
+            sampled_at: self.sampled_at,
+        }
+    }
+
     /// The backlog of each of `settings` whose queue was sampled: its own subscription, or its
     /// data queue's shared queue.
     pub fn backlogs<'a>(
@@ -311,13 +335,6 @@ impl Depths {
         catalog: &am_domain::catalog::Catalog,
         settings: impl IntoIterator<Item = &'a am_domain::catalog::LaunchSetting>,
     ) -> std::collections::HashMap<String, Backlog> {
-        let backlog = |q: &QueueDepth| Backlog {
-            queue: q.queue.clone(),
-            shared: q.role == "shared",
-            ready: q.ready,
-            consumers: q.consumers,
-            sampled_at: self.sampled_at,
-        };
         let mut own = std::collections::HashMap::new();
         let mut shared = std::collections::HashMap::new();
         for q in &self.queues {
@@ -348,7 +365,7 @@ impl Depths {
                         .get(&(ls.application.as_str(), ls.agent.as_str()))
                         .and_then(|dq| shared.get(dq))
                 })?;
-                Some((ls.id.clone(), backlog(found)))
+                Some((ls.id.clone(), self.backlog(found)))
             })
             .collect()
     }
@@ -478,4 +495,41 @@ pub async fn request_full_pass(
     .await?;
     txn.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth(queue: &str, role: &str, ls: Option<&str>, dq: &str, ready: u32) -> QueueDepth {
+        QueueDepth {
+            queue: queue.into(),
+            role: role.into(),
+            launch_setting: ls.map(Into::into),
+            data_queue: Some(dq.into()),
+            ready,
+            consumers: 1,
+        }
+    }
+
+    #[test]
+    fn a_launch_setting_shows_its_own_queue_or_its_data_queues_shared_one() {
+        let d = Depths {
+            sampled_at: None,
+            queues: vec![
+                depth("am.ls.a", "subscription", Some("a"), "events", 3),
+                depth("am.dq.jobs", "shared", None, "jobs", 7),
+                depth("am.dq.jobs.unrouted", "unrouted", None, "jobs", 9),
+            ],
+        };
+        let own = d.backlog_of("a", Some("events")).expect("own");
+        assert_eq!((own.ready, own.shared), (3, false));
+        let shared = d.backlog_of("b", Some("jobs")).expect("shared");
+        assert_eq!(
+            (shared.queue.as_str(), shared.ready, shared.shared),
+            ("am.dq.jobs", 7, true)
+        );
+        assert!(d.backlog_of("c", Some("other")).is_none());
+        assert!(d.backlog_of("c", None).is_none());
+    }
 }

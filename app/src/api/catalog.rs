@@ -134,6 +134,8 @@ pub struct StatusView {
     /// When the last result came, `YYYY-MM-DD HH:MM:SS UTC`.
     pub last_result_at: Option<String>,
     pub disabled_reason: Option<String>,
+    /// Launch settings: what waits for it in the broker, e.g. `12 waiting · 1 consumer`.
+    pub backlog: Option<String>,
 }
 
 /// A page of classifier values matching a search.
@@ -287,7 +289,9 @@ mod rows {
     }
 
     pub fn status_view(s: RunStatus) -> StatusView {
+        let backlog = s.backlog.is_some().then(|| backlog_cell(Some(&s)));
         StatusView {
+            backlog,
             current: s.current,
             last_result: s.last_result,
             last_result_at: s
@@ -551,17 +555,20 @@ pub async fn run_now(key: Key) -> Result<String, UiError> {
 #[server(prefix = "/ui", endpoint = "run_status", input = Json)]
 pub async fn run_status(key: Key) -> Result<StatusView, UiError> {
     use super::ssr::*;
-    use am_services::run_status::{of_launch_settings, of_schedule_groups};
+    use am_services::run_status::{of_launch_setting_with_backlog, of_schedule_groups};
     let who = require(Role::Viewer)?;
-    let db = &services()?.db;
+    let s = services()?;
     let found = match &key {
-        Key::LaunchSetting(id) => of_launch_settings(db, &who, std::slice::from_ref(id)).await?,
-        Key::ScheduleGroup(id) => of_schedule_groups(db, &who, std::slice::from_ref(id)).await?,
-        _ => Default::default(),
+        Key::LaunchSetting(id) => {
+            of_launch_setting_with_backlog(&s.db, &who, &s.broker_depths, id).await?
+        }
+        Key::ScheduleGroup(id) => of_schedule_groups(&s.db, &who, std::slice::from_ref(id))
+            .await?
+            .into_values()
+            .next(),
+        _ => None,
     };
     found
-        .into_values()
-        .next()
         .map(rows::status_view)
         .ok_or_else(|| UiError::NotFound(format!("{} not found", EntityRef::from(key))))
 }

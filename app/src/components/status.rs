@@ -78,6 +78,12 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                 {s.disabled_reason.filter(|_| !enabled).map(|r| view! {
                                     <div><span class="label">"Why"</span><span data-test="disabled-reason">{r}</span></div>
                                 })}
+                                {s.backlog.map(|b| view! {
+                                    <div>
+                                        <span class="label">"Backlog"</span>
+                                        <span data-test="backlog" title="messages waiting in the broker, and the nodes taking them (sampled every few seconds)">{b}</span>
+                                    </div>
+                                })}
                                 {can_operate.then(|| {
                                     let toggle_key = key.clone();
                                     view! {
