@@ -35,6 +35,10 @@ use sea_orm::{
 use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
+mod streams;
+
+use streams::keep_streams;
+
 /// Rows handled per step and tick, so one pass stays short under a backlog.
 const BATCH: u64 = 500;
 
@@ -476,134 +480,6 @@ async fn stop_disabled(
             txn.commit().await?;
         }
     }
-    Ok(())
-}
-
-/// Enabled stream launch settings run: one activation each (on every live node for `MANY`).
-async fn keep_streams(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
-    let streams: Vec<String> = launch_settings::Entity::find()
-        .select_only()
-        .column(launch_settings::Column::Id)
-        .filter(launch_settings::Column::Enabled.eq(true))
-        .filter(launch_settings::Column::Kind.eq("stream"))
-        .into_tuple()
-        .all(db)
-        .await?;
-    if streams.is_empty() {
-        return Ok(());
-    }
-    let mut resolver = Resolver::load(db, &streams, now, cfg.node_timeout).await?;
-    for ls in streams {
-        let Some(target) = resolver.target(&ls).cloned() else {
-            continue;
-        };
-        let latest = activations::Entity::find()
-            .filter(activations::Column::LaunchSettingId.eq(ls.as_str()))
-            .filter(activations::Column::ParentId.is_null())
-            .order_by_desc(activations::Column::CreatedAt)
-            .order_by_desc(activations::Column::Id)
-            .one(db)
-            .await?;
-        match latest {
-            Some(a) if status::activation::ACTIVE.contains(&a.status.as_str()) => {
-                if a.status != status::activation::WAITING
-                    && target.concurrency() == Concurrency::Many
-                {
-                    join_new_nodes(db, cfg, &mut resolver, &target, &a, now).await?;
-                }
-            }
-            Some(a)
-                if a.finished_at
-                    .is_some_and(|f| f > now - cfg.stream_restart_delay) => {}
-            previous => {
-                let key = format!(
-                    "stream:{ls}:{}",
-                    previous
-                        .map(|p| p.id.to_string())
-                        .unwrap_or_else(|| "first".into())
-                );
-                let txn = super::begin_write(db).await?;
-                let mut plan = Plan::default();
-                let planned = plan_activation(
-                    &mut plan,
-                    &mut resolver,
-                    cfg,
-                    NewActivation {
-                        ls: ls.clone(),
-                        trigger: Trigger::Stream,
-                        requested_by: None,
-                        parent: None,
-                        group: None,
-                        fire_key: Some(key),
-                        pinned_host: None,
-                    },
-                    now,
-                );
-                if planned.is_err() {
-                    continue;
-                }
-                // Another replica started it first: the unique key refuses the second.
-                match plan.write(&txn).await {
-                    Ok(()) => txn.commit().await?,
-                    Err(e) => {
-                        tracing::debug!(launch_setting = %ls, error = %e, "stream activation not started");
-                        txn.rollback().await?;
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A `MANY` stream runs on every live node: nodes that came up since get their launch.
-async fn join_new_nodes(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    resolver: &mut Resolver,
-    target: &super::resolve::Target,
-    a: &activations::Model,
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
-    let running: BTreeSet<String> = activation_hosts::Entity::find()
-        .select_only()
-        .column(activation_hosts::Column::Host)
-        .filter(activation_hosts::Column::ActivationId.eq(a.id))
-        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-        .into_tuple::<String>()
-        .all(db)
-        .await?
-        .into_iter()
-        .collect();
-    let missing: Vec<String> = resolver
-        .eligible(target)
-        .into_iter()
-        .map(|n| n.host.clone())
-        .filter(|h| !running.contains(h))
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let txn = super::begin_write(db).await?;
-    let attempt = next_attempt(&txn, a.id).await?;
-    let mut plan = Plan::default();
-    dispatch_hosts(
-        &mut plan,
-        cfg,
-        target,
-        a.id,
-        &missing,
-        a.fencing_token,
-        attempt,
-        now,
-        "joined: node came up",
-    );
-    plan.write(&txn).await?;
-    txn.commit().await?;
     Ok(())
 }
 
