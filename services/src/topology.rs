@@ -267,6 +267,16 @@ pub async fn finish_pass(
     Ok(done.rows_affected == 1)
 }
 
+/// The roles of the queues whose depth is sampled ([`QueueDepth::role`]).
+pub mod queue_role {
+    /// A launch setting's own subscription queue (`topic` data queues).
+    pub const SUBSCRIPTION: &str = "subscription";
+    /// A `queue` data queue's queue, shared by its launch settings.
+    pub const SHARED: &str = "shared";
+    /// What no launch setting of a data queue took.
+    pub const UNROUTED: &str = "unrouted";
+}
+
 /// What one queue nodes consume (or the unrouted queue of a data queue) holds, as last sampled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct QueueDepth {
@@ -308,11 +318,14 @@ impl Depths {
     /// sampled: its own subscription, or its data queue's shared queue.
     pub fn backlog_of(&self, launch_setting: &str, data_queue: Option<&str>) -> Option<Backlog> {
         let own = self.queues.iter().find(|q| {
-            q.role == "subscription" && q.launch_setting.as_deref() == Some(launch_setting)
+            q.role == queue_role::SUBSCRIPTION
+                && q.launch_setting.as_deref() == Some(launch_setting)
         });
         let found = own.or_else(|| {
             self.queues.iter().find(|q| {
-                q.role == "shared" && data_queue.is_some() && q.data_queue.as_deref() == data_queue
+                q.role == queue_role::SHARED
+                    && data_queue.is_some()
+                    && q.data_queue.as_deref() == data_queue
             })
         })?;
         Some(self.backlog(found))
@@ -321,7 +334,7 @@ impl Depths {
     fn backlog(&self, q: &QueueDepth) -> Backlog {
         Backlog {
             queue: q.queue.clone(),
-            shared: q.role == "shared",
+            shared: q.role == queue_role::SHARED,
             ready: q.ready,
             consumers: q.consumers,
             sampled_at: self.sampled_at,
@@ -339,10 +352,10 @@ impl Depths {
         let mut shared = std::collections::HashMap::new();
         for q in &self.queues {
             match (q.role.as_str(), &q.launch_setting, &q.data_queue) {
-                ("subscription", Some(ls), _) => {
+                (queue_role::SUBSCRIPTION, Some(ls), _) => {
                     own.insert(ls.as_str(), q);
                 }
-                ("shared", _, Some(dq)) => {
+                (queue_role::SHARED, _, Some(dq)) => {
                     shared.insert(dq.as_str(), q);
                 }
                 _ => {}
@@ -388,9 +401,13 @@ pub fn sampled_queues(objects: &BrokerObjects) -> Vec<QueueDepth> {
                     launch_setting,
                     data_queue,
                     ..
-                } => ("subscription", Some(launch_setting), Some(data_queue)),
-                R::Shared { data_queue, .. } => ("shared", None, Some(data_queue)),
-                R::Unrouted { data_queue } => ("unrouted", None, Some(data_queue)),
+                } => (
+                    queue_role::SUBSCRIPTION,
+                    Some(launch_setting),
+                    Some(data_queue),
+                ),
+                R::Shared { data_queue, .. } => (queue_role::SHARED, None, Some(data_queue)),
+                R::Unrouted { data_queue } => (queue_role::UNROUTED, None, Some(data_queue)),
                 R::Delay { .. } | R::Wait | R::System => return None,
             };
             Some(QueueDepth {

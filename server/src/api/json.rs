@@ -57,16 +57,19 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for EntityJson<T> {
 
 /// As [`parse`], from a document already parsed.
 fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, AppError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." { String::new() } else { path };
-        let mut errors = ValidationErrors::new();
-        errors.0.push(FieldError::new(
-            path,
-            strip_position(&e.into_inner().to_string()),
-        ));
-        AppError::Service(ServiceError::Invalid(errors))
-    })
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| shape_error(e.path(), &e.inner().to_string()))
+}
+
+/// A document of the wrong shape: the error at its path (`launch_settings[2].kind`).
+fn shape_error(path: &serde_path_to_error::Path, message: &str) -> AppError {
+    let path = path.to_string();
+    let path = if path == "." { String::new() } else { path };
+    let mut errors = ValidationErrors::new();
+    errors
+        .0
+        .push(FieldError::new(path, strip_position(message)));
+    AppError::Service(ServiceError::Invalid(errors))
 }
 
 /// The body limit in force for this request: the route's `DefaultBodyLimit`, else axum's
@@ -88,17 +91,11 @@ pub struct BodyLimit(pub usize);
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
+        let inner = e.inner();
         if inner.is_syntax() || inner.is_eof() || inner.is_io() {
             AppError::BadRequest(format!("the body is not valid JSON: {inner}"))
         } else {
-            let path = if path == "." { String::new() } else { path };
-            let mut errors = ValidationErrors::new();
-            errors
-                .0
-                .push(FieldError::new(path, strip_position(&inner.to_string())));
-            AppError::Service(ServiceError::Invalid(errors))
+            shape_error(e.path(), &inner.to_string())
         }
     })
 }
