@@ -165,7 +165,12 @@ pub struct DataQueue {
 impl DataQueue {
     /// The exchange producers publish to.
     pub fn effective_address(&self) -> &str {
-        self.address.as_deref().unwrap_or(&self.id)
+        Self::effective_address_of(&self.id, self.address.as_deref())
+    }
+
+    /// The exchange of the data queue `id` with `address`: the address, or else the id.
+    pub fn effective_address_of<'a>(id: &'a str, address: Option<&'a str>) -> &'a str {
+        address.unwrap_or(id)
     }
 }
 
@@ -336,6 +341,9 @@ pub enum DeadLetterPolicy {
     Park,
     /// No delivery limit; the breaker is what stops the waste.
     RetryForever,
+    /// As `dead-letter`, and the manager also publishes a copy to the exchange `forward_to`
+    /// names (e.g. the application's own error queue).
+    Forward,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,6 +358,23 @@ pub struct DeadLetterSettings {
     /// Notify when this many dead letters of the launch setting are waiting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify_threshold: Option<u32>,
+    /// Policy `forward`: the exchange that gets a copy of every dead letter (created and
+    /// bound by its owner, not by the manager).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_to: Option<String>,
+}
+
+impl DeadLetterSettings {
+    /// What a node acts on: forwarding is the manager's work, so to a node `forward` is
+    /// `dead-letter` (and a node of an older release knows no `forward`).
+    pub fn for_nodes(&self) -> DeadLetterSettings {
+        let mut s = self.clone();
+        if s.policy == DeadLetterPolicy::Forward {
+            s.policy = DeadLetterPolicy::DeadLetter;
+        }
+        s.forward_to = None;
+        s
+    }
 }
 
 fn default_park_cooldown() -> HumanDuration {
@@ -362,6 +387,7 @@ impl Default for DeadLetterSettings {
             policy: DeadLetterPolicy::default(),
             park_cooldown: default_park_cooldown(),
             notify_threshold: None,
+            forward_to: None,
         }
     }
 }

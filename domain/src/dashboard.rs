@@ -41,6 +41,40 @@ pub struct Dashboard {
     /// Failures reported in the last 60 minutes.
     pub failures_last_hour: u64,
     pub failures_per_hour: FailureChart,
+    /// What waits in the broker, as the manager last sampled it.
+    #[serde(default)]
+    pub backlog: BrokerBacklog,
+}
+
+/// What waits in the broker's data queues.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BrokerBacklog {
+    /// When the sample began; `None` before the first.
+    pub sampled_at: Option<DateTime<Utc>>,
+    /// Messages ready in the queues nodes consume.
+    pub ready: u64,
+    /// Messages kept in unrouted queues (no launch setting took them).
+    pub unrouted: u64,
+    /// Queues with messages ready and no node consuming them.
+    pub unconsumed: u64,
+    /// The queues with the most messages waiting (at most [`LARGEST_BACKLOGS`]), most first.
+    pub largest: Vec<QueueBacklog>,
+}
+
+/// How many queues [`BrokerBacklog::largest`] lists.
+pub const LARGEST_BACKLOGS: usize = 5;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueueBacklog {
+    pub queue: String,
+    pub launch_setting: Option<String>,
+    pub data_queue: Option<String>,
+    /// Unrouted queue: what no launch setting of `data_queue` took.
+    pub unrouted: bool,
+    pub ready: u64,
+    pub consumers: u32,
 }
 
 impl Dashboard {

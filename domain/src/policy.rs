@@ -54,7 +54,7 @@ pub fn should_dead_letter(
 ) -> bool {
     match settings.policy {
         DeadLetterPolicy::RetryForever => false,
-        DeadLetterPolicy::DeadLetter | DeadLetterPolicy::Park => {
+        DeadLetterPolicy::DeadLetter | DeadLetterPolicy::Park | DeadLetterPolicy::Forward => {
             attempts >= retry.max_deliveries.max(1)
         }
     }

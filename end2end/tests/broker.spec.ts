@@ -1,6 +1,8 @@
 import { expect, test } from "@playwright/test";
+import { execFileSync } from "node:child_process";
 import { loginAdmin, open, seed, t, uid } from "./catalog-helpers";
 import { VIEWER_PASSWORD, hydrated, login } from "./helpers";
+import { startNode, startProducer, stopProducer } from "./producer";
 
 // The manager declares the broker's data topology from the catalog: a new data queue reaches
 // the broker within seconds, and an operator can have everything declared again.
@@ -41,4 +43,81 @@ test("viewers see the broker but cannot ask for a pass", async ({ page }) => {
     data: "",
   });
   expect(resp.status()).toBe(403);
+});
+
+// Someone removes a queue by hand: the Broker page says it is missing, and Reconcile now
+// declares it again.
+test("the Broker page shows a queue removed by hand and Reconcile now brings it back", async ({ page }) => {
+  await loginAdmin(page);
+  const dq = uid("broker-gone");
+  await seed(page, { data_queues: [{ id: dq, kind: "topic" }] });
+  await open(page, "/broker");
+  const row = page.locator(`${t("queue-row")}[data-role="unrouted"]`).filter({ hasText: dq });
+  await expect(row).toHaveCount(1, { timeout: 20_000 });
+  const queue = await row.getAttribute("data-queue");
+  expect(queue).toBeTruthy();
+  await expect(page.locator(`${t("drift-row")}[data-name="${queue}"]`)).toHaveCount(0);
+
+  execFileSync("rabbitmqctl", ["delete_queue", queue!], { stdio: "ignore" });
+  const missing = page.locator(`${t("drift-row")}[data-name="${queue}"]`);
+  await expect(missing).toBeVisible({ timeout: 20_000 });
+  await expect(missing.locator(t("drift-state"))).toHaveText(/missing/);
+
+  await page.locator(t("reconcile-now")).click();
+  await expect(missing).toHaveCount(0, { timeout: 30_000 });
+});
+
+// Messages published before any node runs wait in the launch setting's queue, shown as its
+// backlog on the list; when a node of the application starts, the backlog drains.
+test("the launch settings list shows a backlog that drains when a node starts", async ({ page }) => {
+  test.setTimeout(120_000);
+  await loginAdmin(page);
+  const app = uid("bk");
+  const host = `${app}-host`;
+  const address = `${app}.in`;
+  const ls = `${app}.echo`;
+  await seed(page, {
+    pools: [{ id: `${app}-pool`, title: "Backlog test", hosts: [host] }],
+    applications: [{ id: app, title: "Backlog test", default_pool: `${app}-pool` }],
+    data_queues: [{ id: `${app}-dq`, kind: "topic", address }],
+    agents: [{
+      application: app, id: "echo", title: "Echo", input: "messages", data_queue: `${app}-dq`,
+      concurrency: "ANY", overlap: "allow",
+    }],
+    launch_settings: [{ id: ls, application: app, agent: "echo", kind: "stream", stream_mode: "asap" }],
+  });
+  // The subscription exists before any node: wait until the reconciler declared it.
+  await open(page, "/broker");
+  await expect(page.locator(`${t("queue-row")}[data-role="subscription"]`).filter({ hasText: ls })).toHaveCount(1, {
+    timeout: 20_000,
+  });
+
+  const producer = startProducer(address, app, 100);
+  try {
+    await page.waitForTimeout(3_000);
+  } finally {
+    await stopProducer(producer);
+  }
+  const backlog = async () => {
+    await open(page, `/launch-settings?q=${app}`);
+    const cells = page.locator(`${t("list-row")}[data-id="${ls}"] td`);
+    return (await cells.last().textContent()) ?? "";
+  };
+  let waiting = 0;
+  await expect(async () => {
+    const text = await backlog();
+    waiting = Number(/^(\d+) waiting/.exec(text)?.[1] ?? "0");
+    expect(text).toContain("0 consumers");
+    expect(waiting).toBeGreaterThan(0);
+  }).toPass({ timeout: 30_000 });
+
+  const node = startNode(app, host);
+  try {
+    await expect(async () => {
+      const text = await backlog();
+      expect(text).toMatch(/^0 waiting · 1 consumer\b/);
+    }).toPass({ timeout: 60_000 });
+  } finally {
+    await stopProducer(node);
+  }
 });

@@ -23,7 +23,17 @@ export function startProducer(exchange: string, name: string, everyMs: number): 
   return producer;
 }
 
-/** Stops a producer and waits until it exited. */
+/** A demo node serving application `app` as host `host`, on the run's broker names. */
+export function startNode(app: string, host: string): ChildProcess {
+  const node = spawn(DEMO_NODE, [], {
+    env: { ...process.env, AM_APP: app, AM_HOST: host, AM_CAPACITY: "2" },
+    stdio: "ignore",
+  });
+  node.on("error", (e) => console.error(`the demo node did not start (${DEMO_NODE}): ${e}`));
+  return node;
+}
+
+/** Stops a producer (or node) and waits until it exited. */
 export async function stopProducer(producer: ChildProcess) {
   if (producer.exitCode !== null || producer.signalCode !== null) return;
   const exited = new Promise((resolve) => producer.once("exit", resolve));

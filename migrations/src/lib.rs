@@ -22,7 +22,9 @@
 //! - [`m20261124_000009_exact_reports`]: failure reports stored once (by the id their node
 //!   gave them) with what the node knew of them, and the protocol version of each node;
 //! - [`m20261124_000010_waiting_publications`]: the publication of a node whose application is
-//!   not in the catalog yet, applied once it is.
+//!   not in the catalog yet, applied once it is;
+//! - [`m20261124_000011_dead_letter_forward`]: dead-letter policy `forward` (the exchange of a
+//!   launch setting, and the copy each dead letter still owes it).
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -47,6 +49,7 @@ pub mod m20261121_000007_dead_letter_indexes;
 pub mod m20261124_000008_broker_topology;
 pub mod m20261124_000009_exact_reports;
 pub mod m20261124_000010_waiting_publications;
+pub mod m20261124_000011_dead_letter_forward;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -66,6 +69,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000008_broker_topology::Migration),
             Box::new(m20261124_000009_exact_reports::Migration),
             Box::new(m20261124_000010_waiting_publications::Migration),
+            Box::new(m20261124_000011_dead_letter_forward::Migration),
         ]
     }
 }

@@ -183,9 +183,22 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: nodes keep no waiting publication.
+    // One step down: no dead-letter forwarding.
     Migrator::down(db, Some(1)).await?;
     let manager = SchemaManager::new(db);
+    assert!(
+        !manager
+            .has_column("launch_settings", "dead_letter_forward_to")
+            .await?
+    );
+    assert!(
+        !manager
+            .has_column("dead_letters", "forward_next_at")
+            .await?
+    );
+    assert!(manager.has_column("nodes", "waiting_publication").await?);
+    // One more: nodes keep no waiting publication.
+    Migrator::down(db, Some(1)).await?;
     assert!(!manager.has_column("nodes", "waiting_publication").await?);
     assert!(manager.has_column("nodes", "protocol_version").await?);
     // One more: failure reports lose their ids, nodes their protocol version.

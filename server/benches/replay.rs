@@ -27,7 +27,7 @@ use am_services::{
     dead_letters::{self, IncomingDeadLetter, Selection},
     entity::dead_letters as entity,
     health::BrokerStatus,
-    operations::{self, DeadLetterPublisher, OperationRequest, RunEnd},
+    operations::{self, OperationRequest, ReplayBroker, RunEnd, UnroutedBatch},
     runtime::RuntimeConfig,
 };
 use anyhow::{Context, Result, bail, ensure};
@@ -117,13 +117,25 @@ struct Timed<P> {
     micros: AtomicU64,
 }
 
-impl<P: DeadLetterPublisher> DeadLetterPublisher for Timed<P> {
+impl<P: ReplayBroker> ReplayBroker for Timed<P> {
     async fn publish(&self, rows: &[entity::Model], replayed_by: &str) -> Vec<Result<(), String>> {
         let started = Instant::now();
         let out = self.inner.publish(rows, replayed_by).await;
         let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         self.micros.fetch_add(us, Ordering::Relaxed);
         out
+    }
+
+    async fn replay_unrouted(
+        &self,
+        data_queue: &str,
+        address: &str,
+        max: u64,
+        replayed_by: &str,
+    ) -> UnroutedBatch {
+        self.inner
+            .replay_unrouted(data_queue, address, max, replayed_by)
+            .await
     }
 }
 

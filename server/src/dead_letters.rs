@@ -164,19 +164,34 @@ pub fn replay_properties(
     replayed_by: &str,
     replayed_at: &str,
 ) -> BasicProperties {
-    let mut headers = match &row.headers {
-        Value::Object(m) => m.clone(),
-        _ => Map::new(),
-    };
+    let mut headers = headers_of(row);
     headers.retain(|k, _| {
         !DROPPED.contains(&k.as_str()) && !DROPPED_PREFIXES.iter().any(|p| k.starts_with(p))
     });
     headers.insert(wire::ATTEMPT_HEADER.into(), Value::from(1));
     headers.insert(wire::REPLAYED_BY_HEADER.into(), Value::from(replayed_by));
     headers.insert(wire::REPLAYED_AT_HEADER.into(), Value::from(replayed_at));
+    stored_properties(row, &headers)
+}
+
+/// The properties a forwarded copy carries: the dead letter's own, and every header it had,
+/// failure headers included (the receiver wants to know why it failed).
+pub fn forward_properties(row: &dead_letters::Model) -> BasicProperties {
+    stored_properties(row, &headers_of(row))
+}
+
+fn headers_of(row: &dead_letters::Model) -> Map<String, Value> {
+    match &row.headers {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// The dead letter's stored properties, persistent, with `headers`.
+fn stored_properties(row: &dead_letters::Model, headers: &Map<String, Value>) -> BasicProperties {
     let mut props = BasicProperties::default()
         .with_delivery_mode(2)
-        .with_headers(json_to_table(&headers));
+        .with_headers(json_to_table(headers));
     if let Some(id) = &row.message_id {
         props = props.with_message_id(id.as_str().into());
     }
@@ -359,6 +374,11 @@ mod tests {
             replayed_at: None,
             replayed_by: None,
             properties,
+            forward_to: None,
+            forward_next_at: None,
+            forwarded_at: None,
+            forward_attempts: 0,
+            forward_error: None,
         }
     }
 

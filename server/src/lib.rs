@@ -16,3 +16,4 @@ pub mod live;
 pub mod metrics;
 pub mod runtime;
 pub mod state;
+pub mod unrouted;

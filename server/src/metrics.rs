@@ -53,8 +53,10 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         .count(db)
         .await;
     let live = nodes::Entity::find()
-        .filter(nodes::Column::Status.eq("live"))
-        .filter(nodes::Column::LastHeartbeatAt.gt(now - s.services.runtime.node_timeout))
+        .filter(am_services::registry::live_condition(
+            now,
+            s.services.runtime.node_timeout,
+        ))
         .count(db)
         .await;
     let waiting = am_services::entity::activations::Entity::find()
@@ -166,6 +168,16 @@ fn queue_gauges(out: &mut String, depths: &am_services::topology::DepthsHandle) 
                 label(q.data_queue.as_deref().unwrap_or("")),
                 pick(q)
             );
+        }
+    }
+    if !d.processed_per_minute.is_empty() {
+        let name = "am_launch_setting_processed_per_minute";
+        let _ = writeln!(
+            out,
+            "# HELP {name} messages a launch setting processed per minute between the last two samples of its nodes' counters\n# TYPE {name} gauge"
+        );
+        for (ls, n) in &d.processed_per_minute {
+            let _ = writeln!(out, "{name}{{launch_setting=\"{}\"}} {n}", label(ls));
         }
     }
 }

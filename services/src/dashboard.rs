@@ -401,7 +401,15 @@ pub async fn failures_per_hour_cached(
     Ok(failure_chart(now, &rows))
 }
 
-/// Everything the dashboard shows at `now`.
+/// `dashboard` with what waits in the broker, from this replica's last sample.
+pub fn with_backlog(mut dashboard: Dashboard, depths: &crate::topology::DepthsHandle) -> Dashboard {
+    if let Ok(d) = depths.read() {
+        dashboard.backlog = d.summary();
+    }
+    dashboard
+}
+
+/// Everything the dashboard shows at `now` but the broker's backlog ([`with_backlog`]).
 pub async fn snapshot(
     db: &impl ConnectionTrait,
     actor: &Principal,
@@ -462,6 +470,8 @@ async fn take(
         disabled_groups_total: g.disabled_groups,
         failures_last_hour: g.failures_last_hour,
         failures_per_hour,
+        // The caller's replica samples the broker; see `with_backlog`.
+        backlog: Default::default(),
     })
 }
 

@@ -37,9 +37,17 @@ fn int(n: impl TryInto<i32>) -> i32 {
     n.try_into().unwrap_or(i32::MAX)
 }
 
-/// Whether a node row counts as live at `now`.
+/// Whether a node row counts as live at `now`: [`live_condition`] on a loaded row.
 pub fn is_live(node: &nodes::Model, now: DateTime<Utc>, timeout: chrono::Duration) -> bool {
     node.status == LIVE && node.last_heartbeat_at > now - timeout
+}
+
+/// The nodes that count as live at `now`, as a query condition: marked live and heard from
+/// within `timeout`. Every query for live nodes uses it, and [`is_live`] says the same of a row.
+pub fn live_condition(now: DateTime<Utc>, timeout: chrono::Duration) -> sea_orm::Condition {
+    sea_orm::Condition::all()
+        .add(nodes::Column::Status.eq(LIVE))
+        .add(nodes::Column::LastHeartbeatAt.gt(now - timeout))
 }
 
 /// Records a heartbeat: capacity, running activations, load, liveness. Only the node row
@@ -91,8 +99,7 @@ pub async fn live_nodes(
 ) -> ServiceResult<Vec<nodes::Model>> {
     Ok(nodes::Entity::find()
         .filter(nodes::Column::ApplicationId.eq(application))
-        .filter(nodes::Column::Status.eq(LIVE))
-        .filter(nodes::Column::LastHeartbeatAt.gt(now - timeout))
+        .filter(live_condition(now, timeout))
         .order_by_asc(nodes::Column::Host)
         .all(db)
         .await?)

@@ -32,7 +32,18 @@ pub struct BrokerState {
     /// When the queues below were sampled.
     pub sampled_at: Option<String>,
     pub depths: Vec<QueueRow>,
+    /// Where the broker differs from what the reconciler keeps.
+    pub drift: Vec<DriftRow>,
     pub can_operate: bool,
+}
+
+/// One object the broker does not hold as the reconciler keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriftRow {
+    pub object: am_domain::topology::ObjectKind,
+    pub name: String,
+    pub state: am_domain::topology::DriftState,
+    pub detail: String,
 }
 
 /// What one consumed or unrouted queue holds.
@@ -80,6 +91,16 @@ pub async fn broker_status() -> Result<BrokerState, UiError> {
             })
             .collect(),
         sampled_at: v.depths.sampled_at.map(time),
+        drift: v
+            .drift
+            .into_iter()
+            .map(|d| DriftRow {
+                object: d.object,
+                name: d.name,
+                state: d.state,
+                detail: d.detail,
+            })
+            .collect(),
         depths: v
             .depths
             .queues
@@ -106,4 +127,21 @@ pub async fn reconcile_now() -> Result<(), UiError> {
     let s = services()?;
     am_services::topology::request_full_pass(&s.db, &who, chrono::Utc::now()).await?;
     Ok(())
+}
+
+/// Replays the messages kept in the unrouted queue of `data_queue` to its exchange
+/// (operators); returns the operation's id.
+#[server(prefix = "/ui", endpoint = "replay_unrouted")]
+pub async fn replay_unrouted(data_queue: String) -> Result<String, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    use am_services::operations::OperationRequest;
+    let who = require(Role::Operator)?;
+    let op = am_services::operations::start(
+        &services()?,
+        &who,
+        OperationRequest::ReplayUnrouted { data_queue },
+    )
+    .await?;
+    Ok(op.id.to_string())
 }

@@ -15,5 +15,6 @@ pub async fn dashboard_figures() -> Result<Dashboard, UiError> {
     use am_domain::roles::Role;
     let who = require(Role::Viewer)?;
     let s = services()?;
-    Ok(am_services::dashboard::snapshot(&s.db, &who, &s.runtime, chrono::Utc::now()).await?)
+    let d = am_services::dashboard::snapshot(&s.db, &who, &s.runtime, chrono::Utc::now()).await?;
+    Ok(am_services::dashboard::with_backlog(d, &s.broker_depths))
 }

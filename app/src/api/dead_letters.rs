@@ -83,6 +83,8 @@ pub struct DeadLetterView {
     /// Failures reported for its message, newest first.
     pub failures: Vec<FailureRow>,
     pub more_failures: bool,
+    /// Policy `forward`: where its copy goes and what became of it, one line.
+    pub forward: Option<String>,
     pub can_operate: bool,
 }
 
@@ -186,6 +188,7 @@ pub async fn list_dead_letters(query: DeadLettersQuery) -> Result<DeadLettersVie
 #[server(prefix = "/ui", endpoint = "dead_letter", input = Json)]
 pub async fn dead_letter(id: String) -> Result<DeadLetterView, UiError> {
     use super::ssr::*;
+    use crate::api::activations::present::time;
     use am_domain::roles::Role;
     let who = require(Role::Viewer)?;
     let s = services()?;
@@ -206,6 +209,16 @@ pub async fn dead_letter(id: String) -> Result<DeadLetterView, UiError> {
         properties: present::pairs(&d.properties),
         body_encoding: encoding,
         body: d.body.text,
+        forward: d.forward.map(|f| match (f.forwarded_at, f.error) {
+            (Some(at), _) => format!("copy forwarded to exchange {} at {}", f.to, time(at)),
+            (None, Some(e)) => format!(
+                "copy for exchange {} not sent yet ({} tries; next {}): {e}",
+                f.to,
+                f.attempts,
+                f.next_at.map(time).unwrap_or_else(|| "—".into())
+            ),
+            (None, None) => format!("copy for exchange {} on its way", f.to),
+        }),
         policy: d.policy.map(|p| PolicyRow {
             policy: p.policy,
             park_cooldown: p.park_cooldown,

@@ -85,6 +85,7 @@ pub(crate) mod present {
             "rerun-activations" => "Re-run activations",
             "enable-launch-settings" => "Re-enable launch settings",
             "enable-schedule-groups" => "Re-enable schedule groups",
+            "replay-unrouted" => "Replay unrouted messages",
             other => other,
         }
         .to_owned()
@@ -126,6 +127,9 @@ pub(crate) mod present {
             OperationRequest::ReplayDeadLetters { selection }
             | OperationRequest::DeleteDeadLetters { selection } => {
                 format!("{} selected dead letters", selection.ids.len())
+            }
+            OperationRequest::ReplayUnrouted { data_queue } => {
+                format!("unrouted messages of data queue {data_queue}")
             }
         }
     }

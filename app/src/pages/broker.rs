@@ -1,15 +1,21 @@
 //! The Broker page: whether the broker matches the catalog (the manager declares every data
 //! exchange and queue from it), when it last did, what the broker refused, and the queues on
-//! their way out; operators press *Reconcile now* to have everything declared and bound again.
+//! their way out; operators press *Reconcile now* to have everything declared and bound again,
+//! and replay what no launch setting of a data queue took once one does.
 //! Readable without JavaScript; refreshes itself once hydrated.
 
-use crate::api::broker::{BrokerState, ReconcileNow, broker_status};
+use crate::api::broker::{BrokerState, ReconcileNow, ReplayUnrouted, broker_status};
+use crate::components::operation::OperationProgress;
+use am_domain::topology::{DriftState, queue_role};
 use leptos::prelude::*;
 use std::time::Duration;
 
 #[component]
 pub fn BrokerPage() -> impl IntoView {
     let reconcile = ServerAction::<ReconcileNow>::new();
+    // Outside the refreshed part, so the confirmation and the progress survive each refresh.
+    let replay = ServerAction::<ReplayUnrouted>::new();
+    let asked = RwSignal::new(None::<(String, u32)>);
     let data = Resource::new(move || reconcile.version().get(), |_| broker_status());
     Effect::new(move |_| {
         set_interval(move || data.refetch(), Duration::from_secs(2));
@@ -24,9 +30,30 @@ pub fn BrokerPage() -> impl IntoView {
                  them: within a second of every catalog change, and all of them again every few \
                  minutes or when asked."
             </p>
+            {move || asked.get().map(|(dq, n)| view! {
+                <div class="card confirm" data-test="replay-unrouted-confirm">
+                    <p>{format!(
+                        "Give the {n} messages kept for data queue {dq} back to it? Those a launch \
+                         setting's filter matches go to it; the others are kept again."
+                    )}</p>
+                    <button data-test="replay-unrouted-yes" on:click={
+                        let dq = dq.clone();
+                        move |_| {
+                            replay.dispatch(ReplayUnrouted { data_queue: dq.clone() });
+                            asked.set(None);
+                        }
+                    }>{format!("Replay {n}")}</button>
+                    " "
+                    <button class="secondary" on:click=move |_| asked.set(None)>"Cancel"</button>
+                </div>
+            })}
+            {move || replay.value().get().map(|r| match r {
+                Ok(id) => view! { <OperationProgress id /> }.into_any(),
+                Err(e) => view! { <p class="error" data-test="replay-unrouted-error">{e.to_string()}</p> }.into_any(),
+            })}
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| match r {
-                    Ok(v) => view! { <Status v reconcile /> }.into_any(),
+                    Ok(v) => view! { <Status v reconcile asked /> }.into_any(),
                     Err(e) => view! { <p class="error" data-test="broker-error">{e.to_string()}</p> }.into_any(),
                 })}
             </Suspense>
@@ -35,7 +62,12 @@ pub fn BrokerPage() -> impl IntoView {
 }
 
 #[component]
-fn Status(v: BrokerState, reconcile: ServerAction<ReconcileNow>) -> impl IntoView {
+fn Status(
+    v: BrokerState,
+    reconcile: ServerAction<ReconcileNow>,
+    asked: RwSignal<Option<(String, u32)>>,
+) -> impl IntoView {
+    let can_operate = v.can_operate;
     let (state, class) = if v.in_sync {
         ("in sync", "pill succeeded")
     } else {
@@ -69,6 +101,41 @@ fn Status(v: BrokerState, reconcile: ServerAction<ReconcileNow>) -> impl IntoVie
             </ul>
             <p class="hint">"Each is tried again on the next pass."</p>
         })}
+        <h2>"Differences"</h2>
+        {if v.drift.is_empty() {
+            view! {
+                <p class="muted" data-test="no-drift">
+                    "None: every exchange and queue the reconciler keeps is on the broker as declared."
+                </p>
+            }.into_any()
+        } else {
+            view! {
+                <div class="table-wrap">
+                    <table class="list" data-test="drift">
+                        <thead><tr><th>"Object"</th><th>"Name"</th><th>"State"</th><th>"Detail"</th></tr></thead>
+                        <tbody>
+                            {v.drift.into_iter().map(|d| {
+                                let state = d.state.describe();
+                                let class = if d.state == DriftState::Missing { "pill waiting" } else { "pill failed" };
+                                let object = d.object.label();
+                                let name = d.name.clone();
+                                view! {
+                                    <tr data-test="drift-row" data-name=name>
+                                        <td data-label="Object">{object}</td>
+                                        <td data-label="Name"><code>{d.name}</code></td>
+                                        <td data-label="State"><span class=class data-test="drift-state">{state}</span></td>
+                                        <td data-label="Detail">{d.detail}</td>
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+                <p class="hint">"Reconcile now declares missing objects again. A queue with other \
+                    arguments is left as it is, with its messages: move them, delete the queue, and \
+                    the next pass declares it as the catalog wants."</p>
+            }.into_any()
+        }}
         <h2>"What the queues hold"</h2>
         {v.sampled_at.clone().map(|at| view! { <p class="muted">{format!("sampled {at}")}</p> })}
         {if v.depths.is_empty() {
@@ -79,7 +146,7 @@ fn Status(v: BrokerState, reconcile: ServerAction<ReconcileNow>) -> impl IntoVie
                     <table class="list" data-test="queues">
                         <thead><tr>
                             <th>"Queue"</th><th>"Launch setting"</th><th>"Data queue"</th>
-                            <th>"Ready"</th><th>"Consumers"</th>
+                            <th>"Ready"</th><th>"Consumers"</th><th></th>
                         </tr></thead>
                         <tbody>
                             {v.depths.into_iter().map(|q| {
@@ -87,8 +154,21 @@ fn Status(v: BrokerState, reconcile: ServerAction<ReconcileNow>) -> impl IntoVie
                                     let href = format!("/launch-settings/{id}");
                                     view! { <a href=href>{id}</a> }
                                 });
-                                let role = if q.role == "unrouted" { "unrouted: no launch setting took these" } else { "" };
+                                let role = if q.role == queue_role::UNROUTED { "unrouted: no launch setting took these" } else { "" };
                                 let (name, kind) = (q.queue.clone(), q.role.clone());
+                                // What no launch setting took can go back once one may take it.
+                                let replay = (can_operate && q.role == queue_role::UNROUTED && q.ready > 0)
+                                    .then(|| q.data_queue.clone())
+                                    .flatten()
+                                    .map(|dq| {
+                                        let n = q.ready;
+                                        view! {
+                                            <button class="small" data-test="replay-unrouted"
+                                                on:click=move |_| asked.set(Some((dq.clone(), n)))>
+                                                "Replay…"
+                                            </button>
+                                        }
+                                    });
                                 view! {
                                     <tr data-test="queue-row" data-queue=name data-role=kind>
                                         <td data-label="Queue"><code>{q.queue}</code>" "<span class="muted">{role}</span></td>
@@ -96,6 +176,7 @@ fn Status(v: BrokerState, reconcile: ServerAction<ReconcileNow>) -> impl IntoVie
                                         <td data-label="Data queue">{q.data_queue}</td>
                                         <td data-label="Ready" data-test="queue-ready">{q.ready}</td>
                                         <td data-label="Consumers" data-test="queue-consumers">{q.consumers}</td>
+                                        <td>{replay}</td>
                                     </tr>
                                 }
                             }).collect_view()}

@@ -8,7 +8,8 @@
 
 use crate::api::{ComponentStatus, dashboard::dashboard_figures, health};
 use am_domain::dashboard::{
-    Dashboard, Disabled, FailureChart, NodeLoad, OTHER_ERROR_TYPES, RunningActivation, StatusCount,
+    BrokerBacklog, Dashboard, Disabled, FailureChart, NodeLoad, OTHER_ERROR_TYPES,
+    RunningActivation, StatusCount,
 };
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -168,6 +169,7 @@ fn Figures(d: Dashboard) -> impl IntoView {
                 <a class="big" href="/failures">{d.failures_last_hour.to_string()}</a>
                 <p class="muted">"in the last hour"</p>
             </div>
+            <BacklogFigure b=d.backlog />
         </div>
         <div class="card">
             <h2>"Failures per hour, last 24 h"</h2>
@@ -193,6 +195,43 @@ fn Figures(d: Dashboard) -> impl IntoView {
                 rows=d.disabled_launch_settings total=d.disabled_launch_settings_total />
             <DisabledList kind="schedule group" path="/schedule-groups" test="disabled-group"
                 rows=d.disabled_groups total=d.disabled_groups_total />
+        </div>
+    }
+}
+
+/// What waits in the broker: messages for nodes, those no launch setting took, and the largest
+/// queues (each linked to what explains it).
+#[component]
+fn BacklogFigure(b: BrokerBacklog) -> impl IntoView {
+    let note = match (b.sampled_at, b.unconsumed) {
+        (None, _) => "not sampled yet".to_owned(),
+        (Some(_), 0) => "ready for nodes".to_owned(),
+        (Some(_), 1) => "ready for nodes; 1 queue has no consumer".to_owned(),
+        (Some(_), n) => format!("ready for nodes; {n} queues have no consumer"),
+    };
+    view! {
+        <div class="card dash-figure" data-test="backlog" data-ready=b.ready.to_string()
+            data-unrouted=b.unrouted.to_string()>
+            <h2>"Broker backlog"</h2>
+            <a class="big" href="/broker">{b.ready.to_string()}</a>
+            <p class="muted">{note}</p>
+            {(b.unrouted > 0).then(|| view! {
+                <p data-test="backlog-unrouted"><a href="/broker">{format!("{} unrouted", b.unrouted)}</a>
+                    <span class="muted">" (no launch setting took them)"</span></p>
+            })}
+            <ul class="plain">
+                {b.largest.into_iter().map(|q| {
+                    let (label, href) = match (&q.launch_setting, q.unrouted) {
+                        (Some(ls), _) => (ls.clone(), format!("/launch-settings/{ls}")),
+                        (None, true) => (
+                            format!("{} (unrouted)", q.data_queue.clone().unwrap_or_default()),
+                            "/broker".to_owned(),
+                        ),
+                        (None, false) => (q.data_queue.clone().unwrap_or(q.queue.clone()), "/broker".to_owned()),
+                    };
+                    view! { <li data-test="backlog-queue"><a href=href>{label}</a>" " <span class="muted">{q.ready.to_string()}</span></li> }
+                }).collect_view()}
+            </ul>
         </div>
     }
 }

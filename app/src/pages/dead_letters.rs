@@ -502,6 +502,7 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
                 <p data-test="dl-parked"><span class="pill parked">"parked before"</span>
                     {format!(" it rested in its launch setting's sump (policy park) at {p} and failed again after its extra round")}</p>
             })}
+            {v.forward.clone().map(|f| view! { <p data-test="dl-forward">{f}</p> })}
             {v.policy.clone().map(|p| view! {
                 <p class="muted" data-test="dl-policy">
                     {format!("Launch setting's dead-letter policy: {}", p.policy)}

@@ -121,7 +121,8 @@ fn capitalize(s: &str) -> String {
         .unwrap_or_default()
 }
 
-fn opt(s: String) -> Option<String> {
+/// A text field's value: `None` when blank, else trimmed.
+pub(crate) fn opt(s: String) -> Option<String> {
     let t = s.trim();
     (!t.is_empty()).then(|| t.to_owned())
 }

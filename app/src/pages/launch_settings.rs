@@ -11,7 +11,7 @@ use crate::{
     },
     pages::{
         drift::PublishedDrift,
-        entities::{EntityPage, delete_action, just_created},
+        entities::{EntityPage, delete_action, just_created, opt},
     },
 };
 use am_domain::{
@@ -85,6 +85,7 @@ fn dl_str(p: DeadLetterPolicy) -> &'static str {
         DeadLetterPolicy::DeadLetter => "dead-letter",
         DeadLetterPolicy::Park => "park",
         DeadLetterPolicy::RetryForever => "retry-forever",
+        DeadLetterPolicy::Forward => "forward",
     }
 }
 
@@ -132,6 +133,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     let max_deliveries = RwSignal::new(base.retry.max_deliveries.to_string());
     let dl_policy = RwSignal::new(dl_str(base.dead_letter.policy).to_owned());
     let park = RwSignal::new(base.dead_letter.park_cooldown.to_string());
+    let forward_to = RwSignal::new(base.dead_letter.forward_to.clone().unwrap_or_default());
     let notify = RwSignal::new(
         base.dead_letter
             .notify_threshold
@@ -377,8 +379,10 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             ls.dead_letter.policy = match dl_policy.get_untracked().as_str() {
                 "park" => DeadLetterPolicy::Park,
                 "retry-forever" => DeadLetterPolicy::RetryForever,
+                "forward" => DeadLetterPolicy::Forward,
                 _ => DeadLetterPolicy::DeadLetter,
             };
+            ls.dead_letter.forward_to = opt(forward_to.get_untracked());
             if let Some(d) = parse_duration(
                 &mut errs,
                 "dead_letter.park_cooldown",
@@ -538,8 +542,10 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 <h3>"Dead letters"</h3>
                 <div class="row">
                     <SelectField label="Policy" test="field-dead-letter" value=dl_policy errors=lerr("dead_letter.policy") disabled=!can_edit
-                        options=options(&[("dead-letter", "dead-letter — to the dead-letter queue"), ("park", "park — replay once after a cool-down"), ("retry-forever", "retry forever — the breaker stops it")]) />
+                        options=options(&[("dead-letter", "dead-letter — to the dead-letter queue"), ("park", "park — replay once after a cool-down"), ("retry-forever", "retry forever — the breaker stops it"), ("forward", "forward — also a copy to an exchange of yours")]) />
                     <TextField label="Park cool-down" test="field-park-cooldown" value=park errors=lerr("dead_letter.park_cooldown") readonly=!can_edit />
+                    <TextField label="Forward to" test="field-forward-to" value=forward_to errors=lerr("dead_letter.forward_to") readonly=!can_edit
+                        hint="policy forward: the exchange that gets a copy (routing key: the launch setting's id)" />
                     <TextField label="Notify at" test="field-notify" value=notify errors=lerr("dead_letter.notify_threshold") readonly=!can_edit
                         hint="dead letters waiting; empty: never" />
                 </div>

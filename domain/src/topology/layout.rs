@@ -46,7 +46,7 @@ pub fn wait_delays(retry: &RetryPolicy, dead_letter: &DeadLetterSettings) -> BTr
         DeadLetterPolicy::RetryForever => MAX_ATTEMPTS_SCANNED,
         // A message delivered `max_deliveries` times leaves the loop; retries follow the
         // attempts before that.
-        DeadLetterPolicy::DeadLetter | DeadLetterPolicy::Park => retry
+        DeadLetterPolicy::DeadLetter | DeadLetterPolicy::Park | DeadLetterPolicy::Forward => retry
             .max_deliveries
             .saturating_sub(1)
             .min(MAX_ATTEMPTS_SCANNED),

@@ -117,6 +117,63 @@ pub struct Queue {
     pub args: Args,
 }
 
+/// The roles of the queues whose depth is sampled (the manager's queue depth samples).
+pub mod queue_role {
+    /// A launch setting's own subscription queue (`topic` data queues).
+    pub const SUBSCRIPTION: &str = "subscription";
+    /// A `queue` data queue's queue, shared by its launch settings.
+    pub const SHARED: &str = "shared";
+    /// What no launch setting of a data queue took.
+    pub const UNROUTED: &str = "unrouted";
+}
+
+/// The kinds of broker object the reconciler keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectKind {
+    Exchange,
+    Queue,
+    Binding,
+}
+
+impl ObjectKind {
+    /// Its name, for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            ObjectKind::Exchange => "exchange",
+            ObjectKind::Queue => "queue",
+            ObjectKind::Binding => "binding",
+        }
+    }
+}
+
+/// How the broker differs from what the reconciler keeps for one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum DriftState {
+    /// Applied once, but the broker no longer has it (removed outside the manager): the next
+    /// full pass declares it again.
+    Missing,
+    /// The broker has it with other arguments and refused the declaration; an operator
+    /// decides what becomes of its messages (the manager never deletes a queue that holds some).
+    WrongArguments,
+    /// The broker refused it for another reason; every pass tries again.
+    Refused,
+}
+
+impl DriftState {
+    /// What it means, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DriftState::Missing => "missing: removed outside the manager",
+            DriftState::WrongArguments => "exists with other arguments",
+            DriftState::Refused => "refused by the broker",
+        }
+    }
+}
+
 /// Broker argument names used by the layout.
 pub mod arg {
     pub const QUEUE_TYPE: &str = "x-queue-type";

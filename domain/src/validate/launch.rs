@@ -228,6 +228,22 @@ fn policy_rules(ls: &LaunchSetting, at: &str, errors: &mut ValidationErrors) {
             "must be longer than 0s when parking",
         );
     }
+    match (&dead.policy, dead.forward_to.as_deref()) {
+        (DeadLetterPolicy::Forward, None) => errors.push(
+            format!("{at}.dead_letter.forward_to"),
+            "names the exchange that gets a copy of each dead letter; required with policy forward",
+        ),
+        (DeadLetterPolicy::Forward, Some(name)) => {
+            if let Err(e) = exchange_name(name) {
+                errors.push(format!("{at}.dead_letter.forward_to"), e);
+            }
+        }
+        (_, Some(_)) => errors.push(
+            format!("{at}.dead_letter.forward_to"),
+            "only with policy forward",
+        ),
+        (_, None) => {}
+    }
     if dead.notify_threshold == Some(0) {
         errors.push(
             format!("{at}.dead_letter.notify_threshold"),
@@ -341,6 +357,29 @@ pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) 
 
 /// Longest header name a broker binding takes (an AMQP short string).
 pub const MAX_HEADER_NAME_LEN: usize = 255;
+
+/// An exchange the manager publishes to: what AMQP allows in a name (letters, digits, `-`,
+/// `_`, `.`, `:`; at most 255 bytes), and not one of the broker's own (`amq.`).
+fn exchange_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if name.len() > 255 {
+        return Err(format!("at most 255 bytes, got {}", name.len()));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.:".contains(*c)))
+    {
+        return Err(format!(
+            "`{bad}` is not allowed in an exchange name (letters, digits, `-`, `_`, `.`, `:`)"
+        ));
+    }
+    if name.starts_with("amq.") {
+        return Err("names starting with `amq.` belong to the broker".into());
+    }
+    Ok(())
+}
 
 /// A filter header name must be an HTTP token (letters, digits and ``!#$%&'*+-.^_`|~``): it
 /// becomes a broker binding argument and is shown and edited in forms, where control characters,

@@ -279,6 +279,33 @@ fn dead_letter_settings_are_sane() {
 }
 
 #[test]
+fn a_forward_policy_names_a_usable_exchange_and_only_it_does() {
+    let forward = |to: Option<&str>| {
+        with(|c| {
+            c.launch_settings[0].dead_letter.policy = DeadLetterPolicy::Forward;
+            c.launch_settings[0].dead_letter.forward_to = to.map(str::to_owned);
+        })
+    };
+    assert_valid(&forward(Some("billing.errors")));
+    let at = "launch_settings[0].dead_letter.forward_to";
+    assert_error(&forward(None), at, "required with policy forward");
+    assert_error(&forward(Some("")), at, "must not be empty");
+    assert_error(&forward(Some("bad name")), at, "` ` is not allowed");
+    assert_error(&forward(Some("amq.direct")), at, "belong to the broker");
+    assert_error(&forward(Some(&"x".repeat(256))), at, "at most 255 bytes");
+    assert_error(
+        &with(|c| c.launch_settings[0].dead_letter.forward_to = Some("errors".into())),
+        at,
+        "only with policy forward",
+    );
+    // A node acts on `forward` as on `dead-letter`: forwarding is the manager's.
+    let c = forward(Some("billing.errors"));
+    let seen = c.launch_settings[0].dead_letter.for_nodes();
+    assert_eq!(seen.policy, DeadLetterPolicy::DeadLetter);
+    assert_eq!(seen.forward_to, None);
+}
+
+#[test]
 fn recovery_timeouts_are_positive() {
     assert_valid(&with(|c| {
         c.launch_settings[0].recovery.max_run_time = Some(HumanDuration::from_secs(3600))

@@ -1,9 +1,12 @@
-//! The broker side of a dead-letter replay: a publisher-confirms channel on the manager's
+//! The broker side of the replays (dead letters, unrouted messages): a publisher-confirms channel on the manager's
 //! broker connection, opened when first needed and again after the connection was lost.
 
 use crate::broker::Link;
 use am_domain::wire::names::Names;
-use am_services::{entity::dead_letters, operations::DeadLetterPublisher};
+use am_services::{
+    entity::dead_letters,
+    operations::{ReplayBroker, UnroutedBatch},
+};
 use lapin::{Channel, options::ConfirmSelectOptions};
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -52,7 +55,7 @@ impl BrokerPublisher {
     }
 }
 
-impl DeadLetterPublisher for BrokerPublisher {
+impl ReplayBroker for BrokerPublisher {
     async fn publish(
         &self,
         rows: &[dead_letters::Model],
@@ -63,6 +66,32 @@ impl DeadLetterPublisher for BrokerPublisher {
                 crate::dead_letters::publish_batch(&channel, &self.names, rows, replayed_by).await
             }
             Err(e) => rows.iter().map(|_| Err(e.clone())).collect(),
+        }
+    }
+
+    async fn replay_unrouted(
+        &self,
+        data_queue: &str,
+        address: &str,
+        max: u64,
+        replayed_by: &str,
+    ) -> UnroutedBatch {
+        match self.open().await {
+            Ok(channel) => {
+                crate::unrouted::replay_batch(
+                    &channel,
+                    &self.names,
+                    data_queue,
+                    address,
+                    max,
+                    replayed_by,
+                )
+                .await
+            }
+            Err(error) => UnroutedBatch {
+                moved: 0,
+                error: Some(error),
+            },
         }
     }
 }

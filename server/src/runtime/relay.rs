@@ -4,27 +4,19 @@
 //! A broker outage only delays: unsent rows stay in the table.
 
 use crate::broker::Link;
-use am_services::{
-    entity::outbox,
-    runtime::{Metrics, RuntimeConfig},
-};
+use am_services::runtime::{Metrics, RuntimeConfig, outbox};
 use chrono::Utc;
 use lapin::{
     BasicProperties,
     options::{BasicPublishOptions, ConfirmSelectOptions},
 };
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    sea_query::{Expr, ExprTrait, Query},
-};
+use sea_orm::DatabaseConnection;
 use std::{sync::Arc, time::Duration};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 /// Rows per round.
 const BATCH: u64 = 1000;
-/// How long a claim holds before another replica may take the rows.
-const CLAIM: chrono::Duration = chrono::Duration::seconds(30);
 const IDLE: Duration = Duration::from_millis(100);
 
 pub async fn run(
@@ -98,7 +90,7 @@ enum RoundError {
     #[error("{0}")]
     Broker(String),
     #[error("{0}")]
-    Db(#[from] sea_orm::DbErr),
+    Db(#[from] am_services::ServiceError),
 }
 
 /// Claims, publishes and marks one batch; returns how many rows it published.
@@ -109,34 +101,7 @@ async fn round(
     channel: &lapin::Channel,
     me: &str,
 ) -> Result<usize, RoundError> {
-    let now = Utc::now();
-    let claimable = Query::select()
-        .column(outbox::Column::Id)
-        .from(outbox::Entity)
-        .and_where(outbox::Column::SentAt.is_null())
-        .and_where(outbox::Column::AvailableAt.lte(now))
-        .cond_where(
-            sea_orm::Condition::any()
-                .add(outbox::Column::ClaimedUntil.is_null())
-                .add(outbox::Column::ClaimedUntil.lt(now)),
-        )
-        .order_by(outbox::Column::Id, sea_orm::Order::Asc)
-        .limit(BATCH)
-        .to_owned();
-    outbox::Entity::update_many()
-        .col_expr(outbox::Column::ClaimedBy, Expr::value(Some(me.to_owned())))
-        .col_expr(outbox::Column::ClaimedUntil, Expr::value(Some(now + CLAIM)))
-        .filter(outbox::Column::Id.in_subquery(claimable))
-        .exec(db)
-        .await?;
-    let rows = outbox::Entity::find()
-        .filter(outbox::Column::ClaimedBy.eq(me))
-        .filter(outbox::Column::SentAt.is_null())
-        .filter(outbox::Column::ClaimedUntil.gt(now))
-        .order_by_asc(outbox::Column::Id)
-        .limit(BATCH)
-        .all(db)
-        .await?;
+    let rows = outbox::claim(db, me, Utc::now(), BATCH).await?;
     if rows.is_empty() {
         return Ok(0);
     }
@@ -174,13 +139,7 @@ async fn round(
         }
     }
     let done = Utc::now();
-    for chunk in sent.chunks(500) {
-        outbox::Entity::update_many()
-            .col_expr(outbox::Column::SentAt, Expr::value(Some(done)))
-            .filter(outbox::Column::Id.is_in(chunk.iter().copied()))
-            .exec(db)
-            .await?;
-    }
+    outbox::mark_sent(db, &sent, done).await?;
     Metrics::add(&cfg.metrics.outbox_published, sent.len() as u64);
     // What the broker refused or what the connection lost goes back, a little later.
     let unsent: Vec<i64> = rows
@@ -193,29 +152,7 @@ async fn round(
             .clone()
             .unwrap_or_else(|| "the broker did not confirm the publication".to_owned());
         Metrics::add(&cfg.metrics.outbox_failures, unsent.len() as u64);
-        for chunk in unsent.chunks(500) {
-            outbox::Entity::update_many()
-                .col_expr(
-                    outbox::Column::ClaimedBy,
-                    Expr::value(Option::<String>::None),
-                )
-                .col_expr(
-                    outbox::Column::ClaimedUntil,
-                    Expr::value(Option::<chrono::DateTime<Utc>>::None),
-                )
-                .col_expr(
-                    outbox::Column::Attempts,
-                    Expr::col(outbox::Column::Attempts).add(1),
-                )
-                .col_expr(outbox::Column::LastError, Expr::value(Some(reason.clone())))
-                .col_expr(
-                    outbox::Column::AvailableAt,
-                    Expr::value(done + chrono::Duration::seconds(1)),
-                )
-                .filter(outbox::Column::Id.is_in(chunk.iter().copied()))
-                .exec(db)
-                .await?;
-        }
+        outbox::release(db, &unsent, &reason, done).await?;
     }
     match broken {
         Some(e) => Err(RoundError::Broker(e)),

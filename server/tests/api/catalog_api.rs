@@ -297,6 +297,7 @@ async fn launch_settings_and_groups_come_with_their_status(app: TestApp) {
             ready: 42,
             consumers: 2,
         }],
+        ..Default::default()
     };
 
     let r = app

@@ -386,6 +386,11 @@ fn model(id: i64, ls: Option<&str>) -> entity::Model {
         replayed_at: None,
         replayed_by: None,
         properties: None,
+        forward_to: None,
+        forward_next_at: None,
+        forwarded_at: None,
+        forward_attempts: 0,
+        forward_error: None,
     }
 }
 

@@ -127,6 +127,20 @@ async fn operations_api_starts_lists_shows_and_cancels(app: TestApp) {
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
     assert!(r.text().contains("launch-rockets"), "{}", r.text());
+    // Replaying unrouted messages names a data queue that exists (what it moves is the
+    // broker's business: tests/runtime/unrouted.rs).
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/operations",
+            Some(&operator),
+            Some(json!({"kind": "replay-unrouted", "data_queue": "no.such"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    let body = r.json();
+    assert_eq!(body["errors"][0]["path"], "data_queue", "{body}");
+    assert!(r.text().contains("no data queue `no.such`"), "{}", r.text());
 
     let r = app
         .api("POST", "/api/v1/operations", Some(&operator), Some(request))

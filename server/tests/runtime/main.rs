@@ -7,10 +7,12 @@
 
 mod breaker;
 mod dispatch;
+mod forward;
 mod harness;
 mod misfire;
 mod outage;
 mod replicas;
 mod schedule;
 mod topology;
+mod unrouted;
 mod watchdog;

@@ -24,15 +24,15 @@ fn fast_retry() -> serde_json::Value {
     json!({ "retry": { "initial_delay": "100ms", "multiplier": 2.0, "max_delay": "200ms", "max_deliveries": 3 } })
 }
 
-struct Fixture {
-    w: World,
-    topology: Topology,
-    conn: Connection,
-    channel: Channel,
+pub(crate) struct Fixture {
+    pub(crate) w: World,
+    pub(crate) topology: Topology,
+    pub(crate) conn: Connection,
+    pub(crate) channel: Channel,
 }
 
 impl Fixture {
-    async fn new(backend: Backend) -> Fixture {
+    pub(crate) async fn new(backend: Backend) -> Fixture {
         let w = World::new(backend).await;
         let topology = Topology::new(w.prefix.clone()).ephemeral(Duration::from_secs(120));
         let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
@@ -51,23 +51,23 @@ impl Fixture {
         }
     }
 
-    fn catalog(&self) -> CatalogBuilder {
+    pub(crate) fn catalog(&self) -> CatalogBuilder {
         CatalogBuilder::new(&self.w, &["h1"])
     }
 
     /// The exchange of data queue `name` (unique to this test).
-    fn exchange(&self, name: &str) -> String {
+    pub(crate) fn exchange(&self, name: &str) -> String {
         format!("{}.{name}", self.w.prefix)
     }
 
-    async fn seed(&self, catalog: Catalog) {
+    pub(crate) async fn seed(&self, catalog: Catalog) {
         am_services::catalog::import(&self.w.db, &Principal::cli(), catalog)
             .await
             .expect("valid catalog");
     }
 
     /// One reconciliation pass, as the manager runs it.
-    async fn reconcile(&self) -> server::runtime::topology::PassReport {
+    pub(crate) async fn reconcile(&self) -> server::runtime::topology::PassReport {
         let report = pass(&self.w.db, &self.conn, &self.topology, "test", false)
             .await
             .expect("pass")
@@ -77,7 +77,13 @@ impl Fixture {
     }
 
     /// Publishes `n` messages numbered from `from` with `headers`; each must be routed.
-    async fn publish(&self, exchange: &str, from: usize, n: usize, headers: &[(&str, &str)]) {
+    pub(crate) async fn publish(
+        &self,
+        exchange: &str,
+        from: usize,
+        n: usize,
+        headers: &[(&str, &str)],
+    ) {
         let mut table = FieldTable::default();
         for (k, v) in headers {
             table.insert((*k).into(), AMQPValue::LongString(LongString::from(*v)));
@@ -109,7 +115,7 @@ impl Fixture {
         }
     }
 
-    async fn depth(&self, queue: &str) -> Option<u32> {
+    pub(crate) async fn depth(&self, queue: &str) -> Option<u32> {
         let ch = self.conn.create_channel().await.expect("channel");
         let q = ch
             .queue_declare(
@@ -127,7 +133,7 @@ impl Fixture {
     }
 
     /// Waits until a reconciler has applied the current catalog.
-    async fn reconciled(&self) {
+    pub(crate) async fn reconciled(&self) {
         eventually("the broker reconciled to the catalog", SHORT, || async {
             rules::revisions(&self.w.db)
                 .await
@@ -139,7 +145,7 @@ impl Fixture {
     }
 
     /// Waits until `queue` holds exactly `n` messages.
-    async fn expect_depth(&self, queue: &str, n: u32) {
+    pub(crate) async fn expect_depth(&self, queue: &str, n: u32) {
         eventually(&format!("{n} messages in {queue}"), SHORT, || async {
             (self.depth(queue).await == Some(n)).then_some(())
         })
@@ -147,7 +153,7 @@ impl Fixture {
     }
 
     /// Takes every message of `queue`: bodies and the removal reason header, sorted.
-    async fn drain(&self, queue: &str) -> Vec<(String, Option<String>)> {
+    pub(crate) async fn drain(&self, queue: &str) -> Vec<(String, Option<String>)> {
         let mut out = Vec::new();
         while let Some(m) = self
             .channel
@@ -179,12 +185,12 @@ impl Fixture {
         out
     }
 
-    fn sub(&self, ls: &str) -> String {
+    pub(crate) fn sub(&self, ls: &str) -> String {
         self.topology.names().subscription(ls)
     }
 
     /// Deletes everything the reconciler applied for this test.
-    async fn finish(self) {
+    pub(crate) async fn finish(self) {
         if let Ok((applied, _)) = rules::applied(&self.w.db).await {
             let queues = applied
                 .objects
@@ -212,7 +218,7 @@ impl Fixture {
     }
 }
 
-fn bodies(from: usize, n: usize) -> Vec<String> {
+pub(crate) fn bodies(from: usize, n: usize) -> Vec<String> {
     let mut v: Vec<String> = (from..from + n).map(|i| format!("m{i}")).collect();
     v.sort();
     v

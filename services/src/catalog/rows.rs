@@ -225,6 +225,7 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
             policy: enum_from_str("dead-letter policy", &m.dead_letter_policy)?,
             park_cooldown: dur(m.park_cooldown_ms),
             notify_threshold: m.dead_letter_notify_threshold.map(count),
+            forward_to: m.dead_letter_forward_to,
         },
         recovery: RecoveryPolicy {
             start_timeout: dur(m.start_timeout_ms),
@@ -269,6 +270,7 @@ pub(crate) fn launch_setting_row(
         dead_letter_policy: Set(enum_to_str(&l.dead_letter.policy)),
         park_cooldown_ms: Set(ms(l.dead_letter.park_cooldown)),
         dead_letter_notify_threshold: Set(l.dead_letter.notify_threshold.map(int)),
+        dead_letter_forward_to: Set(l.dead_letter.forward_to.clone()),
         start_timeout_ms: Set(ms(l.recovery.start_timeout)),
         work_timeout_ms: Set(ms(l.recovery.work_timeout)),
         max_run_time_ms: Set(l.recovery.max_run_time.map(ms)),

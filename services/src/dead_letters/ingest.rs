@@ -78,7 +78,19 @@ pub async fn store(
             .collect(),
     )
     .await?;
+    let forwards = forward_targets(
+        db,
+        parsed
+            .iter()
+            .filter_map(|(_, p, _)| p.launch_setting_id.clone())
+            .collect(),
+    )
+    .await?;
     for (key, p, m) in parsed {
+        let forward_to = p
+            .launch_setting_id
+            .as_ref()
+            .and_then(|ls| forwards.get(ls).cloned());
         let data_queue_id = p.data_queue_id.or_else(|| {
             p.launch_setting_id
                 .as_ref()
@@ -110,6 +122,9 @@ pub async fn store(
             } else {
                 Some(headers::scrub(&Value::Object(m.properties.clone())))
             }),
+            // A copy is owed from now on: the forwarder sends it (docs/operations.md).
+            forward_next_at: Set(forward_to.as_ref().map(|_| now)),
+            forward_to: Set(forward_to),
             ..Default::default()
         });
     }
@@ -127,6 +142,29 @@ pub async fn store(
         stored,
         duplicates: (batch.len() as u64).saturating_sub(stored),
     })
+}
+
+/// The exchange of each launch setting with dead-letter policy `forward` (validation sets
+/// `forward_to` with that policy only).
+async fn forward_targets(
+    db: &DatabaseConnection,
+    launch_settings: HashSet<String>,
+) -> ServiceResult<HashMap<String, String>> {
+    if launch_settings.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows: Vec<(String, String)> = launch_settings::Entity::find()
+        .select_only()
+        .columns([
+            launch_settings::Column::Id,
+            launch_settings::Column::DeadLetterForwardTo,
+        ])
+        .filter(launch_settings::Column::Id.is_in(launch_settings))
+        .filter(launch_settings::Column::DeadLetterForwardTo.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().collect())
 }
 
 /// The data queue of each launch setting (its agent's), for messages whose headers do not say.

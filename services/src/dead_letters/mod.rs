@@ -18,6 +18,7 @@
 //! | a message's failure history | `idx_failure_logs_data_message_id` |
 //! | bulk batches | the primary key, in ascending order from the last batch |
 
+pub mod forward;
 mod headers;
 mod ingest;
 mod read;
@@ -300,11 +301,26 @@ pub struct DeadLetterPage {
 /// The dead-letter policy of the launch setting a dead letter came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PolicyView {
-    /// `dead-letter`, `park` or `retry-forever`.
+    /// `dead-letter`, `park`, `retry-forever` or `forward`.
     pub policy: String,
     /// For `park`: how long a message rests in the sump before its one more round.
     pub park_cooldown: String,
     pub max_deliveries: i32,
+}
+
+/// Where a dead letter's copy goes (dead-letter policy `forward`) and whether it got there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ForwardView {
+    /// The exchange.
+    pub to: String,
+    /// When the broker confirmed the copy; `None` while it is owed.
+    pub forwarded_at: Option<DateTime<Utc>>,
+    /// Tries so far.
+    pub attempts: i32,
+    /// When it is tried next, while owed.
+    pub next_at: Option<DateTime<Utc>>,
+    /// Why the last try failed.
+    pub error: Option<String>,
 }
 
 /// One dead letter with everything about it.
@@ -327,4 +343,6 @@ pub struct DeadLetterDetail {
     pub failures: Vec<FailureEntry>,
     /// Whether there are older failures than those shown.
     pub more_failures: bool,
+    /// The copy it owes an exchange (dead-letter policy `forward`), if any.
+    pub forward: Option<ForwardView>,
 }

@@ -232,6 +232,13 @@ pub async fn get(
         policy,
         failures,
         more_failures,
+        forward: m.forward_to.clone().map(|to| super::ForwardView {
+            to,
+            forwarded_at: m.forwarded_at,
+            attempts: m.forward_attempts,
+            next_at: m.forward_next_at,
+            error: m.forward_error.clone(),
+        }),
         headers: m.headers,
     })
 }

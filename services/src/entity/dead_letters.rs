@@ -36,6 +36,15 @@ pub struct Model {
     /// AMQP properties besides message id and content type (correlation id, timestamp, type,
     /// ...), so that a replay publishes the message as it was.
     pub properties: Option<Json>,
+    /// Dead-letter policy `forward`: the exchange that gets a copy.
+    pub forward_to: Option<String>,
+    /// When the copy is tried next; `None` once it is confirmed (or none is owed).
+    pub forward_next_at: Option<DateTimeUtc>,
+    pub forwarded_at: Option<DateTimeUtc>,
+    pub forward_attempts: i32,
+    /// Why the last try failed.
+    #[sea_orm(column_type = "Text")]
+    pub forward_error: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

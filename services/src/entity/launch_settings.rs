@@ -26,6 +26,7 @@ pub struct Model {
     pub dead_letter_policy: String,
     pub park_cooldown_ms: i64,
     pub dead_letter_notify_threshold: Option<i32>,
+    pub dead_letter_forward_to: Option<String>,
     pub start_timeout_ms: i64,
     pub work_timeout_ms: i64,
     pub max_run_time_ms: Option<i64>,

@@ -11,6 +11,7 @@ pub mod activate;
 pub mod breaker;
 pub mod groups;
 pub mod metrics;
+pub mod outbox;
 mod plan;
 pub mod reports;
 mod resolve;

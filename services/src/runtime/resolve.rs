@@ -50,7 +50,7 @@ impl Target {
             fencing_token: u64::try_from(fencing_token).unwrap_or(0),
             overlap: self.agent.overlap,
             retry: self.ls.retry.clone(),
-            dead_letter: self.ls.dead_letter.clone(),
+            dead_letter: self.ls.dead_letter.for_nodes(),
             failure_threshold: self.ls.failure_threshold,
             subscription,
             idle_timeout: if messages && self.ls.kind == LaunchKind::Scheduled {
@@ -265,8 +265,7 @@ async fn live_nodes(
     for chunk in apps.chunks(CHUNK) {
         let live = nodes::Entity::find()
             .filter(nodes::Column::ApplicationId.is_in(chunk.iter().cloned()))
-            .filter(nodes::Column::Status.eq("live"))
-            .filter(nodes::Column::LastHeartbeatAt.gt(now - node_timeout))
+            .filter(crate::registry::live_condition(now, node_timeout))
             .all(db)
             .await?;
         if live.is_empty() {

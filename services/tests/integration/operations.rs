@@ -9,7 +9,7 @@ use am_services::{
     ServiceError, Services, Settings, catalog,
     entity::{activations, audit_log, dead_letters, launch_settings, operations as op_rows},
     health::BrokerStatus,
-    operations::{self, DeadLetterPublisher, OperationRequest, OperationView, RunEnd, status},
+    operations::{self, OperationRequest, OperationView, ReplayBroker, RunEnd, status},
     runtime::{RuntimeConfig, activate::run_now},
 };
 use chrono::Utc;
@@ -26,15 +26,25 @@ on_both_backends!(
     rerun_runs_each_launch_setting_or_group_once,
 );
 
-/// These tests select no dead letters: a publisher call would be a bug.
+/// These tests select no dead letters and no unrouted queue: a broker call would be a bug.
 struct NoBroker;
 
-impl DeadLetterPublisher for NoBroker {
+impl ReplayBroker for NoBroker {
     async fn publish(&self, rows: &[dead_letters::Model], _by: &str) -> Vec<Result<(), String>> {
         panic!(
             "no dead letters were selected, yet {} were published",
             rows.len()
         )
+    }
+
+    async fn replay_unrouted(
+        &self,
+        data_queue: &str,
+        _address: &str,
+        _max: u64,
+        _by: &str,
+    ) -> operations::UnroutedBatch {
+        panic!("no unrouted queue was selected, yet `{data_queue}`'s was replayed")
     }
 }
 

@@ -92,11 +92,12 @@ pub fn status_view(s: RunStatus) -> StatusView {
     }
 }
 
-/// Messages waiting in the broker and the nodes taking them; `—` before the first sample.
+/// Messages waiting in the broker, the nodes taking them and how fast the launch setting
+/// processes them lately; `—` before the first sample.
 fn backlog_cell(s: Option<&RunStatus>) -> String {
     match s.and_then(|s| s.backlog.as_ref()) {
         Some(b) => format!(
-            "{} waiting · {} {}{}",
+            "{} waiting · {} {}{}{}",
             b.ready,
             b.consumers,
             if b.consumers == 1 {
@@ -104,7 +105,10 @@ fn backlog_cell(s: Option<&RunStatus>) -> String {
             } else {
                 "consumers"
             },
-            if b.shared { " (shared)" } else { "" }
+            if b.shared { " (shared)" } else { "" },
+            b.processed_per_minute
+                .map(|n| format!(" · {n}/min"))
+                .unwrap_or_default()
         ),
         None => "—".into(),
     }

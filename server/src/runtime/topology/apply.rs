@@ -3,8 +3,9 @@
 //! recorded so the object is tried again on the next pass instead of counted as applied.
 
 use agent_client::Topology;
+use am_domain::topology::ObjectKind;
 use am_domain::topology::{Binding, BrokerObjects, Exchange, Plan};
-use am_services::topology::Outcome;
+use am_services::topology::{Outcome, Refusal};
 use lapin::{Channel, Connection};
 use std::collections::BTreeSet;
 
@@ -68,6 +69,15 @@ impl<'a> Steps<'a> {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+fn refusal(object: ObjectKind, name: &str, e: &lapin::Error) -> Refusal {
+    Refusal {
+        object,
+        name: name.to_owned(),
+        wrong_arguments: is_precondition_failed(e),
+        error: e.to_string(),
     }
 }
 
@@ -152,6 +162,9 @@ pub(super) async fn apply(
             }
             Err(e) => {
                 outcome.errors.push(format!("exchange `{}`: {e}", ex.name));
+                outcome
+                    .refusals
+                    .push(refusal(ObjectKind::Exchange, &ex.name, &e));
                 failed_exchanges.insert(ex.name.clone());
             }
         }
@@ -172,6 +185,7 @@ pub(super) async fn apply(
     .await
     {
         outcome.errors.push(format!("queue `{name}`: {e}"));
+        outcome.refusals.push(refusal(ObjectKind::Queue, &name, &e));
         failed_queues.insert(name);
     }
     let replaced_bindings = desired
@@ -196,6 +210,9 @@ pub(super) async fn apply(
     .await
     {
         outcome.errors.push(format!("binding to `{queue}`: {e}"));
+        outcome
+            .refusals
+            .push(refusal(ObjectKind::Binding, &queue, &e));
         // Left out of the applied state with its queue, so the next pass binds again.
         failed_queues.insert(queue);
     }

@@ -1,34 +1,45 @@
-//! Samples what the broker holds: ready messages and consumers of every queue nodes consume
-//! and of every unrouted queue, by passive declares (read-only), into the replica's
-//! [`DepthsHandle`] for the API, the Broker page and `/metrics`.
+//! Samples what the broker holds, read-only (passive declares): ready messages and consumers
+//! of every queue nodes consume and of every unrouted queue, and which applied exchanges and
+//! queues the broker no longer has (and dead-letter forward targets it does not have), and
+//! from the database how many messages each launch setting's running activations processed
+//! (for its rate), into the replica's [`DepthsHandle`] for the API, the
+//! Broker page and `/metrics`.
 
 use super::apply::is_not_found;
-use am_services::topology::{self as rules, Depths, DepthsHandle};
+use am_domain::topology::ObjectKind;
+use am_services::topology::{self as rules, Depths, DepthsHandle, MissingObject};
 use chrono::Utc;
-use lapin::{Channel, Connection, options::QueueDeclareOptions, types::FieldTable};
+use lapin::{
+    Channel, Connection, ExchangeKind,
+    options::{ExchangeDeclareOptions, QueueDeclareOptions},
+    types::FieldTable,
+};
 use sea_orm::DatabaseConnection;
+use std::collections::HashSet;
 
-/// One sample of every queue the reconciler applied.
-pub(super) async fn sample(
-    db: &DatabaseConnection,
-    conn: &Connection,
-    into: &DepthsHandle,
-) -> anyhow::Result<()> {
-    let (applied, _) = rules::applied(db).await?;
-    let mut queues = rules::sampled_queues(&applied.objects);
-    let mut channel: Option<Channel> = None;
-    for q in &mut queues {
-        let ch = match channel.as_ref().filter(|c| c.status().connected()) {
-            Some(c) => c.clone(),
-            None => {
-                let c = conn.create_channel().await?;
-                channel = Some(c.clone());
-                c
-            }
-        };
-        let declared = ch
+/// A channel that is opened again after a passive declare of a missing object closed it.
+struct Probe<'a> {
+    conn: &'a Connection,
+    channel: Option<Channel>,
+}
+
+impl Probe<'_> {
+    async fn channel(&mut self) -> Result<Channel, lapin::Error> {
+        if let Some(c) = self.channel.as_ref().filter(|c| c.status().connected()) {
+            return Ok(c.clone());
+        }
+        let c = self.conn.create_channel().await?;
+        self.channel = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Ready messages and consumers of `queue`; `None` when the broker has no such queue.
+    async fn queue(&mut self, queue: &str) -> Result<Option<(u32, u32)>, lapin::Error> {
+        let declared = self
+            .channel()
+            .await?
             .queue_declare(
-                q.queue.as_str().into(),
+                queue.into(),
                 QueueDeclareOptions {
                     passive: true,
                     ..QueueDeclareOptions::default()
@@ -37,23 +48,109 @@ pub(super) async fn sample(
             )
             .await;
         match declared {
-            Ok(d) => {
-                q.ready = d.message_count();
-                q.consumers = d.consumer_count();
-            }
-            // Missing right now (the next full pass declares it again): shown as empty.
-            Err(e) if is_not_found(&e) => {}
-            Err(e) => return Err(e.into()),
+            Ok(d) => Ok(Some((d.message_count(), d.consumer_count()))),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(e),
         }
     }
-    if let Some(c) = channel.filter(|c| c.status().connected()) {
-        let _ = c.close(200, "sampled".into()).await;
+
+    /// Whether the broker has `exchange` (a passive declare ignores the kind).
+    async fn exchange(&mut self, exchange: &str) -> Result<bool, lapin::Error> {
+        let declared = self
+            .channel()
+            .await?
+            .exchange_declare(
+                exchange.into(),
+                ExchangeKind::Headers,
+                ExchangeDeclareOptions {
+                    passive: true,
+                    ..ExchangeDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await;
+        match declared {
+            Ok(()) => Ok(true),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
-    let sample = Depths {
-        sampled_at: Some(Utc::now()),
+
+    async fn close(self) {
+        if let Some(c) = self.channel.filter(|c| c.status().connected()) {
+            let _ = c.close(200, "sampled".into()).await;
+        }
+    }
+}
+
+/// One sample of every queue and exchange the reconciler applied.
+pub(super) async fn sample(
+    db: &DatabaseConnection,
+    conn: &Connection,
+    into: &DepthsHandle,
+) -> anyhow::Result<()> {
+    let started = Utc::now();
+    let (applied, _) = rules::applied(db).await?;
+    let mut queues = rules::sampled_queues(&applied.objects);
+    let mut probe = Probe {
+        conn,
+        channel: None,
+    };
+    let mut missing = Vec::new();
+    let mut seen = HashSet::new();
+    for q in &mut queues {
+        seen.insert(q.queue.clone());
+        match probe.queue(&q.queue).await? {
+            Some((ready, consumers)) => (q.ready, q.consumers) = (ready, consumers),
+            // Shown as empty, and as missing.
+            None => missing.push(MissingObject {
+                object: ObjectKind::Queue,
+                name: q.queue.clone(),
+                forwarded_by: None,
+            }),
+        }
+    }
+    for name in applied.objects.queues.keys() {
+        if !seen.contains(name) && probe.queue(name).await?.is_none() {
+            missing.push(MissingObject {
+                object: ObjectKind::Queue,
+                name: name.clone(),
+                forwarded_by: None,
+            });
+        }
+    }
+    for name in applied.objects.exchanges.keys() {
+        if !probe.exchange(name).await? {
+            missing.push(MissingObject {
+                object: ObjectKind::Exchange,
+                name: name.clone(),
+                forwarded_by: None,
+            });
+        }
+    }
+    for (exchange, launch_setting) in rules::forward_exchanges(db).await? {
+        if !probe.exchange(&exchange).await? {
+            missing.push(MissingObject {
+                object: ObjectKind::Exchange,
+                name: exchange,
+                forwarded_by: Some(launch_setting),
+            });
+        }
+    }
+    probe.close().await;
+    let processed = rules::processed_by_launch_setting(db).await?;
+    let mut sample = Depths {
+        sampled_at: Some(started),
         queues,
+        missing,
+        processed,
+        processed_per_minute: Default::default(),
     };
     if let Ok(mut d) = into.write() {
+        if let Some(before) = d.sampled_at {
+            sample.processed_per_minute =
+                rules::rates(&d.processed, &sample.processed, started - before);
+        }
         *d = sample;
     }
     Ok(())

@@ -101,6 +101,15 @@ async fn run_pass(
     Ok(report)
 }
 
+/// Samples what the queues hold once, into `samples`.
+pub async fn sample_once(
+    db: &DatabaseConnection,
+    conn: &Connection,
+    samples: &DepthsHandle,
+) -> anyhow::Result<()> {
+    depths::sample(db, conn, samples).await
+}
+
 /// Keeps `samples` of what the queues hold up to date until `stop` fires. A task of its own:
 /// sampling thousands of queues takes seconds, which must not delay a reconciliation.
 pub async fn sample(
@@ -114,7 +123,7 @@ pub async fn sample(
             return;
         };
         while conn.status().connected() {
-            if let Err(e) = depths::sample(&db, &conn, &samples).await {
+            if let Err(e) = sample_once(&db, &conn, &samples).await {
                 tracing::debug!(error = %e, "queue depths not sampled");
             }
             tokio::select! {

@@ -1,6 +1,6 @@
 //! Bulk operations over search results (docs/runtime.md, Background jobs and bulk operations):
 //! replay or delete dead letters, re-run activations, re-enable launch settings or schedule
-//! groups.
+//! groups, replay what no launch setting of a data queue took.
 //!
 //! An operation is one row of `operations`: the request and who made it, progress (done,
 //! failed, total, the first errors) and a cursor. [`start`] validates the request, counts what
@@ -22,7 +22,7 @@ use crate::{
         operations, schedule_groups,
     },
     error::{ServiceError, ServiceResult},
-    runtime::{RuntimeConfig, activate, begin_write},
+    runtime::begin_write,
 };
 use am_domain::{roles::Role, usage::EntityRef};
 use chrono::{DateTime, SubsecRound, Utc};
@@ -38,6 +38,12 @@ use std::{
     pin::Pin,
 };
 use uuid::Uuid;
+
+mod run;
+mod view;
+
+pub use run::{ReplayBroker, RunEnd, UnroutedBatch, run};
+pub use view::{ItemError, OperationView};
 
 /// States of an operation.
 pub mod status {
@@ -93,6 +99,13 @@ pub enum OperationRequest {
     EnableScheduleGroups {
         ids: Vec<String>,
     },
+    /// Give the messages no launch setting took (kept in the data queue's unrouted queue) back
+    /// to the data queue, now that a launch setting may take them: at most as many as the
+    /// unrouted queue held when the operation started, oldest first. A message that still
+    /// matches no launch setting goes back to the unrouted queue.
+    ReplayUnrouted {
+        data_queue: String,
+    },
 }
 
 impl OperationRequest {
@@ -104,6 +117,7 @@ impl OperationRequest {
             OperationRequest::RerunActivations { .. } => "rerun-activations",
             OperationRequest::EnableLaunchSettings { .. } => "enable-launch-settings",
             OperationRequest::EnableScheduleGroups { .. } => "enable-schedule-groups",
+            OperationRequest::ReplayUnrouted { .. } => "replay-unrouted",
         }
     }
 }
@@ -172,6 +186,11 @@ pub async fn start(
             let total = dead_letters::count(db, selection).await?;
             (Vec::new(), i64::try_from(total).unwrap_or(i64::MAX), max_id)
         }
+        OperationRequest::ReplayUnrouted { data_queue } => (
+            Vec::new(),
+            unrouted_total(services, data_queue).await?,
+            None,
+        ),
         _ => {
             let items = resolve(db, &request).await?;
             let total = items.len() as i64;
@@ -250,9 +269,9 @@ async fn resolve(
     request: &OperationRequest,
 ) -> ServiceResult<Vec<EntityRef>> {
     match request {
-        OperationRequest::ReplayDeadLetters { .. } | OperationRequest::DeleteDeadLetters { .. } => {
-            Ok(Vec::new())
-        }
+        OperationRequest::ReplayDeadLetters { .. }
+        | OperationRequest::DeleteDeadLetters { .. }
+        | OperationRequest::ReplayUnrouted { .. } => Ok(Vec::new()),
         OperationRequest::EnableLaunchSettings { ids } => {
             let ids = distinct(ids, "ids")?;
             let found: BTreeSet<String> = launch_settings::Entity::find()
@@ -316,6 +335,52 @@ async fn resolve(
             }
             Ok(targets)
         }
+    }
+}
+
+/// How many messages replaying the unrouted queue of `data_queue` moves: what the queue held at
+/// the last sample. Refused when no launch setting takes the data queue's messages (they would
+/// come straight back) or when there is nothing to move.
+async fn unrouted_total(services: &Services, data_queue: &str) -> ServiceResult<i64> {
+    let field = "data_queue";
+    let catalog = catalog::load_with(&services.db, false).await?;
+    if catalog.data_queue(data_queue).is_none() {
+        return Err(ServiceError::invalid(
+            field,
+            format!("there is no data queue `{data_queue}`"),
+        ));
+    }
+    let consumed = catalog.launch_settings.iter().any(|ls| {
+        am_domain::topology::consumed_data_queue(&catalog, ls)
+            .is_some_and(|(_, dq)| dq.id == data_queue)
+    });
+    if !consumed {
+        return Err(ServiceError::invalid(
+            field,
+            format!(
+                "no launch setting takes the messages of data queue `{data_queue}` yet: \
+                 replayed messages would come straight back to its unrouted queue"
+            ),
+        ));
+    }
+    let held = services
+        .broker_depths
+        .read()
+        .map_err(|_| ServiceError::Internal("the queue depth sample is poisoned".into()))?
+        .unrouted_of(data_queue);
+    match held {
+        Some(n) if n > 0 => Ok(i64::from(n)),
+        Some(_) => Err(ServiceError::invalid(
+            field,
+            format!("nothing to do: the unrouted queue of `{data_queue}` is empty"),
+        )),
+        None => Err(ServiceError::invalid(
+            field,
+            format!(
+                "the unrouted queue of `{data_queue}` has not been sampled yet; try again in a \
+                 few seconds"
+            ),
+        )),
     }
 }
 
@@ -441,401 +506,6 @@ pub async fn resumable(db: &DatabaseConnection, now: DateTime<Utc>) -> ServiceRe
         .into_tuple()
         .all(db)
         .await?)
-}
-
-/// Publishes dead letters back to their launch settings' subscriptions (the broker side of a
-/// replay, implemented by the server).
-pub trait DeadLetterPublisher: Send + Sync {
-    /// One result per row, in order.
-    fn publish(
-        &self,
-        rows: &[crate::entity::dead_letters::Model],
-        replayed_by: &str,
-    ) -> impl Future<Output = Vec<Result<(), String>>> + Send;
-}
-
-/// The result of one batch.
-#[derive(Debug, Default)]
-struct Step {
-    done: i64,
-    failed: i64,
-    errors: Vec<serde_json::Value>,
-    cursor: Option<String>,
-    finished: bool,
-}
-
-impl Step {
-    fn record(&mut self, item: &str, result: Result<(), String>) {
-        match result {
-            Ok(()) => self.done += 1,
-            Err(e) => {
-                self.failed += 1;
-                self.errors
-                    .push(serde_json::json!({ "item": item, "error": e }));
-            }
-        }
-    }
-}
-
-/// How a [`run`] ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunEnd {
-    /// Finished with this status.
-    Finished(&'static str),
-    /// Another runner has it, or it is already finished: nothing done.
-    NotClaimed,
-    /// Another runner took it over (this one was too slow); it stopped.
-    LostClaim,
-}
-
-/// Claims operation `id` (queued, or running but stale) for this runner.
-async fn claim(
-    db: &DatabaseConnection,
-    id: Uuid,
-    now: DateTime<Utc>,
-) -> ServiceResult<Option<operations::Model>> {
-    let claimed = operations::Entity::update_many()
-        .col_expr(operations::Column::Status, Expr::value(status::RUNNING))
-        .col_expr(
-            operations::Column::StartedAt,
-            Expr::col(operations::Column::StartedAt).if_null(now),
-        )
-        .col_expr(operations::Column::UpdatedAt, Expr::value(now))
-        .filter(operations::Column::Id.eq(id))
-        .filter(
-            operations::Column::Status
-                .eq(status::QUEUED)
-                .or(operations::Column::Status
-                    .eq(status::RUNNING)
-                    .and(operations::Column::UpdatedAt.lt(now - STALE_AFTER))),
-        )
-        .exec(db)
-        .await?;
-    if claimed.rows_affected == 0 {
-        return Ok(None);
-    }
-    Ok(operations::Entity::find_by_id(id).one(db).await?)
-}
-
-/// Carries out operation `id` to its end (or until cancelled), batch by batch.
-#[tracing::instrument(skip_all, fields(operation = %id))]
-pub async fn run(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    id: Uuid,
-    publisher: &impl DeadLetterPublisher,
-) -> ServiceResult<RunEnd> {
-    let Some(op) = claim(db, id, now_db()).await? else {
-        return Ok(RunEnd::NotClaimed);
-    };
-    let stored: Stored = serde_json::from_value(op.params.clone()).map_err(|e| {
-        ServiceError::Internal(format!("operation {id} has unreadable parameters: {e}"))
-    })?;
-    if op.cursor.is_some() {
-        tracing::info!(done = op.done, total = op.total, "resuming operation");
-    }
-    if op.cancel_requested {
-        // Cancelled while its runner was gone: nothing more to do than say so.
-        cancelled(db, id, op.updated_at, now_db()).await?;
-        return Ok(RunEnd::Finished(status::CANCELLED));
-    }
-    let mut claim_at = op.updated_at;
-    let mut cursor = op.cursor.clone();
-    let mut kept_errors = op.errors.as_array().map_or(0, Vec::len);
-    let mut failed_total = op.failed;
-    loop {
-        let step = match &stored.request {
-            OperationRequest::ReplayDeadLetters { selection } => {
-                let rows =
-                    dead_letter_batch(db, &stored, selection, cursor.as_deref(), REPLAY_BATCH)
-                        .await?;
-                let mut step = Step::default();
-                if let Some(last) = rows.last() {
-                    step.cursor = Some(last.id.to_string());
-                    let results = publisher.publish(&rows, &stored.actor.name).await;
-                    let mut replayed = Vec::with_capacity(rows.len());
-                    for (row, result) in rows.iter().zip(results) {
-                        if result.is_ok() {
-                            replayed.push(row.id);
-                        }
-                        step.record(&format!("dead letter {}", row.id), result);
-                    }
-                    dead_letters::mark_replayed(db, &replayed, &stored.actor.name, Utc::now())
-                        .await?;
-                } else {
-                    step.cursor = cursor.clone();
-                    step.finished = true;
-                }
-                step
-            }
-            OperationRequest::DeleteDeadLetters { selection } => {
-                let rows =
-                    dead_letter_batch(db, &stored, selection, cursor.as_deref(), DELETE_BATCH)
-                        .await?;
-                let mut step = Step::default();
-                if let Some(last) = rows.last() {
-                    step.cursor = Some(last.id.to_string());
-                    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-                    let deleted = dead_letters::delete(db, &ids).await?;
-                    step.done = i64::try_from(deleted).unwrap_or(i64::MAX);
-                } else {
-                    step.cursor = cursor.clone();
-                    step.finished = true;
-                }
-                step
-            }
-            OperationRequest::EnableLaunchSettings { .. }
-            | OperationRequest::EnableScheduleGroups { .. } => {
-                catalog_step(&stored, cursor.as_deref(), |item| {
-                    let actor = stored.actor.clone();
-                    let item = item.clone();
-                    async move {
-                        catalog::set_enabled(
-                            db,
-                            &actor,
-                            &item,
-                            true,
-                            &format!("bulk operation {id}"),
-                        )
-                        .await
-                        .map(|_| ())
-                    }
-                })
-                .await
-            }
-            OperationRequest::RerunActivations { .. } => {
-                catalog_step(&stored, cursor.as_deref(), |item| {
-                    let actor = stored.actor.clone();
-                    let item = item.clone();
-                    async move { activate::run_now(db, cfg, &actor, &item).await.map(|_| ()) }
-                })
-                .await
-            }
-        };
-        failed_total += step.failed;
-        let room = MAX_ERRORS.saturating_sub(kept_errors);
-        let new_errors: Vec<_> = step.errors.into_iter().take(room).collect();
-        kept_errors += new_errors.len();
-        let now = now_db();
-        let finish = step.finished.then_some(if failed_total == 0 {
-            status::SUCCEEDED
-        } else {
-            status::FAILED
-        });
-        match progress(
-            db,
-            id,
-            claim_at,
-            now,
-            step.done,
-            step.failed,
-            new_errors,
-            step.cursor.clone(),
-            finish,
-        )
-        .await?
-        {
-            Progress::Lost => return Ok(RunEnd::LostClaim),
-            Progress::Kept { cancel } => {
-                claim_at = now;
-                cursor = step.cursor;
-                if let Some(end) = finish {
-                    finished(db, &stored.actor, id, end).await?;
-                    return Ok(RunEnd::Finished(end));
-                }
-                if cancel {
-                    cancelled(db, id, claim_at, now).await?;
-                    return Ok(RunEnd::Finished(status::CANCELLED));
-                }
-            }
-        }
-    }
-}
-
-/// The next dead letters of a dead-letter operation: still dead, after the cursor, and not
-/// newer than the operation.
-async fn dead_letter_batch(
-    db: &DatabaseConnection,
-    stored: &Stored,
-    selection: &dead_letters::Selection,
-    cursor: Option<&str>,
-    limit: u64,
-) -> ServiceResult<Vec<dead_letters_entity::Model>> {
-    let after = cursor.and_then(|c| c.parse::<i64>().ok()).unwrap_or(0);
-    let Some(max_id) = stored.max_id else {
-        return Ok(Vec::new());
-    };
-    let mut rows = dead_letters::next_batch(db, selection, after, limit).await?;
-    rows.retain(|r| r.id <= max_id);
-    Ok(rows)
-}
-
-/// One batch of catalog items (enable, re-run), from the index in the cursor.
-async fn catalog_step<F, Fut>(stored: &Stored, cursor: Option<&str>, mut apply: F) -> Step
-where
-    F: FnMut(&EntityRef) -> Fut,
-    Fut: Future<Output = ServiceResult<()>>,
-{
-    let from = cursor.and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
-    let to = (from + CATALOG_BATCH).min(stored.items.len());
-    let mut step = Step::default();
-    for item in stored.items.get(from..to).unwrap_or_default() {
-        let result = apply(item).await.map_err(|e| e.to_string());
-        step.record(&item.to_string(), result);
-    }
-    step.cursor = Some(to.to_string());
-    step.finished = to >= stored.items.len();
-    step
-}
-
-/// Marks a claimed operation cancelled.
-async fn cancelled(
-    db: &DatabaseConnection,
-    id: Uuid,
-    claim_at: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
-    operations::Entity::update_many()
-        .col_expr(operations::Column::Status, Expr::value(status::CANCELLED))
-        .col_expr(operations::Column::FinishedAt, Expr::value(now))
-        .col_expr(operations::Column::UpdatedAt, Expr::value(now))
-        .filter(operations::Column::Id.eq(id))
-        .filter(operations::Column::UpdatedAt.eq(claim_at))
-        .exec(db)
-        .await?;
-    tracing::info!("operation cancelled");
-    Ok(())
-}
-
-enum Progress {
-    Kept { cancel: bool },
-    Lost,
-}
-
-/// Adds a batch's counts, errors and cursor, if this runner still holds the claim (its last
-/// write is still the row's `updated_at`).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site; the columns of one update"
-)]
-async fn progress(
-    db: &DatabaseConnection,
-    id: Uuid,
-    claim_at: DateTime<Utc>,
-    now: DateTime<Utc>,
-    done: i64,
-    failed: i64,
-    new_errors: Vec<serde_json::Value>,
-    cursor: Option<String>,
-    finish: Option<&'static str>,
-) -> ServiceResult<Progress> {
-    let txn = begin_write(db).await?;
-    let Some(op) = operations::Entity::find_by_id(id)
-        .filter(operations::Column::UpdatedAt.eq(claim_at))
-        .filter(operations::Column::Status.eq(status::RUNNING))
-        .one(&txn)
-        .await?
-    else {
-        return Ok(Progress::Lost);
-    };
-    let mut errors = op.errors.as_array().cloned().unwrap_or_default();
-    errors.extend(new_errors);
-    let mut row: operations::ActiveModel = op.clone().into();
-    row.done = Set(op.done + done);
-    row.failed = Set(op.failed + failed);
-    row.errors = Set(serde_json::Value::Array(errors));
-    row.cursor = Set(cursor);
-    row.updated_at = Set(now);
-    if let Some(end) = finish {
-        row.status = Set(end.to_owned());
-        row.finished_at = Set(Some(now));
-    }
-    row.update(&txn).await?;
-    txn.commit().await?;
-    Ok(Progress::Kept {
-        cancel: op.cancel_requested,
-    })
-}
-
-async fn finished(
-    db: &DatabaseConnection,
-    actor: &Principal,
-    id: Uuid,
-    end: &str,
-) -> ServiceResult<()> {
-    let Some(op) = operations::Entity::find_by_id(id).one(db).await? else {
-        return Ok(());
-    };
-    audit::record(
-        db,
-        AuditEntry::new(actor, "finish", "operation", &id.to_string()).after(&serde_json::json!({
-            "status": end, "done": op.done, "failed": op.failed, "total": op.total,
-        })),
-    )
-    .await?;
-    tracing::info!(
-        status = end,
-        done = op.done,
-        failed = op.failed,
-        "operation finished"
-    );
-    Ok(())
-}
-
-/// An item that failed, as kept in `errors`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ItemError {
-    pub item: String,
-    pub error: String,
-}
-
-/// An operation as the API and the pages show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct OperationView {
-    pub id: Uuid,
-    /// `replay-dead-letters`, `delete-dead-letters`, `rerun-activations`,
-    /// `enable-launch-settings` or `enable-schedule-groups`.
-    pub kind: String,
-    /// `queued`, `running`, `succeeded`, `failed` (finished, some items failed) or `cancelled`.
-    pub status: String,
-    pub requested_by: String,
-    pub total: i64,
-    pub done: i64,
-    pub failed: i64,
-    /// The first errors (at most 50), one per failed item.
-    pub errors: Vec<ItemError>,
-    pub cancel_requested: bool,
-    /// What was asked for.
-    pub request: Option<OperationRequest>,
-    pub created_at: DateTime<Utc>,
-    pub started_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-    pub updated_at: DateTime<Utc>,
-}
-
-impl From<operations::Model> for OperationView {
-    fn from(m: operations::Model) -> Self {
-        let request = serde_json::from_value::<Stored>(m.params)
-            .ok()
-            .map(|s| s.request);
-        let errors = serde_json::from_value(m.errors).unwrap_or_default();
-        OperationView {
-            id: m.id,
-            kind: m.kind,
-            status: m.status,
-            requested_by: m.requested_by,
-            total: m.total,
-            done: m.done,
-            failed: m.failed,
-            errors,
-            cancel_requested: m.cancel_requested,
-            request,
-            created_at: m.created_at,
-            started_at: m.started_at,
-            finished_at: m.finished_at,
-            updated_at: m.updated_at,
-        }
-    }
 }
 
 /// An operation id from a URL: a malformed one names no operation.

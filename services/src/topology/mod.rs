@@ -26,6 +26,12 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod depths;
+mod drift;
+
+pub use depths::{Backlog, Depths, DepthsHandle, QueueDepth, queue_role, rates, sampled_queues};
+pub use drift::{Drift, MissingObject, Refusal, drift};
+
 /// A queue on its way out, since when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeavingSince {
@@ -50,6 +56,9 @@ pub struct Applied {
     /// Queues no longer wanted that still exist, by name.
     #[serde(default)]
     pub leaving: BTreeMap<String, LeavingSince>,
+    /// What the broker refused on the last pass (left out of `objects`, tried again).
+    #[serde(default)]
+    pub refused: Vec<Refusal>,
 }
 
 /// One reconciliation pass, planned.
@@ -76,6 +85,8 @@ pub struct Outcome {
     /// next pass removes them again.
     pub kept_bindings: Vec<Binding>,
     pub kept_exchanges: Vec<Exchange>,
+    /// The refused objects of `failed_queues` and `failed_exchanges`, and refused bindings.
+    pub refusals: Vec<Refusal>,
     pub errors: Vec<String>,
 }
 
@@ -247,6 +258,7 @@ pub async fn finish_pass(
     let applied = Applied {
         objects: desired,
         leaving,
+        refused: outcome.refusals.clone(),
     };
     let json = serde_json::to_string(&applied)
         .map_err(|e| ServiceError::Internal(format!("broker state not serializable: {e}")))?;
@@ -265,161 +277,6 @@ pub async fn finish_pass(
         .exec(db)
         .await?;
     Ok(done.rows_affected == 1)
-}
-
-/// The roles of the queues whose depth is sampled ([`QueueDepth::role`]).
-pub mod queue_role {
-    /// A launch setting's own subscription queue (`topic` data queues).
-    pub const SUBSCRIPTION: &str = "subscription";
-    /// A `queue` data queue's queue, shared by its launch settings.
-    pub const SHARED: &str = "shared";
-    /// What no launch setting of a data queue took.
-    pub const UNROUTED: &str = "unrouted";
-}
-
-/// What one queue nodes consume (or the unrouted queue of a data queue) holds, as last sampled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct QueueDepth {
-    pub queue: String,
-    /// `subscription`, `shared` or `unrouted`.
-    pub role: String,
-    pub launch_setting: Option<String>,
-    pub data_queue: Option<String>,
-    /// Messages waiting to be delivered (not those a node holds unacknowledged).
-    pub ready: u32,
-    /// Nodes consuming it.
-    pub consumers: u32,
-}
-
-/// The last sample of what the broker holds, per consumed and unrouted queue.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Depths {
-    pub sampled_at: Option<DateTime<Utc>>,
-    pub queues: Vec<QueueDepth>,
-}
-
-/// What waits in the broker for one launch setting, from the last sample.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Backlog {
-    /// The queue the launch setting consumes.
-    pub queue: String,
-    /// The queue is its data queue's shared one (kind `queue`): every launch setting of that
-    /// data queue takes from it, so they show the same backlog.
-    pub shared: bool,
-    /// Messages waiting to be delivered.
-    pub ready: u32,
-    /// Nodes consuming the queue.
-    pub consumers: u32,
-    pub sampled_at: Option<DateTime<Utc>>,
-}
-
-impl Depths {
-    /// The backlog of one launch setting whose agent takes `data_queue`, if its queue was
-    /// sampled: its own subscription, or its data queue's shared queue.
-    pub fn backlog_of(&self, launch_setting: &str, data_queue: Option<&str>) -> Option<Backlog> {
-        let own = self.queues.iter().find(|q| {
-            q.role == queue_role::SUBSCRIPTION
-                && q.launch_setting.as_deref() == Some(launch_setting)
-        });
-        let found = own.or_else(|| {
-            self.queues.iter().find(|q| {
-                q.role == queue_role::SHARED
-                    && data_queue.is_some()
-                    && q.data_queue.as_deref() == data_queue
-            })
-        })?;
-        Some(self.backlog(found))
-    }
-
-    fn backlog(&self, q: &QueueDepth) -> Backlog {
-        Backlog {
-            queue: q.queue.clone(),
-            shared: q.role == queue_role::SHARED,
-            ready: q.ready,
-            consumers: q.consumers,
-            sampled_at: self.sampled_at,
-        }
-    }
-
-    /// The backlog of each of `settings` whose queue was sampled: its own subscription, or its
-    /// data queue's shared queue.
-    pub fn backlogs<'a>(
-        &self,
-        catalog: &am_domain::catalog::Catalog,
-        settings: impl IntoIterator<Item = &'a am_domain::catalog::LaunchSetting>,
-    ) -> std::collections::HashMap<String, Backlog> {
-        let mut own = std::collections::HashMap::new();
-        let mut shared = std::collections::HashMap::new();
-        for q in &self.queues {
-            match (q.role.as_str(), &q.launch_setting, &q.data_queue) {
-                (queue_role::SUBSCRIPTION, Some(ls), _) => {
-                    own.insert(ls.as_str(), q);
-                }
-                (queue_role::SHARED, _, Some(dq)) => {
-                    shared.insert(dq.as_str(), q);
-                }
-                _ => {}
-            }
-        }
-        let data_queue_of: std::collections::HashMap<(&str, &str), &str> = catalog
-            .agents
-            .iter()
-            .filter_map(|a| {
-                a.data_queue
-                    .as_deref()
-                    .map(|dq| ((a.application.as_str(), a.id.as_str()), dq))
-            })
-            .collect();
-        settings
-            .into_iter()
-            .filter_map(|ls| {
-                let found = own.get(ls.id.as_str()).or_else(|| {
-                    data_queue_of
-                        .get(&(ls.application.as_str(), ls.agent.as_str()))
-                        .and_then(|dq| shared.get(dq))
-                })?;
-                Some((ls.id.clone(), self.backlog(found)))
-            })
-            .collect()
-    }
-}
-
-/// The sample a replica's reconciler task keeps up to date, read by the API, pages and
-/// `/metrics` of that replica.
-pub type DepthsHandle = std::sync::Arc<std::sync::RwLock<Depths>>;
-
-/// The queues whose depth is worth sampling: what nodes consume and what no launch setting
-/// took, with their labels.
-pub fn sampled_queues(objects: &BrokerObjects) -> Vec<QueueDepth> {
-    use am_domain::topology::QueueRole as R;
-    objects
-        .queues
-        .values()
-        .filter_map(|q| {
-            let (role, ls, dq) = match &q.role {
-                R::Subscription {
-                    launch_setting,
-                    data_queue,
-                    ..
-                } => (
-                    queue_role::SUBSCRIPTION,
-                    Some(launch_setting),
-                    Some(data_queue),
-                ),
-                R::Shared { data_queue, .. } => (queue_role::SHARED, None, Some(data_queue)),
-                R::Unrouted { data_queue } => (queue_role::UNROUTED, None, Some(data_queue)),
-                R::Delay { .. } | R::Wait | R::System => return None,
-            };
-            Some(QueueDepth {
-                queue: q.name.clone(),
-                role: role.to_owned(),
-                launch_setting: ls.cloned(),
-                data_queue: dq.cloned(),
-                ready: 0,
-                consumers: 0,
-            })
-        })
-        .collect()
 }
 
 /// A queue on its way out, as the Broker page shows it.
@@ -450,6 +307,8 @@ pub struct BrokerView {
     pub leaving: Vec<LeavingView>,
     /// What the consumed and unrouted queues hold, as this replica last sampled them.
     pub depths: Depths,
+    /// Where the broker differs from what the reconciler keeps.
+    pub drift: Vec<Drift>,
 }
 
 pub async fn view(
@@ -461,6 +320,8 @@ pub async fn view(
     let row = row(db).await?;
     let applied = parse_applied(&row)?;
     let catalog_revision = catalog::revision(db).await?;
+    let depths = depths.read().map(|d| d.clone()).unwrap_or_default();
+    let drift = drift(&applied, row.reconciled_at, &depths);
     Ok(BrokerView {
         catalog_revision,
         applied_revision: row.applied_revision,
@@ -487,8 +348,51 @@ pub async fn view(
                 }
             })
             .collect(),
-        depths: depths.read().map(|d| d.clone()).unwrap_or_default(),
+        depths,
+        drift,
     })
+}
+
+/// Messages processed by the running activations of each launch setting, summed over their
+/// hosts as the nodes' last heartbeats said (the base of [`rates`]).
+pub async fn processed_by_launch_setting(
+    db: &DatabaseConnection,
+) -> ServiceResult<BTreeMap<String, i64>> {
+    use crate::entity::{activation_hosts as h, activations as a};
+    use crate::runtime::status;
+    use sea_orm::{JoinType, RelationTrait};
+    // Summed here: one row per running host is few, and SQL's SUM of a BIGINT is NUMERIC on
+    // PostgreSQL.
+    let rows: Vec<(Option<String>, i64)> = h::Entity::find()
+        .select_only()
+        .column(a::Column::LaunchSettingId)
+        .column(h::Column::Processed)
+        .join(JoinType::InnerJoin, h::Relation::Activations.def())
+        .filter(h::Column::Status.is_in(status::host::ACTIVE))
+        .filter(a::Column::LaunchSettingId.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut out = BTreeMap::new();
+    for (ls, n) in rows {
+        if let Some(ls) = ls {
+            *out.entry(ls).or_insert(0) += n;
+        }
+    }
+    Ok(out)
+}
+
+/// The exchanges launch settings forward their dead letters to, with the launch setting: the
+/// broker must have them, but their owners create them.
+pub async fn forward_exchanges(db: &DatabaseConnection) -> ServiceResult<Vec<(String, String)>> {
+    use crate::entity::launch_settings as ls;
+    Ok(ls::Entity::find()
+        .select_only()
+        .columns([ls::Column::DeadLetterForwardTo, ls::Column::Id])
+        .filter(ls::Column::DeadLetterForwardTo.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?)
 }
 
 /// Asks the reconciler (of whichever replica holds the lease next) for a full pass:
@@ -512,41 +416,4 @@ pub async fn request_full_pass(
     .await?;
     txn.commit().await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn depth(queue: &str, role: &str, ls: Option<&str>, dq: &str, ready: u32) -> QueueDepth {
-        QueueDepth {
-            queue: queue.into(),
-            role: role.into(),
-            launch_setting: ls.map(Into::into),
-            data_queue: Some(dq.into()),
-            ready,
-            consumers: 1,
-        }
-    }
-
-    #[test]
-    fn a_launch_setting_shows_its_own_queue_or_its_data_queues_shared_one() {
-        let d = Depths {
-            sampled_at: None,
-            queues: vec![
-                depth("am.ls.a", "subscription", Some("a"), "events", 3),
-                depth("am.dq.jobs", "shared", None, "jobs", 7),
-                depth("am.dq.jobs.unrouted", "unrouted", None, "jobs", 9),
-            ],
-        };
-        let own = d.backlog_of("a", Some("events")).expect("own");
-        assert_eq!((own.ready, own.shared), (3, false));
-        let shared = d.backlog_of("b", Some("jobs")).expect("shared");
-        assert_eq!(
-            (shared.queue.as_str(), shared.ready, shared.shared),
-            ("am.dq.jobs", 7, true)
-        );
-        assert!(d.backlog_of("c", Some("other")).is_none());
-        assert!(d.backlog_of("c", None).is_none());
-    }
 }

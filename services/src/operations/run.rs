@@ -1,0 +1,445 @@
+//! The runner of an operation: claims it, works through it batch by batch, and writes
+//! progress and the cursor after each batch under its claim.
+
+use super::{
+    CATALOG_BATCH, DELETE_BATCH, MAX_ERRORS, OperationRequest, REPLAY_BATCH, STALE_AFTER, Stored,
+    now_db, status,
+};
+use crate::{
+    Principal,
+    audit::{self, AuditEntry},
+    catalog, dead_letters,
+    entity::{dead_letters as dead_letters_entity, operations},
+    error::{ServiceError, ServiceResult},
+    runtime::{RuntimeConfig, activate, begin_write},
+};
+use am_domain::usage::EntityRef;
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set,
+    sea_query::{Expr, ExprTrait},
+};
+use std::future::Future;
+use uuid::Uuid;
+
+/// The broker side of the replays, implemented by the server.
+pub trait ReplayBroker: Send + Sync {
+    /// Publishes dead letters back to their launch settings' subscriptions; one result per
+    /// row, in order.
+    fn publish(
+        &self,
+        rows: &[crate::entity::dead_letters::Model],
+        replayed_by: &str,
+    ) -> impl Future<Output = Vec<Result<(), String>>> + Send;
+
+    /// Moves up to `max` messages, oldest first, from the unrouted queue of data queue
+    /// `data_queue` to its exchange `address`, each acknowledged only once the broker
+    /// confirmed its copy.
+    fn replay_unrouted(
+        &self,
+        data_queue: &str,
+        address: &str,
+        max: u64,
+        replayed_by: &str,
+    ) -> impl Future<Output = UnroutedBatch> + Send;
+}
+
+/// What one batch of an unrouted replay did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnroutedBatch {
+    /// Messages moved to the exchange (confirmed, then acknowledged): fewer than asked when
+    /// the unrouted queue ran empty or `error` stopped the batch.
+    pub moved: u64,
+    /// What stopped the batch early; the messages not moved stay in the unrouted queue.
+    pub error: Option<String>,
+}
+
+/// The result of one batch.
+#[derive(Debug, Default)]
+struct Step {
+    done: i64,
+    failed: i64,
+    errors: Vec<serde_json::Value>,
+    cursor: Option<String>,
+    finished: bool,
+}
+
+impl Step {
+    fn record(&mut self, item: &str, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.done += 1,
+            Err(e) => {
+                self.failed += 1;
+                self.errors
+                    .push(serde_json::json!({ "item": item, "error": e }));
+            }
+        }
+    }
+}
+
+/// How a [`run`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Finished with this status.
+    Finished(&'static str),
+    /// Another runner has it, or it is already finished: nothing done.
+    NotClaimed,
+    /// Another runner took it over (this one was too slow); it stopped.
+    LostClaim,
+}
+
+/// Claims operation `id` (queued, or running but stale) for this runner.
+async fn claim(
+    db: &DatabaseConnection,
+    id: Uuid,
+    now: DateTime<Utc>,
+) -> ServiceResult<Option<operations::Model>> {
+    let claimed = operations::Entity::update_many()
+        .col_expr(operations::Column::Status, Expr::value(status::RUNNING))
+        .col_expr(
+            operations::Column::StartedAt,
+            Expr::col(operations::Column::StartedAt).if_null(now),
+        )
+        .col_expr(operations::Column::UpdatedAt, Expr::value(now))
+        .filter(operations::Column::Id.eq(id))
+        .filter(
+            operations::Column::Status
+                .eq(status::QUEUED)
+                .or(operations::Column::Status
+                    .eq(status::RUNNING)
+                    .and(operations::Column::UpdatedAt.lt(now - STALE_AFTER))),
+        )
+        .exec(db)
+        .await?;
+    if claimed.rows_affected == 0 {
+        return Ok(None);
+    }
+    Ok(operations::Entity::find_by_id(id).one(db).await?)
+}
+
+/// Carries out operation `id` to its end (or until cancelled), batch by batch.
+#[tracing::instrument(skip_all, fields(operation = %id))]
+pub async fn run(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    id: Uuid,
+    publisher: &impl ReplayBroker,
+) -> ServiceResult<RunEnd> {
+    let Some(op) = claim(db, id, now_db()).await? else {
+        return Ok(RunEnd::NotClaimed);
+    };
+    let stored: Stored = serde_json::from_value(op.params.clone()).map_err(|e| {
+        ServiceError::Internal(format!("operation {id} has unreadable parameters: {e}"))
+    })?;
+    if op.cursor.is_some() {
+        tracing::info!(done = op.done, total = op.total, "resuming operation");
+    }
+    if op.cancel_requested {
+        // Cancelled while its runner was gone: nothing more to do than say so.
+        cancelled(db, id, op.updated_at, now_db()).await?;
+        return Ok(RunEnd::Finished(status::CANCELLED));
+    }
+    let mut claim_at = op.updated_at;
+    let mut cursor = op.cursor.clone();
+    let mut kept_errors = op.errors.as_array().map_or(0, Vec::len);
+    let mut failed_total = op.failed;
+    loop {
+        let step = match &stored.request {
+            OperationRequest::ReplayDeadLetters { selection } => {
+                let rows =
+                    dead_letter_batch(db, &stored, selection, cursor.as_deref(), REPLAY_BATCH)
+                        .await?;
+                let mut step = Step::default();
+                if let Some(last) = rows.last() {
+                    step.cursor = Some(last.id.to_string());
+                    let results = publisher.publish(&rows, &stored.actor.name).await;
+                    let mut replayed = Vec::with_capacity(rows.len());
+                    for (row, result) in rows.iter().zip(results) {
+                        if result.is_ok() {
+                            replayed.push(row.id);
+                        }
+                        step.record(&format!("dead letter {}", row.id), result);
+                    }
+                    dead_letters::mark_replayed(db, &replayed, &stored.actor.name, Utc::now())
+                        .await?;
+                } else {
+                    step.cursor = cursor.clone();
+                    step.finished = true;
+                }
+                step
+            }
+            OperationRequest::DeleteDeadLetters { selection } => {
+                let rows =
+                    dead_letter_batch(db, &stored, selection, cursor.as_deref(), DELETE_BATCH)
+                        .await?;
+                let mut step = Step::default();
+                if let Some(last) = rows.last() {
+                    step.cursor = Some(last.id.to_string());
+                    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+                    let deleted = dead_letters::delete(db, &ids).await?;
+                    step.done = i64::try_from(deleted).unwrap_or(i64::MAX);
+                } else {
+                    step.cursor = cursor.clone();
+                    step.finished = true;
+                }
+                step
+            }
+            OperationRequest::EnableLaunchSettings { .. }
+            | OperationRequest::EnableScheduleGroups { .. } => {
+                catalog_step(&stored, cursor.as_deref(), |item| {
+                    let actor = stored.actor.clone();
+                    let item = item.clone();
+                    async move {
+                        catalog::set_enabled(
+                            db,
+                            &actor,
+                            &item,
+                            true,
+                            &format!("bulk operation {id}"),
+                        )
+                        .await
+                        .map(|_| ())
+                    }
+                })
+                .await
+            }
+            OperationRequest::ReplayUnrouted { data_queue } => {
+                unrouted_step(
+                    db,
+                    publisher,
+                    data_queue,
+                    op.total,
+                    cursor.as_deref(),
+                    &stored.actor.name,
+                )
+                .await?
+            }
+            OperationRequest::RerunActivations { .. } => {
+                catalog_step(&stored, cursor.as_deref(), |item| {
+                    let actor = stored.actor.clone();
+                    let item = item.clone();
+                    async move { activate::run_now(db, cfg, &actor, &item).await.map(|_| ()) }
+                })
+                .await
+            }
+        };
+        failed_total += step.failed;
+        let room = MAX_ERRORS.saturating_sub(kept_errors);
+        let new_errors: Vec<_> = step.errors.into_iter().take(room).collect();
+        kept_errors += new_errors.len();
+        let now = now_db();
+        let finish = step.finished.then_some(if failed_total == 0 {
+            status::SUCCEEDED
+        } else {
+            status::FAILED
+        });
+        match progress(
+            db,
+            id,
+            claim_at,
+            now,
+            step.done,
+            step.failed,
+            new_errors,
+            step.cursor.clone(),
+            finish,
+        )
+        .await?
+        {
+            Progress::Lost => return Ok(RunEnd::LostClaim),
+            Progress::Kept { cancel } => {
+                claim_at = now;
+                cursor = step.cursor;
+                if let Some(end) = finish {
+                    finished(db, &stored.actor, id, end).await?;
+                    return Ok(RunEnd::Finished(end));
+                }
+                if cancel {
+                    cancelled(db, id, claim_at, now).await?;
+                    return Ok(RunEnd::Finished(status::CANCELLED));
+                }
+            }
+        }
+    }
+}
+
+/// The next dead letters of a dead-letter operation: still dead, after the cursor, and not
+/// newer than the operation.
+async fn dead_letter_batch(
+    db: &DatabaseConnection,
+    stored: &Stored,
+    selection: &dead_letters::Selection,
+    cursor: Option<&str>,
+    limit: u64,
+) -> ServiceResult<Vec<dead_letters_entity::Model>> {
+    let after = cursor.and_then(|c| c.parse::<i64>().ok()).unwrap_or(0);
+    let Some(max_id) = stored.max_id else {
+        return Ok(Vec::new());
+    };
+    let mut rows = dead_letters::next_batch(db, selection, after, limit).await?;
+    rows.retain(|r| r.id <= max_id);
+    Ok(rows)
+}
+
+/// One batch of an unrouted replay; the cursor counts the messages moved so far.
+async fn unrouted_step(
+    db: &DatabaseConnection,
+    broker: &impl ReplayBroker,
+    data_queue: &str,
+    total: i64,
+    cursor: Option<&str>,
+    replayed_by: &str,
+) -> ServiceResult<Step> {
+    let moved = cursor.and_then(|c| c.parse::<i64>().ok()).unwrap_or(0);
+    let left = u64::try_from(total - moved).unwrap_or(0);
+    let batch = Ord::min(left, REPLAY_BATCH);
+    let mut step = Step::default();
+    let address = crate::entity::data_queues::Entity::find_by_id(data_queue)
+        .one(db)
+        .await?
+        .map(|dq| {
+            am_domain::catalog::DataQueue::effective_address_of(&dq.id, dq.address.as_deref())
+                .to_owned()
+        });
+    let Some(address) = address else {
+        step.failed = i64::try_from(left).unwrap_or(i64::MAX);
+        step.errors.push(serde_json::json!({
+            "item": format!("data queue {data_queue}"),
+            "error": "the data queue was deleted from the catalog",
+        }));
+        step.cursor = Some(total.to_string());
+        step.finished = true;
+        return Ok(step);
+    };
+    let got = broker
+        .replay_unrouted(data_queue, &address, batch, replayed_by)
+        .await;
+    step.done = i64::try_from(got.moved).unwrap_or(i64::MAX);
+    step.cursor = Some((moved + step.done).to_string());
+    match got.error {
+        // The queue ran empty (someone else took them), or the bound is reached.
+        None => step.finished = got.moved < batch || moved + step.done >= total,
+        // The rest stays in the unrouted queue, counted as failed: a new replay moves it.
+        Some(e) => {
+            step.failed = i64::try_from(left - Ord::min(got.moved, left)).unwrap_or(i64::MAX);
+            step.errors.push(serde_json::json!({
+                "item": format!("unrouted messages of {data_queue}"),
+                "error": e,
+            }));
+            step.finished = true;
+        }
+    }
+    Ok(step)
+}
+
+/// One batch of catalog items (enable, re-run), from the index in the cursor.
+async fn catalog_step<F, Fut>(stored: &Stored, cursor: Option<&str>, mut apply: F) -> Step
+where
+    F: FnMut(&EntityRef) -> Fut,
+    Fut: Future<Output = ServiceResult<()>>,
+{
+    let from = cursor.and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
+    let to = (from + CATALOG_BATCH).min(stored.items.len());
+    let mut step = Step::default();
+    for item in stored.items.get(from..to).unwrap_or_default() {
+        let result = apply(item).await.map_err(|e| e.to_string());
+        step.record(&item.to_string(), result);
+    }
+    step.cursor = Some(to.to_string());
+    step.finished = to >= stored.items.len();
+    step
+}
+
+/// Marks a claimed operation cancelled.
+async fn cancelled(
+    db: &DatabaseConnection,
+    id: Uuid,
+    claim_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    operations::Entity::update_many()
+        .col_expr(operations::Column::Status, Expr::value(status::CANCELLED))
+        .col_expr(operations::Column::FinishedAt, Expr::value(now))
+        .col_expr(operations::Column::UpdatedAt, Expr::value(now))
+        .filter(operations::Column::Id.eq(id))
+        .filter(operations::Column::UpdatedAt.eq(claim_at))
+        .exec(db)
+        .await?;
+    tracing::info!("operation cancelled");
+    Ok(())
+}
+
+enum Progress {
+    Kept { cancel: bool },
+    Lost,
+}
+
+/// Adds a batch's counts, errors and cursor, if this runner still holds the claim (its last
+/// write is still the row's `updated_at`).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the columns of one update"
+)]
+async fn progress(
+    db: &DatabaseConnection,
+    id: Uuid,
+    claim_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+    done: i64,
+    failed: i64,
+    new_errors: Vec<serde_json::Value>,
+    cursor: Option<String>,
+    finish: Option<&'static str>,
+) -> ServiceResult<Progress> {
+    let txn = begin_write(db).await?;
+    let Some(op) = operations::Entity::find_by_id(id)
+        .filter(operations::Column::UpdatedAt.eq(claim_at))
+        .filter(operations::Column::Status.eq(status::RUNNING))
+        .one(&txn)
+        .await?
+    else {
+        return Ok(Progress::Lost);
+    };
+    let mut errors = op.errors.as_array().cloned().unwrap_or_default();
+    errors.extend(new_errors);
+    let mut row: operations::ActiveModel = op.clone().into();
+    row.done = Set(op.done + done);
+    row.failed = Set(op.failed + failed);
+    row.errors = Set(serde_json::Value::Array(errors));
+    row.cursor = Set(cursor);
+    row.updated_at = Set(now);
+    if let Some(end) = finish {
+        row.status = Set(end.to_owned());
+        row.finished_at = Set(Some(now));
+    }
+    row.update(&txn).await?;
+    txn.commit().await?;
+    Ok(Progress::Kept {
+        cancel: op.cancel_requested,
+    })
+}
+
+async fn finished(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    id: Uuid,
+    end: &str,
+) -> ServiceResult<()> {
+    let Some(op) = operations::Entity::find_by_id(id).one(db).await? else {
+        return Ok(());
+    };
+    audit::record(
+        db,
+        AuditEntry::new(actor, "finish", "operation", &id.to_string()).after(&serde_json::json!({
+            "status": end, "done": op.done, "failed": op.failed, "total": op.total,
+        })),
+    )
+    .await?;
+    tracing::info!(
+        status = end,
+        done = op.done,
+        failed = op.failed,
+        "operation finished"
+    );
+    Ok(())
+}
