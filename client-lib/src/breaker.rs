@@ -1,9 +1,11 @@
 //! The per-launch-setting breaker (docs/concepts.md, Breaker): consecutive failures since the
 //! last success, *temporarily unavailable* ignored; trips at `N` in a row of one error type or
-//! `M` of any.
+//! `M` of any. A run counts distinct messages: a retry of a message that already failed in the
+//! run does not lengthen it, so one poison message ends in the dead-letter queue instead of
+//! disabling the launch setting; the breaker is about the agent being broken.
 
 use am_domain::{policy::same_type_threshold, wire::ErrorSummary};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 /// How many recent errors a trip report carries.
 const LAST_ERRORS: usize = 5;
@@ -15,6 +17,8 @@ pub(crate) struct Breaker {
     consecutive: u32,
     same_type: u32,
     last: VecDeque<ErrorSummary>,
+    /// The messages that failed in the current run (at most `M`: the run trips by then).
+    failed_messages: HashSet<u64>,
 }
 
 /// What the breaker says after a trip.
@@ -34,6 +38,7 @@ impl Breaker {
             consecutive: 0,
             same_type: 0,
             last: VecDeque::new(),
+            failed_messages: HashSet::new(),
         }
     }
 
@@ -47,11 +52,24 @@ impl Breaker {
         self.consecutive = 0;
         self.same_type = 0;
         self.last.clear();
+        self.failed_messages.clear();
     }
 
-    /// Counts one failure; returns the trip (and resets, so a relaunch starts afresh) when a
-    /// threshold is reached.
-    pub(crate) fn failure(&mut self, error_type: &str, message: &str) -> Option<Trip> {
+    /// Counts one failure of the data message `data_message` (its identity; `None` for a
+    /// standalone run, which always counts); returns the trip (and resets, so a relaunch starts
+    /// afresh) when a threshold is reached. A message that already failed in this run does not
+    /// count again.
+    pub(crate) fn failure(
+        &mut self,
+        error_type: &str,
+        message: &str,
+        data_message: Option<u64>,
+    ) -> Option<Trip> {
+        if let Some(key) = data_message
+            && !self.failed_messages.insert(key)
+        {
+            return None;
+        }
         let same = self
             .last
             .back()
@@ -85,36 +103,59 @@ mod tests {
     #[test]
     fn same_type_trips_at_n() {
         let mut b = Breaker::new(10); // N = 3
-        assert!(b.failure("Io", "a").is_none());
-        assert!(b.failure("Io", "b").is_none());
-        let trip = b.failure("Io", "c").expect("third Io trips");
+        assert!(b.failure("Io", "a", None).is_none());
+        assert!(b.failure("Io", "b", None).is_none());
+        let trip = b.failure("Io", "c", None).expect("third Io trips");
         assert_eq!((trip.consecutive, trip.same_type), (3, 3));
         assert_eq!(trip.last_errors.len(), 3);
-        assert!(b.failure("Io", "d").is_none(), "a trip resets the streak");
+        assert!(
+            b.failure("Io", "d", None).is_none(),
+            "a trip resets the streak"
+        );
     }
 
     #[test]
     fn mixed_types_trip_at_m() {
         let mut b = Breaker::new(6); // N = 2
         for (i, ty) in ["A", "B", "A", "B", "A"].iter().enumerate() {
-            assert!(b.failure(ty, "x").is_none(), "failure {i}");
+            assert!(b.failure(ty, "x", None).is_none(), "failure {i}");
         }
-        let trip = b.failure("B", "x").expect("sixth failure trips");
+        let trip = b.failure("B", "x", None).expect("sixth failure trips");
         assert_eq!(trip.consecutive, 6);
         assert_eq!(trip.same_type, 1);
         assert_eq!(trip.last_errors.len(), LAST_ERRORS);
     }
 
     #[test]
+    fn a_message_failing_again_does_not_lengthen_the_run() {
+        let mut b = Breaker::new(10); // N = 3
+        // One poison message, delivered ten times: one failure of the run.
+        for _ in 0..10 {
+            assert!(b.failure("Poison", "x", Some(7)).is_none());
+        }
+        assert_eq!(b.consecutive, 1);
+        // Two more messages failing the same way: three distinct ones trip it.
+        assert!(b.failure("Poison", "x", Some(8)).is_none());
+        let trip = b
+            .failure("Poison", "x", Some(9))
+            .expect("third message trips");
+        assert_eq!((trip.consecutive, trip.same_type), (3, 3));
+        // A success starts a new run, in which message 7 counts again.
+        b.success();
+        assert!(b.failure("Poison", "x", Some(7)).is_none());
+        assert_eq!(b.consecutive, 1);
+    }
+
+    #[test]
     fn success_resets() {
         let mut b = Breaker::new(3); // N = 1: any failure trips
-        assert!(b.failure("A", "x").is_some());
+        assert!(b.failure("A", "x", None).is_some());
         let mut b = Breaker::new(10);
-        b.failure("A", "x");
-        b.failure("A", "x");
+        b.failure("A", "x", None);
+        b.failure("A", "x", None);
         b.success();
-        assert!(b.failure("A", "x").is_none());
-        assert!(b.failure("A", "x").is_none());
-        assert!(b.failure("A", "x").is_some());
+        assert!(b.failure("A", "x", None).is_none());
+        assert!(b.failure("A", "x", None).is_none());
+        assert!(b.failure("A", "x", None).is_some());
     }
 }

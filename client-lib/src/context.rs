@@ -17,6 +17,8 @@ pub(crate) struct RunInfo {
     pub(crate) fencing_token: u64,
     pub(crate) cancel: CancellationToken,
     pub(crate) outbox: Arc<Outbox>,
+    /// What this activation did so far (heartbeats and its `finished` report carry it).
+    pub(crate) tally: Arc<crate::runtime::Tally>,
 }
 
 impl RunInfo {
@@ -191,7 +193,17 @@ pub struct Message {
     headers: BTreeMap<String, String>,
     message_id: Option<String>,
     attempt: u32,
+    unavailable: u32,
     redelivered: bool,
+}
+
+/// Where a delivery stands: its attempt (failures so far + 1), the answers "temporarily
+/// unavailable" it got, and whether it was delivered before.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeliveryCount {
+    pub attempt: u32,
+    pub unavailable: u32,
+    pub redelivered: bool,
 }
 
 impl Message {
@@ -199,9 +211,13 @@ impl Message {
         body: Vec<u8>,
         headers: Option<&FieldTable>,
         message_id: Option<String>,
-        attempt: u32,
-        redelivered: bool,
+        count: DeliveryCount,
     ) -> Self {
+        let DeliveryCount {
+            attempt,
+            unavailable,
+            redelivered,
+        } = count;
         let headers = headers
             .map(|t| {
                 t.inner()
@@ -215,7 +231,8 @@ impl Message {
             headers,
             message_id,
             attempt,
-            redelivered,
+            unavailable,
+            redelivered: redelivered || attempt > 1 || unavailable > 0,
         }
     }
 
@@ -268,13 +285,37 @@ impl Message {
         self.message_id.as_deref()
     }
 
-    /// Delivery attempt, 1 for the first delivery (our own counter, kept across retries).
+    /// Delivery attempt: 1 until the agent first failed on the message, then one more per
+    /// failure (our own counter, kept across retries). Answers "temporarily unavailable" are
+    /// not attempts: see [`Message::unavailable`].
     ///
     /// ```no_run
     /// # fn f(msg: &agent_client::Message) { assert!(msg.attempt() >= 1); }
     /// ```
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    /// How many times the agent answered "temporarily unavailable" for this message before
+    /// (see [`crate::AgentError::temporarily_unavailable`]).
+    ///
+    /// ```no_run
+    /// # fn f(msg: &agent_client::Message) {
+    /// if msg.unavailable() > 10 { tracing::warn!("the replica is far behind"); }
+    /// # }
+    /// ```
+    pub fn unavailable(&self) -> u32 {
+        self.unavailable
+    }
+
+    /// Every delivery of the message so far, this one included: its attempt plus its answers
+    /// "temporarily unavailable".
+    ///
+    /// ```no_run
+    /// # fn f(msg: &agent_client::Message) { assert!(msg.deliveries() >= msg.attempt()); }
+    /// ```
+    pub fn deliveries(&self) -> u32 {
+        self.attempt.saturating_add(self.unavailable)
     }
 
     /// Whether the message was delivered before (a retry, or a redelivery after a node died).

@@ -377,6 +377,11 @@ impl DeadLetterSettings {
     }
 }
 
+/// 24 hours: a replica lagging behind for a day is an incident, not a slow document.
+pub fn default_unavailable_for() -> HumanDuration {
+    HumanDuration::from_secs(24 * 3600)
+}
+
 fn default_park_cooldown() -> HumanDuration {
     HumanDuration::from_secs(600)
 }
@@ -486,6 +491,11 @@ pub struct LaunchSetting {
     pub failure_threshold: u32,
     #[serde(default)]
     pub retry: RetryPolicy,
+    /// How long a message may keep answering "temporarily unavailable" (counted from its first
+    /// such answer) before it is dead-lettered. Such answers use no delivery attempt and do not
+    /// feed the breaker; the message comes back after the retry policy's growing delays.
+    #[serde(default = "default_unavailable_for")]
+    pub unavailable_for: HumanDuration,
     #[serde(default)]
     pub dead_letter: DeadLetterSettings,
     #[serde(default)]

@@ -24,7 +24,9 @@
 //! - [`m20261124_000010_waiting_publications`]: the publication of a node whose application is
 //!   not in the catalog yet, applied once it is;
 //! - [`m20261124_000011_dead_letter_forward`]: dead-letter policy `forward` (the exchange of a
-//!   launch setting, and the copy each dead letter still owes it).
+//!   launch setting, and the copy each dead letter still owes it);
+//! - [`m20261124_000012_unavailable_budget`]: how long a launch setting's messages may answer
+//!   "temporarily unavailable" before they are dead-lettered.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -50,6 +52,7 @@ pub mod m20261124_000008_broker_topology;
 pub mod m20261124_000009_exact_reports;
 pub mod m20261124_000010_waiting_publications;
 pub mod m20261124_000011_dead_letter_forward;
+pub mod m20261124_000012_unavailable_budget;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -70,6 +73,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000009_exact_reports::Migration),
             Box::new(m20261124_000010_waiting_publications::Migration),
             Box::new(m20261124_000011_dead_letter_forward::Migration),
+            Box::new(m20261124_000012_unavailable_budget::Migration),
         ]
     }
 }

@@ -183,9 +183,21 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: no dead-letter forwarding.
+    // One step down: no budget for answers "temporarily unavailable".
     Migrator::down(db, Some(1)).await?;
     let manager = SchemaManager::new(db);
+    assert!(
+        !manager
+            .has_column("launch_settings", "unavailable_for_ms")
+            .await?
+    );
+    assert!(
+        manager
+            .has_column("launch_settings", "dead_letter_forward_to")
+            .await?
+    );
+    // One more: no dead-letter forwarding.
+    Migrator::down(db, Some(1)).await?;
     assert!(
         !manager
             .has_column("launch_settings", "dead_letter_forward_to")

@@ -22,9 +22,11 @@ use tokio::time::{Instant, timeout_at};
 
 /// Headers a replay drops: the failure state of the message's last life. A replay is a fresh
 /// start: attempt 1, a new first failure, no parked round used up, no broker deaths.
-const DROPPED: [&str; 14] = [
+const DROPPED: [&str; 16] = [
     wire::FIRST_FAILURE_HEADER,
     wire::PARKED_HEADER,
+    wire::UNAVAILABLE_HEADER,
+    wire::UNAVAILABLE_SINCE_HEADER,
     wire::DL_DATA_QUEUE_HEADER,
     wire::DL_LAUNCH_SETTING_HEADER,
     wire::DL_ATTEMPTS_HEADER,

@@ -4,7 +4,7 @@
 use super::Shared;
 use crate::broker::{self, MIN_BACKOFF, next_backoff};
 use am_domain::wire::{
-    self, ActivationId, Heartbeat, QUARANTINE_REASON_HEADER, RunningLaunchSetting, ToManager,
+    self, ActivationCounters, Heartbeat, QUARANTINE_REASON_HEADER, RunningLaunchSetting, ToManager,
     ToNode,
 };
 use futures_util::StreamExt;
@@ -224,17 +224,30 @@ pub(super) async fn heartbeat_loop(shared: Arc<Shared>) {
         if !shared.link.is_up() {
             continue;
         }
-        let running: Vec<(String, Vec<ActivationId>)> = shared
+        let running: Vec<(String, Vec<ActivationCounters>)> = shared
             .running()
             .iter()
-            .map(|(ls, list)| (ls.clone(), list.iter().map(|r| r.id.clone()).collect()))
+            .map(|(ls, list)| {
+                let each = list
+                    .iter()
+                    .map(|r| ActivationCounters {
+                        activation_id: r.id.clone(),
+                        counters: r.tally.counters(),
+                    })
+                    .collect();
+                (ls.clone(), each)
+            })
             .collect();
         let running = running
             .into_iter()
-            .map(|(ls, activations)| RunningLaunchSetting {
+            .map(|(ls, by_activation)| RunningLaunchSetting {
                 counters: shared.stats(&ls).counters(),
                 launch_setting: ls,
-                activations,
+                activations: by_activation
+                    .iter()
+                    .map(|a| a.activation_id.clone())
+                    .collect(),
+                by_activation,
             })
             .collect();
         shared.outbox.push(&ToManager::Heartbeat(Heartbeat {

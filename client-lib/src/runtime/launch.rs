@@ -1,14 +1,14 @@
 //! Commands from the manager: launches with their overlap policy on the bounded pool, stop,
 //! interrupt; and the run of a standalone agent.
 
-use super::{Running, Shared};
+use super::{Running, Shared, count};
 use crate::{AgentError, agent::Registered, consumer, context::RunInfo};
 use am_domain::{
     catalog::OverlapPolicy,
     params::effective_values,
     wire::{ActivationEvent, ActivationResult, Launch, ToNode},
 };
-use std::{future::Future, sync::Arc, sync::atomic::Ordering, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -50,6 +50,7 @@ impl Shared {
             fencing_token: launch.fencing_token,
             cancel: self.runs.child_token(),
             outbox: Arc::clone(&self.outbox),
+            tally: Arc::default(),
         });
         let span = tracing::info_span!("activation", activation_id = %launch.activation_id,
             launch_setting = %launch.launch_setting, host = %self.host, agent = %launch.agent);
@@ -116,6 +117,7 @@ impl Shared {
                 .or_default()
                 .push(Running {
                     id: launch.activation_id.clone(),
+                    tally: Arc::clone(&info.tally),
                     cancel: info.cancel.clone(),
                     finished: finished.clone(),
                 });
@@ -177,7 +179,11 @@ impl Shared {
                     }
                 };
                 tracing::info!(?result, error = error.as_deref(), "finished");
-                info.report(ActivationEvent::Finished { result, error });
+                info.report(ActivationEvent::Finished {
+                    result,
+                    error,
+                    counters: Some(info.tally.counters()),
+                });
                 drop(permit);
                 {
                     let mut running = shared.running();
@@ -207,7 +213,7 @@ impl Shared {
         };
         match outcome {
             Ok(()) => {
-                stats.processed.fetch_add(1, Ordering::Relaxed);
+                count(&stats, info, |t| &t.processed);
                 stats.success();
                 (ActivationResult::Succeeded, None)
             }
@@ -215,10 +221,10 @@ impl Shared {
                 (ActivationResult::Interrupted, None)
             }
             Err(e) => {
-                stats.failed.fetch_add(1, Ordering::Relaxed);
+                count(&stats, info, |t| &t.failed);
                 self.report_failure(info, &e, 1, None, None);
                 if !e.is_temporary()
-                    && let Some(trip) = stats.failure(&e)
+                    && let Some(trip) = stats.failure(&e, None)
                 {
                     self.report_trip(info, trip);
                 }

@@ -33,29 +33,49 @@ use tracing::Instrument;
 #[derive(Debug)]
 struct Running {
     id: ActivationId,
+    /// The activation's own counters (also in its [`RunInfo`]).
+    tally: Arc<Tally>,
     cancel: CancellationToken,
     /// Cancelled when the activation has fully ended (reports sent, message returned).
     finished: CancellationToken,
 }
 
-/// Counters and breaker of one launch setting on this node.
-#[derive(Debug)]
-pub(crate) struct LsStats {
+/// Message counters: of a launch setting on this node, or of one activation.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
     pub(crate) processed: AtomicU64,
     pub(crate) failed: AtomicU64,
     pub(crate) retried: AtomicU64,
     pub(crate) dead_lettered: AtomicU64,
-    breaker: Mutex<Breaker>,
 }
 
-impl LsStats {
-    fn counters(&self) -> Counters {
+impl Tally {
+    pub(crate) fn counters(&self) -> Counters {
         Counters {
             processed: self.processed.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             retried: self.retried.load(Ordering::Relaxed),
             dead_lettered: self.dead_lettered.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// Counts one event of `info`'s activation in its own counters and its launch setting's.
+pub(crate) fn count(stats: &LsStats, info: &RunInfo, pick: fn(&Tally) -> &AtomicU64) {
+    pick(&stats.tally).fetch_add(1, Ordering::Relaxed);
+    pick(&info.tally).fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counters and breaker of one launch setting on this node.
+#[derive(Debug)]
+pub(crate) struct LsStats {
+    tally: Tally,
+    breaker: Mutex<Breaker>,
+}
+
+impl LsStats {
+    fn counters(&self) -> Counters {
+        self.tally.counters()
     }
 
     fn breaker(&self) -> MutexGuard<'_, Breaker> {
@@ -66,8 +86,11 @@ impl LsStats {
         self.breaker().success();
     }
 
-    pub(crate) fn failure(&self, err: &AgentError) -> Option<Trip> {
-        self.breaker().failure(err.error_type(), err.message())
+    /// A failure of a standalone run (`data_message` `None`) or of the data message with
+    /// that identity (see [`crate::breaker`]).
+    pub(crate) fn failure(&self, err: &AgentError, data_message: Option<u64>) -> Option<Trip> {
+        self.breaker()
+            .failure(err.error_type(), err.message(), data_message)
     }
 }
 
@@ -200,10 +223,7 @@ impl Shared {
         let mut map = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(map.entry(launch_setting.to_owned()).or_insert_with(|| {
             Arc::new(LsStats {
-                processed: AtomicU64::new(0),
-                failed: AtomicU64::new(0),
-                retried: AtomicU64::new(0),
-                dead_lettered: AtomicU64::new(0),
+                tally: Tally::default(),
                 breaker: Mutex::new(Breaker::new(am_domain::catalog::DEFAULT_FAILURE_THRESHOLD)),
             })
         }))

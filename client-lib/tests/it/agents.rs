@@ -13,6 +13,8 @@ pub struct Seen {
     pub host: String,
     pub body: String,
     pub attempt: u32,
+    /// Its answers "temporarily unavailable" before this delivery.
+    pub unavailable: u32,
     pub redelivered: bool,
     pub at: Instant,
 }
@@ -70,6 +72,7 @@ impl MessageAgent for Probe {
             host: self.host.clone(),
             body: msg.body_str()?.to_owned(),
             attempt: msg.attempt(),
+            unavailable: msg.unavailable(),
             redelivered: msg.redelivered(),
             at: Instant::now(),
         });

@@ -149,6 +149,7 @@ impl Harness {
             fencing_token: 1,
             overlap: OverlapPolicy::Allow,
             retry: fast_retry(3),
+            unavailable_for: agent_client::domain::catalog::default_unavailable_for(),
             dead_letter: DeadLetterSettings::default(),
             failure_threshold: 10,
             subscription: None,
@@ -297,7 +298,7 @@ impl Harness {
             })
             .await
         {
-            ActivationEvent::Finished { result, error } => (result, error),
+            ActivationEvent::Finished { result, error, .. } => (result, error),
             _ => unreachable!(),
         }
     }

@@ -3,6 +3,8 @@
 //! harness plays the manager.
 
 mod agents;
+mod breaker;
+mod counters;
 mod demo;
 mod harness;
 mod messages;

@@ -228,8 +228,11 @@ async fn failures_come_back_with_growing_delays_then_succeed() {
     h.cleanup().await;
 }
 
+/// Answers "temporarily unavailable" are not attempts: a document that is slow to replicate
+/// comes back after the growing delays 30 times, its attempts unused (`max_deliveries` is 3),
+/// the breaker untouched, and is processed once it is there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn temporarily_unavailable_is_retried_without_tripping_the_breaker() {
+async fn temporarily_unavailable_uses_no_attempt_nor_the_breaker() {
     let h = Harness::new().await;
     let l = log();
     let node = h
@@ -237,7 +240,7 @@ async fn temporarily_unavailable_is_retried_without_tripping_the_breaker() {
         .messages(
             probe_spec(),
             Probe::new("h1", &l, |m| {
-                if m.attempt() < 3 {
+                if m.unavailable() < 30 {
                     Err(AgentError::temporarily_unavailable("not replicated yet"))
                 } else {
                     Ok(())
@@ -255,15 +258,24 @@ async fn temporarily_unavailable_is_retried_without_tripping_the_breaker() {
     h.send("h1", &ToNode::Launch(launch.clone())).await;
     h.started(&launch.activation_id).await;
     h.publish(&address, b"doc", &[]).await;
-    let deadline = tokio::time::Instant::now() + T;
-    while seen(&l).len() < 3 && tokio::time::Instant::now() < deadline {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while seen(&l).len() < 31 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let all = seen(&l);
     assert_eq!(
-        seen(&l).iter().map(|s| s.attempt).collect::<Vec<_>>(),
-        [1, 2, 3]
+        all.iter()
+            .map(|s| (s.attempt, s.unavailable))
+            .collect::<Vec<_>>(),
+        (0..=30).map(|n| (1, n)).collect::<Vec<_>>(),
+        "every delivery is attempt 1; only the answers count up"
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The delays grow: the last ones wait the policy's longest delay (400 ms).
+    let gaps: Vec<Duration> = all.windows(2).map(|w| w[1].at - w[0].at).collect();
+    assert!(gaps[0] < Duration::from_millis(350), "{gaps:?}");
+    assert!(gaps[29] >= Duration::from_millis(390), "{gaps:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(seen(&l).len(), 31, "processed once it succeeded, not again");
     assert!(
         !h.reports()
             .iter()
@@ -274,12 +286,54 @@ async fn temporarily_unavailable_is_retried_without_tripping_the_breaker() {
         .into_iter()
         .filter(|r| matches!(r, ToManager::Failure(f) if f.temporary))
         .count();
-    assert_eq!(temp, 2);
+    assert_eq!(temp, 30);
+    assert_eq!(h.depth(&h.topology.names().dead_letter_queue()).await, 0);
     node.shutdown().await;
     assert_eq!(
         h.finished(&launch.activation_id, T).await.0,
         ActivationResult::Interrupted
     );
+    h.cleanup().await;
+}
+
+/// A message that stays unavailable past its launch setting's budget is dead-lettered, saying
+/// so, with its attempts still unused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_unavailable_past_its_budget_is_dead_lettered() {
+    let h = Harness::new().await;
+    let l = log();
+    let node = h
+        .node("h1")
+        .messages(
+            probe_spec(),
+            Probe::new("h1", &l, |_| {
+                Err(AgentError::temporarily_unavailable("replica gone"))
+            }),
+        )
+        .start()
+        .await
+        .expect("starts");
+    node.ready(T).await.expect("ready");
+    let address = h.address("docs");
+    let mut launch = h.stream("app.probe.1", "probe", &address).await;
+    launch.unavailable_for = HumanDuration::from_millis(1_500);
+    h.subscribe(&launch).await;
+    h.send("h1", &ToNode::Launch(launch.clone())).await;
+    h.started(&launch.activation_id).await;
+    h.publish(&address, b"doc", &[]).await;
+    let dlq = h.topology.names().dead_letter_queue();
+    let taken = h.take(&dlq, 1, T).await;
+    let dead = taken.first().expect("dead-lettered");
+    assert!(
+        header(dead, wire::DL_ERROR_MESSAGE_HEADER).contains("still unavailable after 1s 500ms"),
+        "{}",
+        header(dead, wire::DL_ERROR_MESSAGE_HEADER)
+    );
+    assert_eq!(header(dead, wire::DL_ATTEMPTS_HEADER), "1");
+    let answers = seen(&l).len();
+    assert!((4..=10).contains(&answers), "{answers} deliveries in 1.5 s");
+    assert!(seen(&l).iter().all(|s| s.attempt == 1));
+    node.shutdown().await;
     h.cleanup().await;
 }
 

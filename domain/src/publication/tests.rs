@@ -91,6 +91,7 @@ fn stream(id: &str, parameters: serde_json::Value) -> LaunchSetting {
         filter: None,
         failure_threshold: 10,
         retry: Default::default(),
+        unavailable_for: crate::catalog::default_unavailable_for(),
         dead_letter: Default::default(),
         recovery: Default::default(),
         idle_timeout: None,

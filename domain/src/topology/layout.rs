@@ -19,8 +19,8 @@ pub const SUBSCRIPTION_DELIVERY_LIMIT: i64 = 20;
 /// Most distinct wait delays one launch setting may use: each is a broker queue.
 pub const MAX_WAIT_LEVELS: usize = 64;
 
-/// Attempts looked at when collecting a `retry-forever` policy's delays; it reaches its cap
-/// long before unless the multiplier is barely above 1.
+/// Attempts looked at when collecting a policy's delays; the ladder reaches its cap long
+/// before unless the multiplier is barely above 1.
 const MAX_ATTEMPTS_SCANNED: u32 = 10_000;
 
 fn millis(d: Duration) -> u64 {
@@ -32,8 +32,10 @@ fn millis_arg(ms: u64) -> Arg {
 }
 
 /// Every delay (in ms) a node may park a message of a launch setting with this policy for:
-/// its retry delays and, with policy `park`, the cool-down. The nodes compute each retry's
-/// delay with [`retry_delay`], so the two always agree.
+/// every step of its retry ladder up to `max_delay` and, with policy `park`, the cool-down.
+/// The whole ladder, whatever `max_deliveries` says: answers "temporarily unavailable" use no
+/// attempt and keep climbing it. The nodes compute each delay with [`retry_delay`], so the two
+/// always agree.
 ///
 /// ```
 /// use am_domain::{catalog::{DeadLetterSettings, RetryPolicy}, topology::wait_delays};
@@ -42,16 +44,7 @@ fn millis_arg(ms: u64) -> Arg {
 /// ```
 pub fn wait_delays(retry: &RetryPolicy, dead_letter: &DeadLetterSettings) -> BTreeSet<u64> {
     let mut delays = BTreeSet::new();
-    let last_attempt = match dead_letter.policy {
-        DeadLetterPolicy::RetryForever => MAX_ATTEMPTS_SCANNED,
-        // A message delivered `max_deliveries` times leaves the loop; retries follow the
-        // attempts before that.
-        DeadLetterPolicy::DeadLetter | DeadLetterPolicy::Park | DeadLetterPolicy::Forward => retry
-            .max_deliveries
-            .saturating_sub(1)
-            .min(MAX_ATTEMPTS_SCANNED),
-    };
-    for attempt in 1..=last_attempt {
+    for attempt in 1..=MAX_ATTEMPTS_SCANNED {
         let delay = retry_delay(retry, attempt);
         delays.insert(millis(delay));
         if delay >= retry.max_delay.0 || delays.len() > MAX_WAIT_LEVELS {

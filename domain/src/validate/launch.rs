@@ -221,6 +221,9 @@ fn policy_rules(ls: &LaunchSetting, at: &str, errors: &mut ValidationErrors) {
             ),
         );
     }
+    if ls.unavailable_for.is_zero() {
+        errors.push(format!("{at}.unavailable_for"), "must be longer than 0s");
+    }
     let dead = &ls.dead_letter;
     if dead.policy == DeadLetterPolicy::Park && dead.park_cooldown.is_zero() {
         errors.push(

@@ -47,6 +47,12 @@ pub const COMMAND_VERSION: u32 = 1;
 pub const ATTEMPT_HEADER: &str = "x-am-attempt";
 /// Header with the time of the first failure of a data message (RFC 3339).
 pub const FIRST_FAILURE_HEADER: &str = "x-am-first-failure";
+/// Header counting a data message's answers "temporarily unavailable": such answers are not
+/// delivery attempts, so [`ATTEMPT_HEADER`] does not count them.
+pub const UNAVAILABLE_HEADER: &str = "x-am-unavailable";
+/// Header with the time of a data message's first answer "temporarily unavailable" (RFC
+/// 3339): its launch setting's `unavailable_for` budget counts from then.
+pub const UNAVAILABLE_SINCE_HEADER: &str = "x-am-unavailable-since";
 /// Header on messages that went through the sump once (dead-letter policy `park`): the next
 /// give-up sends them to the dead-letter queue.
 pub const PARKED_HEADER: &str = "x-am-parked";
@@ -210,6 +216,10 @@ pub struct Launch {
     pub overlap: OverlapPolicy,
     #[serde(default)]
     pub retry: RetryPolicy,
+    /// How long a message may keep answering "temporarily unavailable" before it is
+    /// dead-lettered (such answers use no attempt).
+    #[serde(default = "crate::catalog::default_unavailable_for")]
+    pub unavailable_for: HumanDuration,
     #[serde(default)]
     pub dead_letter: DeadLetterSettings,
     /// Breaker threshold `M`.
@@ -357,7 +367,7 @@ pub struct PublishedClassifier {
     pub values: Vec<ClassifierValue>,
 }
 
-/// Per-launch-setting counters since the node started.
+/// Message counters: a launch setting's on a node since it started, or one activation's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     pub processed: u64,
@@ -371,6 +381,18 @@ pub struct Counters {
 pub struct RunningLaunchSetting {
     pub launch_setting: String,
     pub activations: Vec<ActivationId>,
+    /// Since the node started, over every activation of the launch setting on it.
+    pub counters: Counters,
+    /// Each running activation's own counters since its start (nodes before this field send
+    /// none; the manager then falls back to `counters`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_activation: Vec<ActivationCounters>,
+}
+
+/// The counters of one activation since its start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivationCounters {
+    pub activation_id: ActivationId,
     pub counters: Counters,
 }
 
@@ -428,6 +450,9 @@ pub enum ActivationEvent {
         result: ActivationResult,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// What the activation did on this node, final (nodes before this field send none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        counters: Option<Counters>,
     },
 }
 

@@ -11,6 +11,7 @@ fn launch() -> Launch {
         fencing_token: 3,
         overlap: OverlapPolicy::Skip,
         retry: RetryPolicy::default(),
+        unavailable_for: crate::catalog::default_unavailable_for(),
         dead_letter: DeadLetterSettings::default(),
         failure_threshold: 10,
         subscription: Some(Subscription {
@@ -64,6 +65,7 @@ fn reports_round_trip() {
             event: ActivationEvent::Finished {
                 result: ActivationResult::Failed,
                 error: Some("boom".into()),
+                counters: None,
             },
             at,
         }),
@@ -91,6 +93,13 @@ fn reports_round_trip() {
                     processed: 5,
                     ..Counters::default()
                 },
+                by_activation: vec![ActivationCounters {
+                    activation_id: "a1".into(),
+                    counters: Counters {
+                        processed: 2,
+                        ..Counters::default()
+                    },
+                }],
             }],
             load: Some(0.5),
             dropped_reports: 0,

@@ -99,6 +99,7 @@ pub(crate) async fn failed_run(app: &TestApp) -> Uuid {
                 ActivationEvent::Finished {
                     result: ActivationResult::Failed,
                     error: Some("the fail agent always fails".into()),
+                    counters: None,
                 },
             ),
         ],

@@ -20,6 +20,7 @@ fn heartbeat(application: &str, host: &str, running: usize, load: Option<f64>) -
                 .map(|i| ActivationId::from(format!("a{i}")))
                 .collect(),
             counters: Counters::default(),
+            by_activation: vec![],
         }],
         load,
         dropped_reports: 0,

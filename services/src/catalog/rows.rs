@@ -221,6 +221,7 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
             max_delay: dur(m.retry_max_delay_ms),
             max_deliveries: count(m.max_deliveries),
         },
+        unavailable_for: dur(m.unavailable_for_ms),
         dead_letter: DeadLetterSettings {
             policy: enum_from_str("dead-letter policy", &m.dead_letter_policy)?,
             park_cooldown: dur(m.park_cooldown_ms),
@@ -267,6 +268,7 @@ pub(crate) fn launch_setting_row(
         retry_multiplier: Set(l.retry.multiplier),
         retry_max_delay_ms: Set(ms(l.retry.max_delay)),
         max_deliveries: Set(int(l.retry.max_deliveries)),
+        unavailable_for_ms: Set(ms(l.unavailable_for)),
         dead_letter_policy: Set(enum_to_str(&l.dead_letter.policy)),
         park_cooldown_ms: Set(ms(l.dead_letter.park_cooldown)),
         dead_letter_notify_threshold: Set(l.dead_letter.notify_threshold.map(int)),

@@ -23,6 +23,7 @@ pub struct Model {
     pub retry_multiplier: f64,
     pub retry_max_delay_ms: i64,
     pub max_deliveries: i32,
+    pub unavailable_for_ms: i64,
     pub dead_letter_policy: String,
     pub park_cooldown_ms: i64,
     pub dead_letter_notify_threshold: Option<i32>,

@@ -70,8 +70,7 @@ pub async fn apply(
                         .iter()
                         .filter_map(|a| Uuid::parse_str(&a.0).ok())
                         .collect();
-                    let c = running.counters;
-                    activation_hosts::Entity::update_many()
+                    let mut update = activation_hosts::Entity::update_many()
                         .col_expr(
                             activation_hosts::Column::LastHeartbeatAt,
                             Expr::value(Some(now)),
@@ -79,23 +78,12 @@ pub async fn apply(
                         .col_expr(
                             activation_hosts::Column::RecoveryDeadline,
                             Expr::value(Some(now + timeout)),
-                        )
-                        .col_expr(
-                            activation_hosts::Column::Processed,
-                            Expr::value(i64::try_from(c.processed).unwrap_or(i64::MAX)),
-                        )
-                        .col_expr(
-                            activation_hosts::Column::Failed,
-                            Expr::value(i64::try_from(c.failed).unwrap_or(i64::MAX)),
-                        )
-                        .col_expr(
-                            activation_hosts::Column::Retried,
-                            Expr::value(i64::try_from(c.retried).unwrap_or(i64::MAX)),
-                        )
-                        .col_expr(
-                            activation_hosts::Column::DeadLettered,
-                            Expr::value(i64::try_from(c.dead_lettered).unwrap_or(i64::MAX)),
-                        )
+                        );
+                    // A node that sends no counters per activation: the launch setting's.
+                    if running.by_activation.is_empty() {
+                        update = with_counters(update, &running.counters);
+                    }
+                    update
                         .filter(activation_hosts::Column::ActivationId.is_in(ids.iter().copied()))
                         .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
                         .filter(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
@@ -105,6 +93,23 @@ pub async fn apply(
                         )
                         .exec(&txn)
                         .await?;
+                    for each in &running.by_activation {
+                        let Ok(id) = Uuid::parse_str(&each.activation_id.0) else {
+                            continue;
+                        };
+                        with_counters(activation_hosts::Entity::update_many(), &each.counters)
+                            .filter(activation_hosts::Column::ActivationId.eq(id))
+                            .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
+                            .filter(
+                                activation_hosts::Column::ApplicationId.eq(hb.application.as_str()),
+                            )
+                            .filter(
+                                activation_hosts::Column::Status
+                                    .is_in([status::host::ACCEPTED, status::host::RUNNING]),
+                            )
+                            .exec(&txn)
+                            .await?;
+                    }
                     interrupt_unknown_runs(
                         &txn,
                         cfg,
@@ -364,7 +369,11 @@ async fn activation_event(
                 .filter(C::Status.is_in([h::DISPATCHED, h::ACCEPTED]));
             ("skipped", reason.clone(), true)
         }
-        ActivationEvent::Finished { result, error } => {
+        ActivationEvent::Finished {
+            result,
+            error,
+            counters,
+        } => {
             let s = match result {
                 am_domain::wire::ActivationResult::Succeeded => h::SUCCEEDED,
                 am_domain::wire::ActivationResult::Failed => h::FAILED,
@@ -379,6 +388,10 @@ async fn activation_event(
                     Expr::value(Option::<DateTime<Utc>>::None),
                 )
                 .filter(C::Status.is_in(h::ACTIVE));
+            // The final figures, when the node sends them; else the last heartbeat's stay.
+            if let Some(c) = counters {
+                update = with_counters(update, c);
+            }
             (s, error.clone().unwrap_or_default(), true)
         }
     };
@@ -422,4 +435,17 @@ async fn activation_event(
     }
     plan.event(id, Some(&r.host), kind, detail, r.at);
     Ok(Applied::Yes { settle })
+}
+
+/// Sets a host row's counters to what its node reported.
+fn with_counters(
+    update: sea_orm::UpdateMany<activation_hosts::Entity>,
+    c: &am_domain::wire::Counters,
+) -> sea_orm::UpdateMany<activation_hosts::Entity> {
+    let n = |v: u64| Expr::value(i64::try_from(v).unwrap_or(i64::MAX));
+    update
+        .col_expr(activation_hosts::Column::Processed, n(c.processed))
+        .col_expr(activation_hosts::Column::Failed, n(c.failed))
+        .col_expr(activation_hosts::Column::Retried, n(c.retried))
+        .col_expr(activation_hosts::Column::DeadLettered, n(c.dead_lettered))
 }

@@ -50,6 +50,7 @@ impl Target {
             fencing_token: u64::try_from(fencing_token).unwrap_or(0),
             overlap: self.agent.overlap,
             retry: self.ls.retry.clone(),
+            unavailable_for: self.ls.unavailable_for,
             dead_letter: self.ls.dead_letter.for_nodes(),
             failure_threshold: self.ls.failure_threshold,
             subscription,

@@ -143,6 +143,7 @@ fn heartbeat(host: &str, activations: &[&[&str]], load: Option<f64>) -> Heartbea
                 launch_setting: format!("demo.ls.{i}"),
                 activations: ids.iter().map(|a| ActivationId::from(*a)).collect(),
                 counters: Counters::default(),
+                by_activation: vec![],
             })
             .collect(),
         load,
@@ -398,6 +399,7 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
         filter: None,
         failure_threshold: 10,
         retry: Default::default(),
+        unavailable_for: am_domain::catalog::default_unavailable_for(),
         dead_letter: Default::default(),
         recovery: Default::default(),
         idle_timeout: None,

@@ -347,6 +347,7 @@ fn finished(result: ActivationResult) -> ActivationEvent {
     ActivationEvent::Finished {
         result,
         error: None,
+        counters: None,
     }
 }
 

@@ -95,6 +95,7 @@ fn finished(result: ActivationResult) -> ActivationEvent {
     ActivationEvent::Finished {
         result,
         error: None,
+        counters: None,
     }
 }
 
@@ -479,6 +480,7 @@ async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &Databa
         launch_setting: ls.into(),
         activations: vec![ActivationId(id.to_string())],
         counters: Counters::default(),
+        by_activation: vec![],
     }];
     apply(db, &cfg, &[ToManager::Heartbeat(hb)], later).await;
     let interrupts: Vec<_> = outbox::Entity::find()

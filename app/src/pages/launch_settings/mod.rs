@@ -2,6 +2,8 @@
 //! options (mode, filter, breaker, retries, dead letters) or the schedule groups; enable and
 //! disable for operators.
 
+mod delivery;
+
 use crate::{
     api::catalog::{CatalogView, DeleteEntity, Key, SaveLaunchSetting},
     components::{
@@ -11,18 +13,18 @@ use crate::{
     },
     pages::{
         drift::PublishedDrift,
-        entities::{EntityPage, delete_action, just_created, opt},
+        entities::{EntityPage, delete_action, just_created},
     },
 };
 use am_domain::{
     catalog::{
-        Catalog, DeadLetterPolicy, InputKind, LaunchKind, LaunchSetting, LostPolicy, MessageFilter,
-        StreamMode,
+        Catalog, InputKind, LaunchKind, LaunchSetting, LostPolicy, MessageFilter, StreamMode,
     },
     policy::same_type_threshold,
     roles::Role,
     usage::EntityRef,
 };
+use delivery::{DeliveryFields, DeliveryFieldset};
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 use std::collections::BTreeMap;
@@ -66,6 +68,7 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
         filter: None,
         failure_threshold: am_domain::catalog::DEFAULT_FAILURE_THRESHOLD,
         retry: Default::default(),
+        unavailable_for: am_domain::catalog::default_unavailable_for(),
         dead_letter: Default::default(),
         recovery: Default::default(),
         idle_timeout: None,
@@ -77,15 +80,6 @@ fn kind_str(k: LaunchKind) -> &'static str {
     match k {
         LaunchKind::Stream => "stream",
         LaunchKind::Scheduled => "scheduled",
-    }
-}
-
-fn dl_str(p: DeadLetterPolicy) -> &'static str {
-    match p {
-        DeadLetterPolicy::DeadLetter => "dead-letter",
-        DeadLetterPolicy::Park => "park",
-        DeadLetterPolicy::RetryForever => "retry-forever",
-        DeadLetterPolicy::Forward => "forward",
     }
 }
 
@@ -127,19 +121,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             .unwrap_or_default(),
     );
     let threshold = RwSignal::new(base.failure_threshold.to_string());
-    let initial_delay = RwSignal::new(base.retry.initial_delay.to_string());
-    let multiplier = RwSignal::new(base.retry.multiplier.to_string());
-    let max_delay = RwSignal::new(base.retry.max_delay.to_string());
-    let max_deliveries = RwSignal::new(base.retry.max_deliveries.to_string());
-    let dl_policy = RwSignal::new(dl_str(base.dead_letter.policy).to_owned());
-    let park = RwSignal::new(base.dead_letter.park_cooldown.to_string());
-    let forward_to = RwSignal::new(base.dead_letter.forward_to.clone().unwrap_or_default());
-    let notify = RwSignal::new(
-        base.dead_letter
-            .notify_threshold
-            .map(|n| n.to_string())
-            .unwrap_or_default(),
-    );
+    let delivery = DeliveryFields::new(&base);
     let groups = RwSignal::new(
         view.catalog
             .schedule_groups
@@ -348,59 +330,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 }
             }
             ls.filter = (!headers.is_empty()).then_some(MessageFilter { headers });
-            if let Some(d) = parse_duration(
-                &mut errs,
-                "retry.initial_delay",
-                &initial_delay.get_untracked(),
-            ) {
-                ls.retry.initial_delay = d;
-            }
-            if let Some(m) = parse_num::<f64>(
-                &mut errs,
-                "retry.multiplier",
-                &multiplier.get_untracked(),
-                "a number",
-            ) {
-                ls.retry.multiplier = m;
-            }
-            if let Some(d) =
-                parse_duration(&mut errs, "retry.max_delay", &max_delay.get_untracked())
-            {
-                ls.retry.max_delay = d;
-            }
-            if let Some(n) = parse_num::<u32>(
-                &mut errs,
-                "retry.max_deliveries",
-                &max_deliveries.get_untracked(),
-                "a whole number",
-            ) {
-                ls.retry.max_deliveries = n;
-            }
-            ls.dead_letter.policy = match dl_policy.get_untracked().as_str() {
-                "park" => DeadLetterPolicy::Park,
-                "retry-forever" => DeadLetterPolicy::RetryForever,
-                "forward" => DeadLetterPolicy::Forward,
-                _ => DeadLetterPolicy::DeadLetter,
-            };
-            ls.dead_letter.forward_to = opt(forward_to.get_untracked());
-            if let Some(d) = parse_duration(
-                &mut errs,
-                "dead_letter.park_cooldown",
-                &park.get_untracked(),
-            ) {
-                ls.dead_letter.park_cooldown = d;
-            }
-            let n = notify.get_untracked();
-            ls.dead_letter.notify_threshold = if n.trim().is_empty() {
-                None
-            } else {
-                parse_num::<u32>(
-                    &mut errs,
-                    "dead_letter.notify_threshold",
-                    &n,
-                    "a whole number",
-                )
-            };
+            delivery.apply(&mut ls, &mut errs);
         } else {
             ls.stream_mode = None;
             ls.filter = None;
@@ -532,23 +462,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                     <TextField label="Failure threshold M" test="field-threshold" value=threshold errors=lerr("failure_threshold") readonly=!can_edit />
                     <p class="derived" data-test="derived-n">{derived_n}</p>
                 </div>
-                <h3>"Retries"</h3>
-                <div class="row">
-                    <TextField label="First delay" test="field-initial-delay" value=initial_delay errors=lerr("retry.initial_delay") readonly=!can_edit />
-                    <TextField label="Multiplier" test="field-multiplier" value=multiplier errors=lerr("retry.multiplier") readonly=!can_edit />
-                    <TextField label="Longest delay" test="field-max-delay" value=max_delay errors=lerr("retry.max_delay") readonly=!can_edit />
-                    <TextField label="Max deliveries" test="field-max-deliveries" value=max_deliveries errors=lerr("retry.max_deliveries") readonly=!can_edit />
-                </div>
-                <h3>"Dead letters"</h3>
-                <div class="row">
-                    <SelectField label="Policy" test="field-dead-letter" value=dl_policy errors=lerr("dead_letter.policy") disabled=!can_edit
-                        options=options(&[("dead-letter", "dead-letter — to the dead-letter queue"), ("park", "park — replay once after a cool-down"), ("retry-forever", "retry forever — the breaker stops it"), ("forward", "forward — also a copy to an exchange of yours")]) />
-                    <TextField label="Park cool-down" test="field-park-cooldown" value=park errors=lerr("dead_letter.park_cooldown") readonly=!can_edit />
-                    <TextField label="Forward to" test="field-forward-to" value=forward_to errors=lerr("dead_letter.forward_to") readonly=!can_edit
-                        hint="policy forward: the exchange that gets a copy (routing key: the launch setting's id)" />
-                    <TextField label="Notify at" test="field-notify" value=notify errors=lerr("dead_letter.notify_threshold") readonly=!can_edit
-                        hint="dead letters waiting; empty: never" />
-                </div>
+                <DeliveryFieldset fields=delivery errors_at=Callback::new(lerr) can_edit />
             </Show>
             <Show when=move || !stream()>
                 <h2>"Schedule groups"</h2>

@@ -2,27 +2,28 @@
 //! after success, sends failures to the retry wait queue of their delay (or to the dead-letter
 //! queue after the last attempt), feeds the breaker, and resubscribes after a reconnect.
 
+mod failed;
+
 use crate::{
-    AgentError,
     agent::BoundHandler,
-    context::{Message, RunInfo, header_text, header_u64},
-    runtime::{LsStats, Shared, with_grace},
+    context::{DeliveryCount, Message, RunInfo, header_u64},
+    runtime::{LsStats, Shared, count, with_grace},
 };
 use am_domain::{
     catalog::{DeadLetterPolicy, LaunchKind},
-    policy::{retry_delay, should_dead_letter},
+    policy::should_dead_letter,
     wire::{self, ActivationResult, Launch, Subscription},
 };
 use futures_util::StreamExt;
 use lapin::{
-    BasicProperties, Channel, Connection, Consumer,
+    Channel, Connection, Consumer,
     options::{
-        BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicPublishOptions,
-        BasicQosOptions, ConfirmSelectOptions,
+        BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions,
+        ConfirmSelectOptions,
     },
-    types::{AMQPValue, FieldTable, LongString},
+    types::FieldTable,
 };
-use std::{sync::Arc, sync::atomic::Ordering, time::Duration};
+use std::{sync::Arc, time::Duration};
 use tokio::{task::JoinSet, time::Instant};
 use tracing::Instrument;
 
@@ -263,8 +264,11 @@ async fn process(
         data,
         properties.headers().as_ref(),
         message_id.clone(),
-        attempt,
-        redelivered || attempt > 1,
+        DeliveryCount {
+            attempt,
+            unavailable: failed::unavailable_answers(properties.headers().as_ref()),
+            redelivered,
+        },
     );
     let span = tracing::debug_span!("message", activation_id = %info.activation_id,
         launch_setting = %info.launch_setting, host = %info.host, attempt, message_id = message_id.as_deref());
@@ -278,7 +282,7 @@ async fn process(
     let _enter = span.enter();
     match result {
         Ok(()) => {
-            stats.processed.fetch_add(1, Ordering::Relaxed);
+            count(stats, info, |t| &t.processed);
             stats.success();
             // Not awaited inline: waiting for each ack halves throughput, and a lost ack only
             // means a redelivery, which at-least-once delivery allows anyway.
@@ -299,8 +303,33 @@ async fn process(
                 .await;
             Outcome::Interrupted
         }
+        Err(err) if err.is_temporary() => {
+            // Not an attempt, not a failure: the message comes back later (or its budget is
+            // spent and it is dead-lettered saying so).
+            let u = failed::unavailable(
+                shared,
+                info,
+                launch,
+                subscription,
+                session,
+                &message,
+                &properties,
+                &err,
+            )
+            .await;
+            shared.report_failure(info, &u.error, attempt, message_id, Some(u.disposition));
+            settle(
+                stats,
+                info,
+                acker,
+                u.sent,
+                u.disposition == wire::disposition::DEAD_LETTER,
+                u.disposition,
+            )
+            .await
+        }
         Err(err) => {
-            stats.failed.fetch_add(1, Ordering::Relaxed);
+            count(stats, info, |t| &t.failed);
             let give_up = should_dead_letter(&launch.dead_letter, &launch.retry, attempt);
             let parked_before = properties
                 .headers()
@@ -310,7 +339,7 @@ async fn process(
                 give_up && launch.dead_letter.policy == DeadLetterPolicy::Park && !parked_before;
             let dead = give_up && !park;
             let (sent, disposition) = if dead {
-                let sent = dead_letter(
+                let sent = failed::dead_letter(
                     shared,
                     info,
                     subscription,
@@ -324,43 +353,20 @@ async fn process(
                 (sent, wire::disposition::DEAD_LETTER)
             } else if park {
                 (
-                    park_message(shared, launch, session, &message, &properties).await,
+                    failed::park_message(shared, launch, session, &message, &properties).await,
                     wire::disposition::PARK,
                 )
             } else {
                 (
-                    retry(shared, launch, session, &message, &properties, attempt).await,
+                    failed::retry(shared, launch, session, &message, &properties, attempt).await,
                     wire::disposition::RETRY,
                 )
             };
             shared.report_failure(info, &err, attempt, message_id, Some(disposition));
-            match sent {
-                Ok(()) => {
-                    if dead {
-                        stats.dead_lettered.fetch_add(1, Ordering::Relaxed);
-                    } else {
-                        stats.retried.fetch_add(1, Ordering::Relaxed);
-                    }
-                    // The copy is confirmed; only now may the original go.
-                    if let Err(e) = acker.ack(BasicAckOptions::default()).await {
-                        tracing::warn!(error = %e, "cannot ack a message already sent on; it will come back once more");
-                        return Outcome::Reconnect;
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, disposition, "cannot send the failed message on; returning it to the queue");
-                    let _ = acker
-                        .nack(BasicNackOptions {
-                            requeue: true,
-                            ..BasicNackOptions::default()
-                        })
-                        .await;
-                    return Outcome::Reconnect;
-                }
+            if let Outcome::Reconnect = settle(stats, info, acker, sent, dead, disposition).await {
+                return Outcome::Reconnect;
             }
-            if !err.is_temporary()
-                && let Some(trip) = stats.failure(&err)
-            {
+            if let Some(trip) = stats.failure(&err, Some(identity(&message))) {
                 let summary = format!(
                     "breaker tripped after {} consecutive failures ({} of type {})",
                     trip.consecutive,
@@ -375,165 +381,50 @@ async fn process(
     }
 }
 
-fn text(s: &str) -> AMQPValue {
-    AMQPValue::LongString(LongString::from(s))
-}
-
-/// Policy `park`: the message rests in the sump for the cool-down, then gets a fresh round
-/// of attempts; marked so that the next give-up is final.
-async fn park_message(
-    shared: &Shared,
-    launch: &Launch,
-    session: &mut Session,
-    message: &Message,
-    properties: &BasicProperties,
-) -> Result<(), String> {
-    let cooldown = launch.dead_letter.park_cooldown.0;
-    let wait = shared.topology.names().wait(cooldown);
-    let mut headers = properties.headers().clone().unwrap_or_default();
-    headers.insert(wire::ATTEMPT_HEADER.into(), AMQPValue::LongLongInt(1));
-    headers.insert(
-        wire::PARKED_HEADER.into(),
-        text(&chrono::Utc::now().to_rfc3339()),
-    );
-    if !headers.contains_key(wire::FIRST_FAILURE_HEADER) {
-        headers.insert(
-            wire::FIRST_FAILURE_HEADER.into(),
-            text(&chrono::Utc::now().to_rfc3339()),
-        );
+/// Who a data message is, for the breaker's runs: its message id, else its body.
+fn identity(message: &Message) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    match message.message_id() {
+        Some(id) => id.hash(&mut h),
+        None => message.body().hash(&mut h),
     }
-    tracing::info!(?cooldown, "message parked");
-    publish(
-        &session.publisher,
-        &wait,
-        &session.queue,
-        message.body(),
-        properties,
-        headers,
-    )
-    .await
+    h.finish()
 }
 
-async fn retry(
-    shared: &Shared,
-    launch: &Launch,
-    session: &mut Session,
-    message: &Message,
-    properties: &BasicProperties,
-    attempt: u32,
-) -> Result<(), String> {
-    let delay = retry_delay(&launch.retry, attempt);
-    // The wait queue of this delay gives the message back to the queue it came from.
-    let wait = shared.topology.names().wait(delay);
-    let mut headers = properties.headers().clone().unwrap_or_default();
-    headers.insert(
-        wire::ATTEMPT_HEADER.into(),
-        AMQPValue::LongLongInt(i64::from(attempt) + 1),
-    );
-    if !headers.contains_key(wire::FIRST_FAILURE_HEADER) {
-        headers.insert(
-            wire::FIRST_FAILURE_HEADER.into(),
-            text(&chrono::Utc::now().to_rfc3339()),
-        );
-    }
-    tracing::debug!(?delay, next_attempt = attempt + 1, "message sent to retry");
-    publish(
-        &session.publisher,
-        &wait,
-        &session.queue,
-        message.body(),
-        properties,
-        headers,
-    )
-    .await
-}
-
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site; a struct would only rename them"
-)]
-async fn dead_letter(
-    shared: &Shared,
+/// Acknowledges a failed message once its copy (retry, park, dead letter) is confirmed, or
+/// gives it back to the queue when the copy could not be sent.
+async fn settle(
+    stats: &LsStats,
     info: &RunInfo,
-    subscription: &Subscription,
-    session: &Session,
-    message: &Message,
-    properties: &BasicProperties,
-    attempt: u32,
-    err: &AgentError,
-) -> Result<(), String> {
-    let now = chrono::Utc::now().to_rfc3339();
-    let mut headers = properties.headers().clone().unwrap_or_default();
-    let first = headers
-        .inner()
-        .get(wire::FIRST_FAILURE_HEADER)
-        .and_then(header_text)
-        .unwrap_or_else(|| now.clone());
-    for (k, v) in [
-        (wire::DL_DATA_QUEUE_HEADER, subscription.data_queue.as_str()),
-        (wire::DL_LAUNCH_SETTING_HEADER, info.launch_setting.as_str()),
-        (wire::DL_ERROR_TYPE_HEADER, err.error_type()),
-        (wire::DL_ERROR_MESSAGE_HEADER, err.message()),
-        (wire::FIRST_FAILURE_HEADER, first.as_str()),
-        (wire::DL_LAST_FAILURE_HEADER, now.as_str()),
-        (wire::DL_HOST_HEADER, shared.host.as_str()),
-        (wire::DL_QUEUE_HEADER, session.queue.as_str()),
-    ] {
-        headers.insert(k.into(), text(v));
+    acker: lapin::Acker,
+    sent: Result<(), String>,
+    dead: bool,
+    disposition: &str,
+) -> Outcome {
+    match sent {
+        Ok(()) => {
+            if dead {
+                count(stats, info, |t| &t.dead_lettered);
+            } else {
+                count(stats, info, |t| &t.retried);
+            }
+            // The copy is confirmed; only now may the original go.
+            if let Err(e) = acker.ack(BasicAckOptions::default()).await {
+                tracing::warn!(error = %e, "cannot ack a message already sent on; it will come back once more");
+                return Outcome::Reconnect;
+            }
+            Outcome::Continue
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, disposition, "cannot send the failed message on; returning it to the queue");
+            let _ = acker
+                .nack(BasicNackOptions {
+                    requeue: true,
+                    ..BasicNackOptions::default()
+                })
+                .await;
+            Outcome::Reconnect
+        }
     }
-    headers.insert(
-        wire::DL_ATTEMPTS_HEADER.into(),
-        AMQPValue::LongLongInt(i64::from(attempt)),
-    );
-    tracing::info!(attempt, "message dead-lettered");
-    publish(
-        &session.publisher,
-        "",
-        &shared.topology.names().dead_letter_queue(),
-        message.body(),
-        properties,
-        headers,
-    )
-    .await
-}
-
-/// Publishes a copy and waits for the broker's confirm; a copy no queue took is an error.
-async fn publish(
-    channel: &Channel,
-    exchange: &str,
-    routing_key: &str,
-    body: &[u8],
-    properties: &BasicProperties,
-    headers: FieldTable,
-) -> Result<(), String> {
-    let target = if exchange.is_empty() {
-        routing_key
-    } else {
-        exchange
-    };
-    let confirmation = channel
-        .basic_publish(
-            exchange.into(),
-            routing_key.into(),
-            BasicPublishOptions {
-                mandatory: true,
-                ..BasicPublishOptions::default()
-            },
-            body,
-            properties
-                .clone()
-                .with_headers(headers)
-                .with_delivery_mode(2),
-        )
-        .await
-        .map_err(|e| e.to_string())?
-        .await
-        .map_err(|e| e.to_string())?;
-    if !confirmation.is_ack() {
-        return Err(format!("the broker refused the message for `{target}`"));
-    }
-    if confirmation.take_message().is_some() {
-        return Err(format!("`{target}` routed the message to no queue"));
-    }
-    Ok(())
 }
