@@ -22,8 +22,8 @@ log "building the manager and the browser bundle"
 cargo leptos build
 
 log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
-# The runtime tests start real demo-node processes.
-cargo build -p agent-client --bin demo-node
+# The runtime tests start real demo-node processes, and the getting-started guide's node.
+cargo build -p agent-client --bin demo-node --example getting-started
 RESULTS="$(mktemp -d)"
 trap 'rm -rf "$RESULTS"' EXIT
 cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"

@@ -12,6 +12,7 @@ impl NodeBuilder {
     /// | `AM_AMQP_URL` | [`DEFAULT_AMQP_URL`](crate::DEFAULT_AMQP_URL) | the broker |
     /// | `AM_PREFIX` | `am` | prefix of every broker name; the manager's `AM_PREFIX` |
     /// | `AM_CAPACITY` | 8 | activations the node runs at once |
+    /// | `AM_QUEUE_EXPIRY` | unset | tests and demos only: queues expire when unused this long; the manager's `AM_QUEUE_EXPIRY` |
     ///
     /// Every variable that is set but wrong is reported, each by its name.
     ///
@@ -67,6 +68,20 @@ impl NodeBuilder {
             },
             None => None,
         };
+        let expiry = match var("AM_QUEUE_EXPIRY") {
+            Some(raw) => match raw.parse::<am_domain::HumanDuration>() {
+                Ok(d) if !d.is_zero() => Some(d.0),
+                Ok(_) => {
+                    problems.push("AM_QUEUE_EXPIRY: must be longer than 0s".to_owned());
+                    None
+                }
+                Err(e) => {
+                    problems.push(format!("AM_QUEUE_EXPIRY: {e}"));
+                    None
+                }
+            },
+            None => None,
+        };
         if !problems.is_empty() {
             return Err(NodeError::Invalid(problems));
         }
@@ -76,6 +91,11 @@ impl NodeBuilder {
         }
         if let Some(prefix) = var("AM_PREFIX") {
             builder = builder.topology(Topology::new(prefix));
+        }
+        // Both sides declare the shared queues: their arguments must agree with the manager's.
+        if let Some(expiry) = expiry {
+            let topology = builder.broker_topology().clone().ephemeral(expiry);
+            builder = builder.topology(topology);
         }
         if let Some(n) = capacity {
             builder = builder.capacity(n);

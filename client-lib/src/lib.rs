@@ -25,3 +25,9 @@ pub use topology::{SUBSCRIPTION_DELIVERY_LIMIT, Topology};
 /// assert_eq!(Names::default().reports_queue(), "am.reports");
 /// ```
 pub use am_domain as domain;
+
+/// `docs/getting-started.md`: its Rust code compiles as a doctest, so the guide cannot drift
+/// from the library.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/getting-started.md")]
+pub struct GettingStarted;

@@ -163,20 +163,6 @@ fn organisations() -> Vec<ClassifierValue> {
     named.into_iter().chain(numbered).collect()
 }
 
-/// `AM_QUEUE_EXPIRY` (e.g. `60s`, for tests and throw-away demos) makes the broker objects
-/// disappear once unused.
-fn queue_expiry() -> anyhow::Result<Option<Duration>> {
-    match std::env::var("AM_QUEUE_EXPIRY") {
-        Ok(v) => {
-            let d: HumanDuration = v
-                .parse()
-                .map_err(|e| anyhow::anyhow!("AM_QUEUE_EXPIRY: {e}"))?;
-            Ok(Some(d.0))
-        }
-        Err(_) => Ok(None),
-    }
-}
-
 /// `AM_HEARTBEAT` (e.g. `500ms`): how often the node heartbeats; the library's default when unset.
 fn heartbeat_every() -> anyhow::Result<Option<Duration>> {
     match std::env::var("AM_HEARTBEAT") {
@@ -368,17 +354,13 @@ async fn main() -> anyhow::Result<()> {
     };
     // The library's variables (AM_HOST, AM_AMQP_URL, AM_PREFIX, AM_CAPACITY), with the demo
     // application as the default of AM_APP.
-    let mut builder = NodeBuilder::from_vars(|name| {
+    let builder = NodeBuilder::from_vars(|name| {
         std::env::var(name)
             .ok()
             .or_else(|| (name == "AM_APP").then(|| "demo".to_owned()))
     })?;
     let host = builder.host_name().to_owned();
     let amqp_url = builder.broker_url().to_owned();
-    if let Some(expiry) = queue_expiry()? {
-        let topology = builder.broker_topology().clone().ephemeral(expiry);
-        builder = builder.topology(topology);
-    }
     let producer = Producer::from_env(&amqp_url, &host)?;
     let builder = builder
         .version(env!("CARGO_PKG_VERSION"))

@@ -6,6 +6,7 @@ mod agents;
 mod breaker;
 mod counters;
 mod demo;
+mod getting_started;
 mod harness;
 mod messages;
 mod reliability;

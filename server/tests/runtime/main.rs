@@ -8,6 +8,7 @@
 mod breaker;
 mod dispatch;
 mod forward;
+mod getting_started;
 mod harness;
 mod misfire;
 mod outage;
