@@ -56,6 +56,10 @@ test("the Broker page shows a queue removed by hand and Reconcile now brings it 
   await expect(row).toHaveCount(1, { timeout: 20_000 });
   const queue = await row.getAttribute("data-queue");
   expect(queue).toBeTruthy();
+  // The data queue's own page says what its unrouted queue keeps.
+  await open(page, `/data-queues/${dq}`);
+  await expect(page.locator(t("dq-unrouted"))).toHaveAttribute("data-count", "0");
+  await open(page, "/broker");
   await expect(page.locator(`${t("drift-row")}[data-name="${queue}"]`)).toHaveCount(0);
 
   execFileSync("rabbitmqctl", ["delete_queue", queue!], { stdio: "ignore" });

@@ -145,3 +145,14 @@ pub async fn replay_unrouted(data_queue: String) -> Result<String, UiError> {
     .await?;
     Ok(op.id.to_string())
 }
+
+/// Messages kept in the unrouted queue of data queue `id` (no launch setting took them), as
+/// this replica last sampled; `None` before a sample saw the queue.
+#[server(prefix = "/ui", endpoint = "data_queue_unrouted", input = Json)]
+pub async fn data_queue_unrouted(id: String) -> Result<Option<u32>, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    require(Role::Viewer)?;
+    let s = services()?;
+    Ok(s.broker_depths.read().ok().and_then(|d| d.unrouted_of(&id)))
+}

@@ -4,7 +4,9 @@
 //! and replay what no launch setting of a data queue took once one does.
 //! Readable without JavaScript; refreshes itself once hydrated.
 
-use crate::api::broker::{BrokerState, ReconcileNow, ReplayUnrouted, broker_status};
+use crate::api::broker::{
+    BrokerState, ReconcileNow, ReplayUnrouted, broker_status, data_queue_unrouted,
+};
 use crate::components::operation::OperationProgress;
 use am_domain::topology::{DriftState, queue_role};
 use leptos::prelude::*;
@@ -207,5 +209,29 @@ fn Status(
                 </div>
             }.into_any()
         }}
+    }
+}
+
+/// On a data queue's page: what its unrouted queue keeps, with the way to the Broker page where
+/// an operator replays it.
+#[component]
+pub fn DataQueueUnrouted(id: String) -> impl IntoView {
+    let held = Resource::new(move || id.clone(), data_queue_unrouted);
+    view! {
+        <Suspense fallback=|| ()>
+            {move || held.get().map(|r| match r {
+                Ok(Some(n)) => view! {
+                    <p data-test="dq-unrouted" data-count=n.to_string()>
+                        {format!("Unrouted messages: {n}")}
+                        <span class="muted">" — kept because no launch setting took them; "</span>
+                        <a href="/broker">"replay them from the Broker page"</a>
+                    </p>
+                }.into_any(),
+                Ok(None) => view! {
+                    <p class="muted" data-test="dq-unrouted">"Unrouted messages: not sampled yet"</p>
+                }.into_any(),
+                Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+            })}
+        </Suspense>
     }
 }

@@ -4,7 +4,7 @@
 use crate::{
     api::catalog::{AnyEntity, CatalogView, DeleteEntity, SaveEntity, load_catalog_view},
     components::forms::*,
-    pages::published::ApplicationPublished,
+    pages::{broker::DataQueueUnrouted, published::ApplicationPublished},
 };
 use am_domain::{
     HumanDuration,
@@ -363,6 +363,7 @@ fn DataQueueForm(existing: Option<DataQueue>, view: CatalogView) -> impl IntoVie
                 placeholder="e.g. 5m" hint="how long messages wait before Delayed stream launch settings get them" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
+        {(!creating).then(|| view! { <DataQueueUnrouted id=base.id.clone() /> })}
     }
 }
 
