@@ -71,20 +71,29 @@ pub async fn replay_batch(
             ),
         )
         .await;
-        match published {
-            Ok(Ok(confirm)) => sent.push((delivery.delivery_tag, confirm)),
-            Ok(Err(e)) => {
-                failure = Some(format!("cannot publish to exchange `{address}`: {e}"));
-                break;
+        let error = match published {
+            Ok(Ok(confirm)) => {
+                sent.push((delivery.delivery_tag, confirm));
+                continue;
             }
-            Err(_) => {
-                failure = Some(format!(
-                    "the broker took no message for {} s (is it blocking publishers?)",
-                    BATCH_DEADLINE.as_secs()
-                ));
-                break;
-            }
-        }
+            Ok(Err(e)) => format!("cannot publish to exchange `{address}`: {e}"),
+            Err(_) => format!(
+                "the broker took no message for {} s (is it blocking publishers?)",
+                BATCH_DEADLINE.as_secs()
+            ),
+        };
+        // Not sent: it goes back to the unrouted queue now, not when the channel closes.
+        let _ = channel
+            .basic_nack(
+                delivery.delivery_tag,
+                BasicNackOptions {
+                    requeue: true,
+                    ..BasicNackOptions::default()
+                },
+            )
+            .await;
+        failure = Some(error);
+        break;
     }
     let mut moved = 0;
     for (tag, confirm) in sent {
