@@ -34,8 +34,10 @@ pub struct Depths {
     #[serde(default)]
     pub missing: Vec<super::MissingObject>,
     /// Messages processed by the running activations of each launch setting, as their nodes'
-    /// last heartbeats said at the sample (the base of the next sample's rates).
-    #[serde(default)]
+    /// last heartbeats said at the sample (the base of the next sample's rates; internal, not
+    /// shown by the API).
+    #[serde(skip)]
+    #[schema(ignore)]
     pub processed: BTreeMap<String, i64>,
     /// Messages each launch setting processed per minute between the last two samples.
     #[serde(default)]
