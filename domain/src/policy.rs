@@ -60,6 +60,20 @@ pub fn should_dead_letter(
     }
 }
 
+/// `MANY` breaker: a host whose node tripped is quarantined (no longer dispatched to), and the
+/// launch setting is disabled once two hosts of its pool are quarantined, or once no live host
+/// of its pool is left outside the quarantine (fewer than two live ones).
+///
+/// ```
+/// use am_domain::policy::many_disables;
+/// assert!(!many_disables(1, 2)); // one of three hosts tripped: the other two go on
+/// assert!(many_disables(2, 1));
+/// assert!(many_disables(1, 0)); // the only live host tripped
+/// ```
+pub fn many_disables(quarantined: usize, live_outside_quarantine: usize) -> bool {
+    quarantined >= 2 || (quarantined >= 1 && live_outside_quarantine == 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +191,13 @@ mod tests {
             prop_assert!(delays.windows(2).all(|w| w[0] <= w[1]), "{delays:?}");
             prop_assert!(delays.iter().all(|d| *d <= p.max_delay.0));
         }
+    }
+
+    #[test]
+    fn many_breaker_needs_two_hosts_or_every_live_one() {
+        assert!(!many_disables(0, 0), "nothing tripped");
+        assert!(!many_disables(1, 1));
+        assert!(many_disables(1, 0));
+        assert!(many_disables(2, 5));
     }
 }

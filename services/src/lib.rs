@@ -19,6 +19,7 @@ pub mod filters;
 pub mod health;
 pub mod login_limit;
 pub mod operations;
+pub mod quarantine;
 pub mod registry;
 pub mod retention;
 pub mod run_status;

@@ -1,11 +1,13 @@
 //! The runtime status of launch settings and schedule groups as pages and the API show it:
 //! current status (`running` | `waiting` | `disabled`), the last activation's result, why it was
-//! disabled and, for a launch setting, what waits for it in the broker.
+//! disabled and, for a launch setting, what waits for it in the broker and which hosts its
+//! breaker quarantined.
 
 use crate::{
     Principal,
     entity::{agents, launch_settings, schedule_groups},
     error::ServiceResult,
+    quarantine::Quarantine,
     topology::{Backlog, DepthsHandle},
 };
 use am_domain::catalog::{Catalog, LaunchSetting};
@@ -26,6 +28,9 @@ pub struct RunStatus {
     /// (none before the first one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog: Option<Backlog>,
+    /// Launch settings only: hosts its `MANY` breaker took out of the rotation, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quarantined: Vec<Quarantine>,
 }
 
 /// Rows per `IN (...)`: far below every database's bound-parameter limit.
@@ -65,6 +70,7 @@ async fn read<E: EntityTrait>(
                         last_result_at,
                         disabled_reason,
                         backlog: None,
+                        quarantined: Vec::new(),
                     },
                 )
             },
@@ -81,7 +87,7 @@ pub async fn of_launch_settings(
 ) -> ServiceResult<HashMap<String, RunStatus>> {
     use launch_settings::Column as C;
     actor.require(Role::Viewer)?;
-    read::<launch_settings::Entity>(
+    let mut statuses = read::<launch_settings::Entity>(
         db,
         C::Id,
         [
@@ -92,7 +98,13 @@ pub async fn of_launch_settings(
         ],
         ids,
     )
-    .await
+    .await?;
+    for (id, quarantined) in crate::quarantine::of_launch_settings(db, ids).await? {
+        if let Some(status) = statuses.get_mut(&id) {
+            status.quarantined = quarantined;
+        }
+    }
+    Ok(statuses)
 }
 
 /// As [`of_launch_settings`] for `settings`, each with its backlog.

@@ -136,6 +136,18 @@ pub struct StatusView {
     pub disabled_reason: Option<String>,
     /// Launch settings: what waits for it in the broker, e.g. `12 waiting · 1 consumer`.
     pub backlog: Option<String>,
+    /// Launch settings: hosts its `MANY` breaker took out of the rotation.
+    pub quarantined: Vec<QuarantineView>,
+}
+
+/// A host a `MANY` breaker quarantined, as the status panel lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuarantineView {
+    pub host: String,
+    /// `YYYY-MM-DD HH:MM:SS UTC`.
+    pub since: String,
+    pub cause: String,
+    pub activation: Option<String>,
 }
 
 /// A page of classifier values matching a search.
@@ -391,6 +403,16 @@ pub async fn set_enabled(key: Key, enabled: bool) -> Result<(), UiError> {
     Ok(())
 }
 
+/// Puts a host the launch setting's breaker quarantined back into its rotation (operators and
+/// admins).
+#[server(prefix = "/ui", endpoint = "clear_quarantine", input = Json)]
+pub async fn clear_quarantine(launch_setting: String, host: String) -> Result<(), UiError> {
+    use super::ssr::*;
+    let who = require(Role::Operator)?;
+    am_services::quarantine::clear(&services()?.db, &who, &launch_setting, &host).await?;
+    Ok(())
+}
+
 /// *Run now* of a launch setting or schedule group (operators and admins); returns the new
 /// activation's id.
 #[server(prefix = "/ui", endpoint = "run_now", input = Json)]
@@ -399,7 +421,7 @@ pub async fn run_now(key: Key) -> Result<String, UiError> {
     let key = EntityRef::from(key);
     let who = require(Role::Operator)?;
     let s = services()?;
-    let id = am_services::runtime::activate::run_now(&s.db, &s.runtime, &who, &key).await?;
+    let id = am_services::runtime::run::run_now(&s.db, &s.runtime, &who, &key).await?;
     Ok(id.to_string())
 }
 

@@ -1,7 +1,7 @@
 //! Current status, last result and the operator's enable/disable and *Run now* buttons of a
-//! launch setting or schedule group.
+//! launch setting or schedule group, and the hosts a launch setting's breaker quarantined.
 
-use crate::api::catalog::{Key, RunNow, SetEnabled, run_status};
+use crate::api::catalog::{ClearQuarantine, Key, QuarantineView, RunNow, SetEnabled, run_status};
 use am_domain::roles::Role;
 use leptos::prelude::*;
 
@@ -27,14 +27,17 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
         }
         None => {}
     });
-    Effect::new(move |_| match toggle.value().get() {
-        Some(Ok(())) => {
-            error.set(None);
-            status.refetch();
-        }
-        Some(Err(e)) => error.set(Some(e.to_string())),
-        None => {}
-    });
+    let clear = ServerAction::<ClearQuarantine>::new();
+    for action in [toggle.value(), clear.value()] {
+        Effect::new(move |_| match action.get() {
+            Some(Ok(())) => {
+                error.set(None);
+                status.refetch();
+            }
+            Some(Err(e)) => error.set(Some(e.to_string())),
+            None => {}
+        });
+    }
     let can_operate = role.allows(Role::Operator);
     let links = match &key {
         Key::LaunchSetting(id) => Some((
@@ -84,6 +87,12 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                         <span data-test="backlog" title="messages waiting in the broker, and the nodes taking them (sampled every few seconds)">{b}</span>
                                     </div>
                                 })}
+                                {match &key {
+                                    Key::LaunchSetting(ls) if !s.quarantined.is_empty() => Some(view! {
+                                        <Quarantined launch_setting=ls.clone() hosts=s.quarantined.clone() can_operate clear />
+                                    }),
+                                    _ => None,
+                                }}
                                 {can_operate.then(|| {
                                     let toggle_key = key.clone();
                                     view! {
@@ -119,6 +128,48 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                 </p>
             })}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        </div>
+    }
+}
+
+/// The hosts a `MANY` breaker took out of the launch setting's rotation, each with why and,
+/// for operators, a button that puts it back.
+#[component]
+fn Quarantined(
+    launch_setting: String,
+    hosts: Vec<QuarantineView>,
+    can_operate: bool,
+    clear: ServerAction<ClearQuarantine>,
+) -> impl IntoView {
+    view! {
+        <div class="quarantined" data-test="quarantined">
+            <span class="label" title="the breaker tripped on these hosts: they get no launch of this launch setting until cleared or the launch setting is re-enabled">"Quarantined"</span>
+            <ul>
+                {hosts.into_iter().map(|q| {
+                    let ls = launch_setting.clone();
+                    let host = q.host.clone();
+                    view! {
+                        <li data-test="quarantined-host">
+                            <code>{q.host.clone()}</code>
+                            <span class="muted">" since " {q.since}</span>
+                            " · " {q.cause}
+                            {q.activation.map(|a| view! {
+                                " · " <a href=format!("/activations/{a}")>"activation"</a>
+                            })}
+                            {can_operate.then(|| view! {
+                                " "
+                                <button type="button" class="small" data-test="clear-quarantine"
+                                    disabled=move || clear.pending().get()
+                                    on:click=move |_| {
+                                        clear.dispatch(ClearQuarantine { launch_setting: ls.clone(), host: host.clone() });
+                                    }>
+                                    "Clear"
+                                </button>
+                            })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
         </div>
     }
 }

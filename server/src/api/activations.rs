@@ -1,12 +1,22 @@
-//! `GET /api/v1/activations` (filtered, newest first) and `GET /api/v1/activations/{id}` (its
-//! member runs, per-host timeline and failures).
+//! `GET /api/v1/activations` (filtered, newest first), `GET /api/v1/activations/{id}` (its
+//! member runs, per-host timeline and failures) and `POST /api/v1/activations/{id}/rerun`.
 
+use super::json::ApiJson;
 use super::paging::PageQuery;
-use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
-use am_services::activations::{self, ActivationDetail, ActivationFilter, ActivationPage};
+use crate::{
+    auth::Caller,
+    error::{ApiResult, AppError, ErrorBody},
+    state::AppState,
+};
+use am_services::{
+    ServiceError,
+    activations::{self, ActivationDetail, ActivationFilter, ActivationPage},
+    runtime::run::{self, Rerun},
+};
 use axum::{
     Json,
     extract::{Path, Query, State},
+    http::StatusCode,
 };
 
 /// Activations matching the filters, newest first.
@@ -42,4 +52,46 @@ pub async fn get(
     Path(id): Path<String>,
 ) -> ApiResult<Json<ActivationDetail>> {
     Ok(Json(activations::get(&state.services.db, &who, &id).await?))
+}
+
+/// What a re-run started.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct RerunStarted {
+    /// The new activation.
+    pub id: String,
+    /// The activation it re-runs.
+    pub rerun_of: String,
+}
+
+/// Re-runs a finished activation from where it broke (operators): a group from its first
+/// member that did not succeed, or from `from_member`; a member run, its group from that
+/// member; a launch setting's run on the hosts that failed (`only_failed_hosts`) or on `host`.
+/// Send `{}` for the defaults.
+#[utoipa::path(post, path = "/api/v1/activations/{id}/rerun", tag = "activations",
+    params(("id" = String, Path, description = "activation id (UUID)")), request_body = Rerun,
+    responses(
+    (status = 202, body = RerunStarted),
+    (status = 400, body = ErrorBody, description = "not a JSON body"),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 409, body = ErrorBody, description = "still running, disabled, nothing failed, or no live node on the hosts asked for"),
+    (status = 422, body = ErrorBody, description = "an option that does not fit the activation"),
+))]
+pub async fn rerun(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    ApiJson(how): ApiJson<Rerun>,
+) -> ApiResult<(StatusCode, Json<RerunStarted>)> {
+    let original = uuid::Uuid::parse_str(&id)
+        .map_err(|_| AppError::Service(ServiceError::NotFound(format!("activation {id}"))))?;
+    let s = &state.services;
+    let started = run::rerun(&s.db, &s.runtime, &who, original, &how).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RerunStarted {
+            id: started.to_string(),
+            rerun_of: original.to_string(),
+        }),
+    ))
 }

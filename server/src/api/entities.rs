@@ -107,7 +107,7 @@ macro_rules! switch {
             (status = 202, body = Started), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
             (status = 409, body = ErrorBody)))]
         pub async fn run(State(s): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<(StatusCode, Json<Started>)> {
-            let activation = am_services::runtime::activate::run_now(
+            let activation = am_services::runtime::run::run_now(
                 &s.services.db, &s.services.runtime, &who, &EntityRef::$variant(id),
             )
             .await?;
@@ -485,6 +485,22 @@ pub mod launch_settings {
         Ok(StatusCode::NO_CONTENT)
     }
 
+    /// Puts a host its `MANY` breaker quarantined back into the launch setting's rotation (a
+    /// running stream joins it again within a second). Re-enabling the launch setting clears
+    /// every host at once.
+    #[utoipa::path(delete, path = "/api/v1/launch-settings/{id}/quarantines/{host}", tag = "launch-settings",
+        params(("id" = String, Path), ("host" = String, Path)),
+        responses((status = 204), (status = 403, body = ErrorBody, description = "operators only"),
+            (status = 404, body = ErrorBody, description = "the host is not quarantined")))]
+    pub async fn clear_quarantine(
+        State(s): State<AppState>,
+        Caller(who): Caller,
+        Path((id, host)): Path<(String, String)>,
+    ) -> ApiResult<StatusCode> {
+        am_services::quarantine::clear(&s.services.db, &who, &id, &host).await?;
+        Ok(StatusCode::NO_CONTENT)
+    }
+
     switch!(
         LaunchSetting,
         "launch-settings",
@@ -502,6 +518,10 @@ pub mod launch_settings {
             .route(
                 "/api/v1/launch-settings/{id}",
                 axum::routing::get(get).put(update).delete(delete),
+            )
+            .route(
+                "/api/v1/launch-settings/{id}/quarantines/{host}",
+                axum::routing::delete(clear_quarantine),
             )
             .merge(switch_router())
     }

@@ -60,11 +60,11 @@ impl Modify for BearerAuth {
         entities::launch_settings::list, entities::launch_settings::get, entities::launch_settings::create,
         entities::launch_settings::update, entities::launch_settings::delete,
         entities::launch_settings::enable, entities::launch_settings::disable,
-        entities::launch_settings::run,
+        entities::launch_settings::run, entities::launch_settings::clear_quarantine,
         entities::schedule_groups::enable, entities::schedule_groups::disable,
         entities::schedule_groups::run,
         nodes::list,
-        activations::list, activations::get,
+        activations::list, activations::get, activations::rerun,
         failures::list, failures::launch_settings, failures::activations, failures::hosts,
         dead_letters::list, dead_letters::get, dead_letters::replay, dead_letters::delete,
         operations::start, operations::list, operations::get, operations::cancel,
@@ -116,6 +116,10 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/dashboard/events", get(dashboard::events))
         .route("/api/v1/activations", get(activations::list))
         .route("/api/v1/activations/{id}", get(activations::get))
+        .route(
+            "/api/v1/activations/{id}/rerun",
+            axum::routing::post(activations::rerun),
+        )
         .route("/api/v1/failures", get(failures::list))
         .route(
             "/api/v1/failures/launch-settings",

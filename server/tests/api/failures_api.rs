@@ -77,7 +77,7 @@ pub(crate) async fn failed_run(app: &TestApp) -> Uuid {
     registry::record_heartbeat(db, &hb, now)
         .await
         .expect("heartbeat");
-    let id = runtime::activate::run_now(
+    let id = runtime::run::run_now(
         db,
         &cfg,
         &Principal::cli(),

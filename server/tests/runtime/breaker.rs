@@ -126,9 +126,11 @@ async fn many_trip_disables_once_two_hosts_tripped_then_stops_the_rest() {
     w.wait_live(&hosts).await;
     let run = stream_running_on(&w, "demo.poison", 3).await;
 
-    // One poisoned message at a time, each taken by one of the nodes, until two have tripped
-    // (a tripped node rejoins the stream and may take the next one too).
+    // One poisoned message at a time, each taken by one of the nodes, until two have tripped.
+    // A tripped host is quarantined: it gets the stream no more, so the next poisoned message
+    // goes to one of the others.
     let mut tripped = BTreeSet::new();
+    let mut checked_quarantine = false;
     for i in 0..15 {
         let failures = w.failures_of("demo.poison").await;
         w.publish(&format!("poison number {i}")).await;
@@ -150,6 +152,18 @@ async fn many_trip_disables_once_two_hosts_tripped_then_stops_the_rest() {
             w.launch_setting("demo.poison").await.enabled,
             "one tripped host of three live ones does not disable a MANY launch setting"
         );
+        if let Some(host) = tripped.first().filter(|_| !checked_quarantine) {
+            checked_quarantine = true;
+            // No re-dispatch loop: 3 s of watchdog passes, and the quarantined host still had
+            // one dispatch while the other two keep running.
+            tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+            let rows = w.hosts_of(run).await;
+            let to_host = rows.iter().filter(|r| &r.host == host).count();
+            assert_eq!(to_host, 1, "{}", w.dump().await);
+            let running = rows.iter().filter(|r| r.status == "running").count();
+            assert_eq!(running, 2, "{}", w.dump().await);
+            assert_eq!(m.metric(|m| &m.quarantines), 1);
+        }
     }
     assert_eq!(
         tripped.len(),

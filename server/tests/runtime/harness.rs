@@ -15,7 +15,7 @@ use am_services::{
         launch_settings, nodes, outbox, schedule_groups,
     },
     health::BrokerStatus,
-    runtime::{Metrics, RuntimeConfig, activate},
+    runtime::{Metrics, RuntimeConfig, run},
     testing::{Backend, TestDb},
 };
 use chrono::{DateTime, Utc};
@@ -585,7 +585,7 @@ impl Manager {
 
     /// *Run now* as an operator would press it.
     pub async fn run_now(&self, what: EntityRef) -> Uuid {
-        activate::run_now(
+        run::run_now(
             &self.services.db,
             &self.services.runtime,
             &Principal::cli(),

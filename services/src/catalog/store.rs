@@ -481,6 +481,10 @@ pub async fn sync(
         launch_settings::Entity::update(rows::launch_setting_row(l, now, Some(o.enabled)))
             .exec(txn)
             .await?;
+        if l.enabled && !o.enabled {
+            // Re-enabled: every host its breaker quarantined gets it again.
+            crate::quarantine::clear_all(txn, &l.id).await?;
+        }
     }
     insert_all(
         txn,

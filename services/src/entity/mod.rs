@@ -21,6 +21,7 @@ pub mod classifiers;
 pub mod data_queues;
 pub mod dead_letters;
 pub mod failure_logs;
+pub mod host_quarantines;
 pub mod hosts;
 pub mod launch_settings;
 pub mod node_agents;

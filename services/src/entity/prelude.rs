@@ -14,6 +14,7 @@ pub use super::classifiers::Entity as Classifiers;
 pub use super::data_queues::Entity as DataQueues;
 pub use super::dead_letters::Entity as DeadLetters;
 pub use super::failure_logs::Entity as FailureLogs;
+pub use super::host_quarantines::Entity as HostQuarantines;
 pub use super::hosts::Entity as Hosts;
 pub use super::launch_settings::Entity as LaunchSettings;
 pub use super::node_agents::Entity as NodeAgents;

@@ -11,7 +11,7 @@ use crate::{
     catalog, dead_letters,
     entity::{dead_letters as dead_letters_entity, operations},
     error::{ServiceError, ServiceResult},
-    runtime::{RuntimeConfig, activate, begin_write},
+    runtime::{RuntimeConfig, begin_write, run},
 };
 use am_domain::usage::EntityRef;
 use chrono::{DateTime, Utc};
@@ -218,7 +218,7 @@ pub async fn run(
                 catalog_step(&stored, cursor.as_deref(), |item| {
                     let actor = stored.actor.clone();
                     let item = item.clone();
-                    async move { activate::run_now(db, cfg, &actor, &item).await.map(|_| ()) }
+                    async move { run::run_now(db, cfg, &actor, &item).await.map(|_| ()) }
                 })
                 .await
             }

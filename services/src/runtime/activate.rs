@@ -1,23 +1,20 @@
 //! Creating activations and dispatching them to nodes; settling them when their hosts are done.
 
 use super::{
-    Metrics, RuntimeConfig,
-    groups::{self, Fire},
+    Metrics, RuntimeConfig, groups,
     plan::Plan,
     resolve::{Resolver, Target},
     status::{self, Trigger},
 };
 use crate::{
-    Principal,
-    audit::{self, AuditEntry},
-    entity::{activation_hosts, activations, launch_settings, schedule_groups},
-    error::{ServiceError, ServiceResult},
+    entity::{activation_hosts, activations, launch_settings},
+    error::ServiceResult,
 };
-use am_domain::{roles::Role, usage::EntityRef, wire::ToNode};
+use am_domain::wire::ToNode;
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QuerySelect, sea_query::Expr,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect,
+    sea_query::Expr,
 };
 use uuid::Uuid;
 
@@ -33,6 +30,8 @@ pub(crate) struct NewActivation {
     pub fire_key: Option<String>,
     /// Group runs in `ANY` mode: the node the group runs on.
     pub pinned_host: Option<String>,
+    /// A re-run on chosen hosts of the pool (those that failed, or another node).
+    pub only_hosts: Option<Vec<String>>,
 }
 
 /// What [`plan_activation`] decided.
@@ -54,9 +53,12 @@ pub(crate) fn plan_activation(
     new: NewActivation,
     now: DateTime<Utc>,
 ) -> Result<Planned, String> {
-    let Some(target) = resolver.target(&new.ls).cloned() else {
+    let Some(mut target) = resolver.target(&new.ls).cloned() else {
         return Err(format!("launch setting '{}' no longer exists", new.ls));
     };
+    if let Some(only) = &new.only_hosts {
+        target.hosts.retain(|h| only.contains(h));
+    }
     let id = Uuid::now_v7();
     let hosts = resolver.choose(&target, new.pinned_host.as_deref(), &[]);
     let waiting = hosts.is_empty();
@@ -89,14 +91,20 @@ pub(crate) fn plan_activation(
     if waiting {
         Metrics::inc(&cfg.metrics.waiting);
         let pool: Vec<&str> = target.hosts.iter().map(String::as_str).collect();
+        let quarantined: Vec<&str> = target.quarantined.iter().map(String::as_str).collect();
         plan.event(
             id,
             None,
             "waiting",
             format!(
-                "no live node of application '{}' on the pool's hosts [{}]",
+                "no live node of application '{}' on the pool's hosts [{}]{}",
                 target.ls.application,
-                pool.join(", ")
+                pool.join(", "),
+                if quarantined.is_empty() {
+                    String::new()
+                } else {
+                    format!(" outside the quarantine [{}]", quarantined.join(", "))
+                }
             ),
             now,
         );
@@ -178,107 +186,6 @@ pub(crate) async fn next_attempt(
         .one(db)
         .await?;
     Ok(max.flatten().unwrap_or(0) + 1)
-}
-
-/// *Run now* of a launch setting or a schedule group, for operators.
-pub async fn run_now(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    actor: &Principal,
-    what: &EntityRef,
-) -> ServiceResult<Uuid> {
-    actor.require(Role::Operator)?;
-    let now = Utc::now();
-    match what {
-        EntityRef::LaunchSetting(id) => {
-            let txn = super::begin_write(db).await?;
-            let row = launch_settings::Entity::find_by_id(id.clone())
-                .one(&txn)
-                .await?
-                .ok_or_else(|| ServiceError::NotFound(what.to_string()))?;
-            if !row.enabled {
-                return Err(ServiceError::Conflict(format!(
-                    "{what} is disabled; enable it before running it"
-                )));
-            }
-            if row.kind == "stream" {
-                let active = activations::Entity::find()
-                    .filter(activations::Column::LaunchSettingId.eq(id.as_str()))
-                    .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
-                    .one(&txn)
-                    .await?;
-                if let Some(a) = active {
-                    return Err(ServiceError::Conflict(format!(
-                        "{what} is a stream and already runs (activation {})",
-                        a.id
-                    )));
-                }
-            }
-            let mut resolver =
-                Resolver::load(&txn, std::slice::from_ref(id), now, cfg.node_timeout).await?;
-            let mut plan = Plan::default();
-            let planned = plan_activation(
-                &mut plan,
-                &mut resolver,
-                cfg,
-                NewActivation {
-                    ls: id.clone(),
-                    trigger: if row.kind == "stream" {
-                        Trigger::Stream
-                    } else {
-                        Trigger::Manual
-                    },
-                    requested_by: Some(actor.name.clone()),
-                    parent: None,
-                    group: None,
-                    fire_key: None,
-                    pinned_host: None,
-                },
-                now,
-            )
-            .map_err(ServiceError::Conflict)?;
-            plan.write(&txn).await?;
-            audit::record(
-                &txn,
-                AuditEntry::new(actor, "run", "launch_setting", id)
-                    .after(&serde_json::json!({ "activation": planned.id.to_string() })),
-            )
-            .await?;
-            txn.commit().await?;
-            Ok(planned.id)
-        }
-        EntityRef::ScheduleGroup(id) => {
-            let group = schedule_groups::Entity::find_by_id(id.clone())
-                .one(db)
-                .await?
-                .ok_or_else(|| ServiceError::NotFound(what.to_string()))?;
-            if !group.enabled {
-                return Err(ServiceError::Conflict(format!(
-                    "{what} is disabled; enable it before running it"
-                )));
-            }
-            let fired = groups::fire(
-                db,
-                cfg,
-                &[Fire {
-                    group: id.clone(),
-                    at: now,
-                    trigger: Trigger::Manual,
-                    fire_key: None,
-                    requested_by: Some(actor.name.clone()),
-                }],
-                now,
-                Some(actor),
-            )
-            .await?;
-            fired
-                .into_iter()
-                .next()
-                .and_then(|(_, a)| a)
-                .ok_or_else(|| ServiceError::Conflict(format!("{what} could not be started")))
-        }
-        other => Err(ServiceError::invalid("", format!("{other} cannot be run"))),
-    }
 }
 
 /// The result of an activation whose hosts are all done, from its latest dispatch round;

@@ -4,26 +4,22 @@
 //! - a member of a schedule group → the whole group (the group of the tripped run, or every
 //!   group containing the launch setting when it ran alone);
 //! - `ANY` → the launch setting at once;
-//! - `MANY` → the launch setting once trips of the same activation came from two distinct
-//!   hosts, or from every live host when fewer than two are live.
+//! - `MANY` → the tripped host is quarantined (no launch of that launch setting until it is
+//!   cleared or the launch setting re-enabled); the launch setting is disabled once two hosts of
+//!   its pool are quarantined, or no live host of its pool is left outside the quarantine.
 //!
 //! Disabling goes through the catalog service (revision, audit entry with the cause); the
 //! watchdog then sends *stop* to every node still running the launch setting.
 
-use super::{Metrics, RuntimeConfig};
+use super::{Metrics, RuntimeConfig, resolve::Resolver};
 use crate::{
     Principal, catalog,
-    entity::{
-        activations, agents, breaker_trips, launch_settings, schedule_group_members,
-        schedule_groups,
-    },
+    entity::{activations, agents, launch_settings, schedule_group_members, schedule_groups},
     error::ServiceResult,
-    registry,
 };
-use am_domain::{usage::EntityRef, wire::BreakerTripped};
+use am_domain::{policy::many_disables, usage::EntityRef, wire::BreakerTripped};
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
-use std::collections::BTreeSet;
 use uuid::Uuid;
 
 /// Applies the policy to one trip; returns what it disabled.
@@ -93,8 +89,16 @@ pub async fn apply_trip(
                 .await?
                 .map(|a| a.concurrency)
                 .unwrap_or_default();
-        if concurrency != "MANY" || many_should_disable(db, cfg, &ls, activation, now).await? {
+        if concurrency != "MANY" {
             targets.push(EntityRef::LaunchSetting(ls.id.clone()));
+        } else {
+            if crate::quarantine::add(db, &ls.id, &trip.host, activation, &cause, now).await? {
+                Metrics::inc(&cfg.metrics.quarantines);
+                tracing::warn!(launch_setting = %ls.id, host = %trip.host, %cause, "host quarantined");
+            }
+            if many_should_disable(db, cfg, &ls, now).await? {
+                targets.push(EntityRef::LaunchSetting(ls.id.clone()));
+            }
         }
     }
     let breaker = Principal::system("breaker");
@@ -106,27 +110,19 @@ pub async fn apply_trip(
     Ok(targets)
 }
 
-/// `MANY`: trips of this activation from two distinct hosts, or from every live host of the
-/// application when fewer than two are live.
+/// `MANY`: two hosts of the launch setting's pool quarantined, or none of its live hosts left
+/// outside the quarantine ([`many_disables`]). Trips count across activations: a quarantine
+/// lasts until the launch setting is re-enabled or the host cleared.
 async fn many_should_disable(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     ls: &launch_settings::Model,
-    activation: Option<Uuid>,
     now: DateTime<Utc>,
 ) -> ServiceResult<bool> {
-    let hosts: BTreeSet<String> = breaker_trips::Entity::find()
-        .select_only()
-        .column(breaker_trips::Column::Host)
-        .filter(breaker_trips::Column::LaunchSettingId.eq(ls.id.as_str()))
-        .filter(breaker_trips::Column::ActivationId.eq(activation))
-        .into_tuple::<String>()
-        .all(db)
-        .await?
-        .into_iter()
-        .collect();
-    let live = registry::live_nodes(db, &ls.application_id, now, cfg.node_timeout)
-        .await?
-        .len();
-    Ok(hosts.len() >= 2.min(live.max(1)))
+    let resolver = Resolver::load(db, std::slice::from_ref(&ls.id), now, cfg.node_timeout).await?;
+    let Some(target) = resolver.target(&ls.id) else {
+        return Ok(false);
+    };
+    let quarantined = target.quarantined.intersection(&target.hosts).count();
+    Ok(many_disables(quarantined, resolver.eligible(target).len()))
 }

@@ -33,6 +33,8 @@ pub struct Fire {
     /// `Some` for cron fires: `group:<id>:<fire time>`, unique across replicas.
     pub fire_key: Option<String>,
     pub requested_by: Option<String>,
+    /// The member position to start from: 0 but for a re-run from a later member.
+    pub from: usize,
 }
 
 impl Fire {
@@ -44,6 +46,7 @@ impl Fire {
             trigger,
             fire_key: Some(fire_key(group, at)),
             requested_by: None,
+            from: 0,
         }
     }
 }
@@ -96,9 +99,9 @@ pub async fn fire(
         }
     }
     let members = members_of(&txn, &ids).await?;
-    let firsts: Vec<String> = members
-        .values()
-        .filter_map(|m| m.first().cloned())
+    let firsts: Vec<String> = fires
+        .iter()
+        .filter_map(|f| members.get(&f.group).and_then(|m| m.get(f.from)).cloned())
         .collect();
     let mut resolver = Resolver::load(&txn, &firsts, now, cfg.node_timeout).await?;
 
@@ -110,7 +113,7 @@ pub async fn fire(
             continue;
         };
         let id = Uuid::now_v7();
-        let first = members.get(&f.group).and_then(|m| m.first());
+        let first = members.get(&f.group).and_then(|m| m.get(f.from));
         // In ANY mode the group runs on one node: choose it now.
         let pinned = first
             .and_then(|ls| resolver.target(ls).cloned())
@@ -187,16 +190,17 @@ pub async fn fire(
         }
         // The group activation's trigger and fire key record the fire; no timeline event, so a
         // burst of fires writes one event per fire (the member's dispatch).
-        match members.get(&f.group).and_then(|m| m.first()) {
+        match members.get(&f.group).and_then(|m| m.get(f.from)) {
             Some(first) => {
                 let new = NewActivation {
                     ls: first.clone(),
                     trigger: Trigger::Group,
                     requested_by: f.requested_by.clone(),
-                    parent: Some((*id, 0)),
+                    parent: Some((*id, i32::try_from(f.from).unwrap_or(i32::MAX))),
                     group: Some(f.group.clone()),
                     fire_key: None,
                     pinned_host: pinned.clone(),
+                    only_hosts: None,
                 };
                 // A pinned node was counted when chosen; the member dispatch counts it again,
                 // which only makes the batch spread a little wider.
@@ -330,6 +334,7 @@ pub(crate) async fn member_settled(
             group: Some(group_id),
             fire_key: None,
             pinned_host: pinned,
+            only_hosts: None,
         };
         match plan_activation(&mut plan, &mut resolver, cfg, new, now) {
             Ok(_) => return plan.write(db).await,

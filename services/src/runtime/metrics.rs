@@ -67,6 +67,8 @@ counters! {
     breaker_trips,
     /// Launch settings or groups disabled by the breaker policy.
     breaker_disables,
+    /// Hosts a `MANY` launch setting's breaker quarantined.
+    quarantines,
     /// Outbox rows published and confirmed by the broker.
     outbox_published,
     /// Outbox publications that failed and will be retried.

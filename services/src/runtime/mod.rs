@@ -15,6 +15,7 @@ pub mod outbox;
 mod plan;
 pub mod reports;
 mod resolve;
+pub mod run;
 pub mod schedule;
 pub mod status;
 pub mod watchdog;

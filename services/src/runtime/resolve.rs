@@ -27,9 +27,16 @@ pub(crate) struct Target {
     pub data_queue: Option<DataQueue>,
     /// Hosts of the launch setting's pool (its own or its application's default).
     pub hosts: BTreeSet<String>,
+    /// Hosts its `MANY` breaker quarantined: never dispatched to (crate::quarantine).
+    pub quarantined: BTreeSet<String>,
 }
 
 impl Target {
+    /// Whether a launch of this launch setting may go to `host`: in its pool, not quarantined.
+    pub fn may_run_on(&self, host: &str) -> bool {
+        self.hosts.contains(host) && !self.quarantined.contains(host)
+    }
+
     pub fn concurrency(&self) -> Concurrency {
         self.agent.concurrency
     }
@@ -159,6 +166,7 @@ impl Resolver {
                     .insert(ph.host_name);
             }
         }
+        let mut quarantined = crate::quarantine::hosts_of(db, &ids).await?;
         let mut targets = HashMap::with_capacity(settings.len());
         for ls in settings {
             let Some(agent) = agents_by_key.get(&(ls.application.clone(), ls.agent.clone())) else {
@@ -180,6 +188,7 @@ impl Resolver {
                     agent: agent.clone(),
                     data_queue,
                     hosts,
+                    quarantined: quarantined.remove(&ls.id).unwrap_or_default(),
                     ls,
                 },
             );
@@ -192,15 +201,12 @@ impl Resolver {
         self.targets.get(ls)
     }
 
-    /// Live nodes of the launch setting's application on its pool's hosts.
+    /// Live nodes of the launch setting's application on its pool's hosts, but for the ones
+    /// its breaker quarantined.
     pub fn eligible(&self, target: &Target) -> Vec<&NodeLoad> {
         self.nodes
             .get(&target.ls.application)
-            .map(|ns| {
-                ns.iter()
-                    .filter(|n| target.hosts.contains(&n.host))
-                    .collect()
-            })
+            .map(|ns| ns.iter().filter(|n| target.may_run_on(&n.host)).collect())
             .unwrap_or_default()
     }
 
@@ -218,7 +224,7 @@ impl Resolver {
         };
         let mut eligible: Vec<&mut NodeLoad> = nodes
             .iter_mut()
-            .filter(|n| target.hosts.contains(&n.host))
+            .filter(|n| target.may_run_on(&n.host))
             .collect();
         match target.concurrency() {
             Concurrency::Many => eligible
@@ -326,6 +332,7 @@ mod tests {
             },
             data_queue: None,
             hosts: ["h1", "h2", "h3"].into_iter().map(String::from).collect(),
+            quarantined: BTreeSet::new(),
         }
     }
 
@@ -384,5 +391,23 @@ mod tests {
         let mut r = resolver(&[("h1", 0, 2, 0.0), ("h2", 0, 2, 0.0), ("other", 0, 2, 0.0)]);
         assert_eq!(r.choose(&t, None, &[]), ["h1", "h2"]);
         assert!(Resolver::default().choose(&t, None, &[]).is_empty());
+    }
+
+    #[test]
+    fn quarantined_hosts_get_no_launch() {
+        let mut t = target(Concurrency::Many);
+        t.quarantined.insert("h2".into());
+        let mut r = resolver(&[("h1", 0, 2, 0.0), ("h2", 0, 2, 0.0), ("h3", 0, 2, 0.0)]);
+        let eligible: Vec<&str> = r.eligible(&t).iter().map(|n| n.host.as_str()).collect();
+        assert_eq!(eligible, ["h1", "h3"]);
+        assert_eq!(r.choose(&t, None, &[]), ["h1", "h3"]);
+        let mut any = target(Concurrency::Any);
+        any.quarantined.insert("h1".into());
+        let mut r = resolver(&[("h1", 0, 9, 0.0), ("h2", 5, 9, 0.0)]);
+        assert_eq!(
+            r.choose(&any, Some("h1"), &[]),
+            ["h2"],
+            "not even when pinned"
+        );
     }
 }

@@ -44,6 +44,8 @@ pub enum Trigger {
     Stream,
     /// A member of a group activation.
     Group,
+    /// An operator re-ran a failed activation from where it broke.
+    Rerun,
 }
 
 impl Trigger {
@@ -54,6 +56,7 @@ impl Trigger {
             Trigger::Manual => "manual",
             Trigger::Stream => "stream",
             Trigger::Group => "group",
+            Trigger::Rerun => "rerun",
         }
     }
 }

@@ -8,7 +8,8 @@
 //!   the launch setting's policy;
 //! - a run past its maximum run time is interrupted;
 //! - waiting activations are dispatched when a node appears, or fail when the wait is over;
-//! - nodes still running a disabled launch setting are told to stop;
+//! - nodes still running a disabled launch setting are told to stop, and members of a disabled
+//!   group to interrupt;
 //! - enabled stream launch settings are kept running (on every live node for `MANY`).
 
 use super::{
@@ -35,8 +36,10 @@ use sea_orm::{
 use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
+mod disabled;
 mod streams;
 
+use disabled::stop_disabled;
 use streams::keep_streams;
 
 /// Rows handled per step and tick, so one pass stays short under a backlog.
@@ -402,83 +405,6 @@ async fn waiting(
             plan.write(&txn).await?;
         }
         txn.commit().await?;
-    }
-    Ok(())
-}
-
-/// Nodes still running a disabled launch setting get *stop*; activations of it that wait end.
-async fn stop_disabled(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
-    let disabled: Vec<(String, Option<String>)> = launch_settings::Entity::find()
-        .select_only()
-        .column(launch_settings::Column::Id)
-        .column(launch_settings::Column::DisabledReason)
-        .filter(launch_settings::Column::Enabled.eq(false))
-        .into_tuple()
-        .all(db)
-        .await?;
-    for chunk in disabled.chunks(super::CHUNK) {
-        let reasons: HashMap<&str, &str> = chunk
-            .iter()
-            .map(|(id, r)| (id.as_str(), r.as_deref().unwrap_or("disabled")))
-            .collect();
-        let active = activations::Entity::find()
-            .filter(activations::Column::LaunchSettingId.is_in(chunk.iter().map(|c| c.0.clone())))
-            .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
-            .all(db)
-            .await?;
-        for a in active {
-            let ls = a.launch_setting_id.clone().unwrap_or_default();
-            let reason = reasons
-                .get(ls.as_str())
-                .copied()
-                .unwrap_or("disabled")
-                .to_owned();
-            let txn = super::begin_write(db).await?;
-            if a.status == status::activation::WAITING {
-                activate::finish(
-                    &txn,
-                    cfg,
-                    &a,
-                    status::activation::INTERRUPTED,
-                    Some(reason),
-                    now,
-                )
-                .await?;
-                txn.commit().await?;
-                continue;
-            }
-            let rows = activation_hosts::Entity::find()
-                .filter(activation_hosts::Column::ActivationId.eq(a.id))
-                .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-                .filter(activation_hosts::Column::StopRequestedAt.is_null())
-                .all(&txn)
-                .await?;
-            let mut plan = Plan::default();
-            for row in rows {
-                if !mark_stop_requested(&txn, &row, now).await? {
-                    continue;
-                }
-                plan.command(
-                    &cfg.names,
-                    &row.application_id,
-                    &row.host,
-                    &ToNode::Stop(Stop {
-                        launch_setting: ls.clone(),
-                        reason: reason.clone(),
-                    }),
-                    format!("stop:{}:{}:{}", a.id, row.host, row.fencing_token),
-                    now,
-                );
-                plan.event(a.id, Some(&row.host), "stop-requested", reason.clone(), now);
-                Metrics::inc(&cfg.metrics.stops);
-            }
-            plan.write(&txn).await?;
-            txn.commit().await?;
-        }
     }
     Ok(())
 }

@@ -9,8 +9,10 @@ mod dashboard;
 mod dead_letters;
 mod failures;
 mod operations;
+mod quarantine;
 mod registry;
 mod reports;
+mod rerun;
 mod retention;
 mod runtime;
 

@@ -10,7 +10,7 @@ use am_services::{
     entity::{activations, audit_log, dead_letters, launch_settings, operations as op_rows},
     health::BrokerStatus,
     operations::{self, OperationRequest, OperationView, ReplayBroker, RunEnd, status},
-    runtime::{RuntimeConfig, activate::run_now},
+    runtime::{RuntimeConfig, run::run_now},
 };
 use chrono::Utc;
 use sea_orm::{

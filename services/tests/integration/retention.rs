@@ -16,7 +16,7 @@ use am_services::{
     entity::{activations, failure_logs, launch_settings},
     registry,
     retention::{self, RetentionPolicy, RetentionReport},
-    runtime::{RuntimeConfig, activate::run_now, reports},
+    runtime::{RuntimeConfig, reports, run::run_now},
 };
 use chrono::{DateTime, Duration, SubsecRound, TimeZone, Utc};
 use sea_orm::{

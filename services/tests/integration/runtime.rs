@@ -18,9 +18,9 @@ use am_services::{
     registry,
     runtime::{
         RuntimeConfig,
-        activate::run_now,
         groups::{self, Fire},
         reports,
+        run::run_now,
         status::Trigger,
         watchdog,
     },
@@ -43,14 +43,14 @@ on_both_backends!(
     a_run_past_its_maximum_run_time_is_interrupted_once,
 );
 
-async fn setup(db: &DatabaseConnection) -> RuntimeConfig {
+pub(crate) async fn setup(db: &DatabaseConnection) -> RuntimeConfig {
     catalog::import(db, &actor(Role::Admin), demo_catalog())
         .await
         .expect("demo catalog imports");
     RuntimeConfig::new("t")
 }
 
-fn heartbeat(host: &str, now: DateTime<Utc>) -> Heartbeat {
+pub(crate) fn heartbeat(host: &str, now: DateTime<Utc>) -> Heartbeat {
     Heartbeat {
         application: "demo".into(),
         host: host.into(),
@@ -63,13 +63,19 @@ fn heartbeat(host: &str, now: DateTime<Utc>) -> Heartbeat {
     }
 }
 
-async fn node_up(db: &DatabaseConnection, host: &str, now: DateTime<Utc>) {
+pub(crate) async fn node_up(db: &DatabaseConnection, host: &str, now: DateTime<Utc>) {
     registry::record_heartbeat(db, &heartbeat(host, now), now)
         .await
         .expect("heartbeat");
 }
 
-fn report(host: &str, activation: Uuid, ls: &str, token: u64, event: ActivationEvent) -> ToManager {
+pub(crate) fn report(
+    host: &str,
+    activation: Uuid,
+    ls: &str,
+    token: u64,
+    event: ActivationEvent,
+) -> ToManager {
     ToManager::Activation(ActivationReport {
         application: "demo".into(),
         host: host.into(),
@@ -82,7 +88,7 @@ fn report(host: &str, activation: Uuid, ls: &str, token: u64, event: ActivationE
 }
 
 /// Applies reports as the consumer does; the batch must commit.
-async fn apply(
+pub(crate) async fn apply(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     batch: &[ToManager],
@@ -91,7 +97,7 @@ async fn apply(
     reports::apply(db, cfg, batch, now).await.expect("applies")
 }
 
-fn finished(result: ActivationResult) -> ActivationEvent {
+pub(crate) fn finished(result: ActivationResult) -> ActivationEvent {
     ActivationEvent::Finished {
         result,
         error: None,
@@ -99,7 +105,10 @@ fn finished(result: ActivationResult) -> ActivationEvent {
     }
 }
 
-async fn hosts_of(db: &DatabaseConnection, activation: Uuid) -> Vec<activation_hosts::Model> {
+pub(crate) async fn hosts_of(
+    db: &DatabaseConnection,
+    activation: Uuid,
+) -> Vec<activation_hosts::Model> {
     activation_hosts::Entity::find()
         .filter(activation_hosts::Column::ActivationId.eq(activation))
         .order_by_asc(activation_hosts::Column::Id)
@@ -108,7 +117,7 @@ async fn hosts_of(db: &DatabaseConnection, activation: Uuid) -> Vec<activation_h
         .expect("hosts")
 }
 
-async fn activation(db: &DatabaseConnection, id: Uuid) -> activations::Model {
+pub(crate) async fn activation(db: &DatabaseConnection, id: Uuid) -> activations::Model {
     activations::Entity::find_by_id(id)
         .one(db)
         .await

@@ -89,6 +89,16 @@ pub fn status_view(s: RunStatus) -> StatusView {
             .last_result_at
             .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
         disabled_reason: s.disabled_reason,
+        quarantined: s
+            .quarantined
+            .into_iter()
+            .map(|q| super::QuarantineView {
+                host: q.host,
+                since: q.since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+                cause: q.cause,
+                activation: q.activation_id.map(|a| a.to_string()),
+            })
+            .collect(),
     }
 }
 

@@ -64,6 +64,7 @@ pub(super) async fn keep_streams(
                         group: None,
                         fire_key: Some(key),
                         pinned_host: None,
+                        only_hosts: None,
                     },
                     now,
                 );

@@ -1,0 +1,183 @@
+//! Disabled launch settings and groups stop running: nodes still running a disabled launch
+//! setting get *stop*; a member still running for a disabled group gets *interrupt* (the
+//! launch setting itself may run alone meanwhile), and the group then ends.
+
+use super::*;
+use crate::entity::schedule_groups;
+
+/// Nodes still running a disabled launch setting get *stop*; activations of it that wait end.
+pub(super) async fn stop_disabled(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let disabled: Vec<(String, Option<String>)> = launch_settings::Entity::find()
+        .select_only()
+        .column(launch_settings::Column::Id)
+        .column(launch_settings::Column::DisabledReason)
+        .filter(launch_settings::Column::Enabled.eq(false))
+        .into_tuple()
+        .all(db)
+        .await?;
+    for chunk in disabled.chunks(crate::runtime::CHUNK) {
+        let reasons: HashMap<&str, &str> = chunk
+            .iter()
+            .map(|(id, r)| (id.as_str(), r.as_deref().unwrap_or("disabled")))
+            .collect();
+        let active = activations::Entity::find()
+            .filter(activations::Column::LaunchSettingId.is_in(chunk.iter().map(|c| c.0.clone())))
+            .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+            .all(db)
+            .await?;
+        for a in active {
+            let ls = a.launch_setting_id.clone().unwrap_or_default();
+            let reason = reasons
+                .get(ls.as_str())
+                .copied()
+                .unwrap_or("disabled")
+                .to_owned();
+            let txn = crate::runtime::begin_write(db).await?;
+            if a.status == status::activation::WAITING {
+                activate::finish(
+                    &txn,
+                    cfg,
+                    &a,
+                    status::activation::INTERRUPTED,
+                    Some(reason),
+                    now,
+                )
+                .await?;
+                txn.commit().await?;
+                continue;
+            }
+            let rows = activation_hosts::Entity::find()
+                .filter(activation_hosts::Column::ActivationId.eq(a.id))
+                .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+                .filter(activation_hosts::Column::StopRequestedAt.is_null())
+                .all(&txn)
+                .await?;
+            let mut plan = Plan::default();
+            for row in rows {
+                if !mark_stop_requested(&txn, &row, now).await? {
+                    continue;
+                }
+                plan.command(
+                    &cfg.names,
+                    &row.application_id,
+                    &row.host,
+                    &ToNode::Stop(Stop {
+                        launch_setting: ls.clone(),
+                        reason: reason.clone(),
+                    }),
+                    format!("stop:{}:{}:{}", a.id, row.host, row.fencing_token),
+                    now,
+                );
+                plan.event(a.id, Some(&row.host), "stop-requested", reason.clone(), now);
+                Metrics::inc(&cfg.metrics.stops);
+            }
+            plan.write(&txn).await?;
+            txn.commit().await?;
+        }
+    }
+    interrupt_members_of_disabled_groups(db, cfg, now).await
+}
+
+/// A group its breaker (or an operator) disabled runs no further member, and the member still
+/// running, on whichever host, is interrupted: a member is one activation, so *interrupt* (not
+/// *stop*, which would also end runs of the launch setting outside the group).
+async fn interrupt_members_of_disabled_groups(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let disabled: Vec<(String, Option<String>)> = schedule_groups::Entity::find()
+        .select_only()
+        .column(schedule_groups::Column::Id)
+        .column(schedule_groups::Column::DisabledReason)
+        .filter(schedule_groups::Column::Enabled.eq(false))
+        .into_tuple()
+        .all(db)
+        .await?;
+    for chunk in disabled.chunks(crate::runtime::CHUNK) {
+        let reasons: HashMap<&str, &str> = chunk
+            .iter()
+            .map(|(id, r)| (id.as_str(), r.as_deref().unwrap_or("disabled")))
+            .collect();
+        let runs: Vec<(Uuid, Option<String>)> = activations::Entity::find()
+            .select_only()
+            .column(activations::Column::Id)
+            .column(activations::Column::GroupId)
+            .filter(activations::Column::GroupId.is_in(chunk.iter().map(|c| c.0.clone())))
+            .filter(activations::Column::ParentId.is_null())
+            .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+            .into_tuple()
+            .all(db)
+            .await?;
+        for (run, group) in runs {
+            let reason = format!(
+                "the group {} was disabled: {}",
+                group.as_deref().unwrap_or_default(),
+                group
+                    .as_deref()
+                    .and_then(|g| reasons.get(g))
+                    .copied()
+                    .unwrap_or("disabled")
+            );
+            let members = activations::Entity::find()
+                .filter(activations::Column::ParentId.eq(run))
+                .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+                .all(db)
+                .await?;
+            for member in members {
+                let txn = crate::runtime::begin_write(db).await?;
+                if member.status == status::activation::WAITING {
+                    activate::finish(
+                        &txn,
+                        cfg,
+                        &member,
+                        status::activation::INTERRUPTED,
+                        Some(reason.clone()),
+                        now,
+                    )
+                    .await?;
+                    txn.commit().await?;
+                    continue;
+                }
+                let rows = activation_hosts::Entity::find()
+                    .filter(activation_hosts::Column::ActivationId.eq(member.id))
+                    .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+                    .filter(activation_hosts::Column::StopRequestedAt.is_null())
+                    .all(&txn)
+                    .await?;
+                let mut plan = Plan::default();
+                for row in rows {
+                    if !mark_stop_requested(&txn, &row, now).await? {
+                        continue;
+                    }
+                    plan.command(
+                        &cfg.names,
+                        &row.application_id,
+                        &row.host,
+                        &ToNode::Interrupt(Interrupt {
+                            activation_id: ActivationId(member.id.to_string()),
+                            reason: reason.clone(),
+                        }),
+                        format!("interrupt:{}:{}:{}", member.id, row.host, row.fencing_token),
+                        now,
+                    );
+                    plan.event(
+                        member.id,
+                        Some(&row.host),
+                        "interrupt-requested",
+                        reason.clone(),
+                        now,
+                    );
+                    Metrics::inc(&cfg.metrics.stops);
+                }
+                plan.write(&txn).await?;
+                txn.commit().await?;
+            }
+        }
+    }
+    Ok(())
+}

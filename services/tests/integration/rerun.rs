@@ -1,0 +1,306 @@
+//! Re-running a failed activation from where it broke: a group from its failed member (or any
+//! member), a `MANY` run only on the hosts that failed, or on another host of the pool.
+
+use super::{
+    actor,
+    runtime::{activation, apply, finished, hosts_of, node_up, report, setup},
+};
+use crate::on_both_backends;
+use am_domain::{catalog::Concurrency, roles::Role, usage::EntityRef, wire::ActivationResult};
+use am_services::{
+    ServiceError, catalog,
+    entity::{activation_events, activations},
+    runtime::{
+        RuntimeConfig,
+        run::{Rerun, rerun, run_now},
+    },
+};
+use chrono::Utc;
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use uuid::Uuid;
+
+on_both_backends!(
+    a_failed_group_is_rerun_from_its_failed_member_or_any_other,
+    a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another,
+);
+
+async fn members(db: &DatabaseConnection, group_run: Uuid) -> Vec<activations::Model> {
+    activations::Entity::find()
+        .filter(activations::Column::ParentId.eq(group_run))
+        .order_by_asc(activations::Column::Position)
+        .all(db)
+        .await
+        .expect("members")
+}
+
+async fn events(db: &DatabaseConnection, a: Uuid) -> Vec<(String, String)> {
+    activation_events::Entity::find()
+        .filter(activation_events::Column::ActivationId.eq(a))
+        .order_by_asc(activation_events::Column::Id)
+        .all(db)
+        .await
+        .expect("events")
+        .into_iter()
+        .map(|e| (e.kind, e.detail.unwrap_or_default()))
+        .collect()
+}
+
+/// Ends the run of `member` on its host with `result`.
+async fn end(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    member: &activations::Model,
+    result: ActivationResult,
+) {
+    let host = hosts_of(db, member.id).await[0].host.clone();
+    let ls = member.launch_setting_id.clone().expect("a launch setting");
+    apply(
+        db,
+        cfg,
+        &[report(&host, member.id, &ls, 1, finished(result))],
+        Utc::now(),
+    )
+    .await;
+}
+
+fn from(member: &str) -> Rerun {
+    Rerun {
+        from_member: Some(member.into()),
+        ..Rerun::default()
+    }
+}
+
+async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &DatabaseConnection) {
+    let cfg = setup(db).await;
+    node_up(db, "demo-a", Utc::now()).await;
+    let operator = actor(Role::Operator);
+    let group = EntityRef::ScheduleGroup("demo.nightly".into());
+    let first = run_now(db, &cfg, &operator, &group).await.expect("runs");
+
+    let e = rerun(db, &cfg, &operator, first, &Rerun::default())
+        .await
+        .expect_err("still running");
+    assert!(matches!(e, ServiceError::Conflict(_)), "{e:?}");
+
+    end(
+        db,
+        &cfg,
+        &members(db, first).await[0],
+        ActivationResult::Succeeded,
+    )
+    .await;
+    end(
+        db,
+        &cfg,
+        &members(db, first).await[1],
+        ActivationResult::Failed,
+    )
+    .await;
+    assert_eq!(activation(db, first).await.status, "failed");
+
+    let e = rerun(db, &cfg, &actor(Role::Viewer), first, &Rerun::default())
+        .await
+        .expect_err("viewers may not");
+    assert!(matches!(e, ServiceError::Forbidden { .. }), "{e:?}");
+    let e = rerun(db, &cfg, &operator, first, &from("demo.fail.nightly"))
+        .await
+        .expect_err("not a member");
+    let ServiceError::Invalid(errors) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(errors.0[0].path, "from_member");
+    assert!(
+        errors.0[0]
+            .message
+            .contains("demo.sleep.nightly, demo.echo.drain"),
+        "{errors:?}"
+    );
+    let e = rerun(
+        db,
+        &cfg,
+        &operator,
+        first,
+        &Rerun {
+            only_failed_hosts: true,
+            ..Rerun::default()
+        },
+    )
+    .await
+    .expect_err("hosts are the group's choice");
+    assert!(matches!(e, ServiceError::Invalid(_)), "{e:?}");
+
+    // By default from the member that failed: the one that succeeded does not run again.
+    let second = rerun(db, &cfg, &operator, first, &Rerun::default())
+        .await
+        .expect("re-runs");
+    let runs = members(db, second).await;
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(
+        runs[0].launch_setting_id.as_deref(),
+        Some("demo.echo.drain")
+    );
+    assert_eq!(runs[0].position, Some(1));
+    let rerun_row = activation(db, second).await;
+    assert_eq!(rerun_row.trigger, "rerun");
+    assert_eq!(rerun_row.group_id.as_deref(), Some("demo.nightly"));
+    assert!(
+        events(db, first)
+            .await
+            .contains(&("rerun".into(), format!("re-run as {second}")))
+    );
+    let theirs = events(db, second).await;
+    assert!(
+        theirs.contains(&("rerun-of".into(), format!("re-run of {first}"))),
+        "{theirs:?}"
+    );
+    assert!(
+        theirs.contains(&(
+            "rerun-from".into(),
+            "from member demo.echo.drain (2 of 2)".into()
+        )),
+        "{theirs:?}"
+    );
+    end(db, &cfg, &runs[0], ActivationResult::Succeeded).await;
+    assert_eq!(activation(db, second).await.status, "succeeded");
+
+    // Every member succeeded now: a re-run must say where to start.
+    let e = rerun(db, &cfg, &operator, second, &Rerun::default())
+        .await
+        .expect_err("nothing failed");
+    assert!(matches!(e, ServiceError::Conflict(_)), "{e:?}");
+    // From any member; a member run re-runs its group from that member.
+    let third = rerun(db, &cfg, &operator, second, &from("demo.sleep.nightly"))
+        .await
+        .expect("re-runs");
+    assert_eq!(members(db, third).await[0].position, Some(0));
+    end(
+        db,
+        &cfg,
+        &members(db, third).await[0],
+        ActivationResult::Failed,
+    )
+    .await;
+    let failed_member = members(db, third).await[0].id;
+    let fourth = rerun(db, &cfg, &operator, failed_member, &Rerun::default())
+        .await
+        .expect("re-runs the member's group");
+    let runs = members(db, fourth).await;
+    assert_eq!(
+        runs[0].launch_setting_id.as_deref(),
+        Some("demo.sleep.nightly")
+    );
+    assert_eq!(
+        activation(db, fourth).await.group_id.as_deref(),
+        Some("demo.nightly")
+    );
+}
+
+async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &DatabaseConnection) {
+    let cfg = setup(db).await;
+    let admin = actor(Role::Admin);
+    let mut c = catalog::export(db, &admin).await.expect("export");
+    c.agents
+        .iter_mut()
+        .find(|a| a.id == "fail")
+        .expect("the fail agent")
+        .concurrency = Concurrency::Many;
+    catalog::import(db, &admin, c).await.expect("import");
+    let now = Utc::now();
+    node_up(db, "demo-a", now).await;
+    node_up(db, "demo-b", now).await;
+    let operator = actor(Role::Operator);
+    let ls = "demo.fail.nightly";
+    let first = run_now(db, &cfg, &operator, &EntityRef::LaunchSetting(ls.into()))
+        .await
+        .expect("runs");
+    assert_eq!(hosts_of(db, first).await.len(), 2, "MANY: on both hosts");
+    apply(
+        db,
+        &cfg,
+        &[
+            report(
+                "demo-a",
+                first,
+                ls,
+                1,
+                finished(ActivationResult::Succeeded),
+            ),
+            report("demo-b", first, ls, 1, finished(ActivationResult::Failed)),
+        ],
+        now,
+    )
+    .await;
+    assert_eq!(activation(db, first).await.status, "failed");
+
+    let only_failed = Rerun {
+        only_failed_hosts: true,
+        ..Rerun::default()
+    };
+    let second = rerun(db, &cfg, &operator, first, &only_failed)
+        .await
+        .expect("re-runs");
+    let hosts: Vec<String> = hosts_of(db, second)
+        .await
+        .into_iter()
+        .map(|h| h.host)
+        .collect();
+    assert_eq!(hosts, ["demo-b"], "only where it failed");
+    assert_eq!(activation(db, second).await.trigger, "rerun");
+    apply(
+        db,
+        &cfg,
+        &[report(
+            "demo-b",
+            second,
+            ls,
+            1,
+            finished(ActivationResult::Succeeded),
+        )],
+        now,
+    )
+    .await;
+    let e = rerun(db, &cfg, &operator, second, &only_failed)
+        .await
+        .expect_err("no host failed");
+    assert!(matches!(e, ServiceError::Conflict(_)), "{e:?}");
+
+    // On another node of the pool; a host that is not live is refused, not waited for.
+    let third = rerun(
+        db,
+        &cfg,
+        &operator,
+        first,
+        &Rerun {
+            host: Some("demo-a".into()),
+            ..Rerun::default()
+        },
+    )
+    .await
+    .expect("re-runs on demo-a");
+    let hosts: Vec<String> = hosts_of(db, third)
+        .await
+        .into_iter()
+        .map(|h| h.host)
+        .collect();
+    assert_eq!(hosts, ["demo-a"]);
+    let e = rerun(
+        db,
+        &cfg,
+        &operator,
+        first,
+        &Rerun {
+            host: Some("demo-z".into()),
+            ..Rerun::default()
+        },
+    )
+    .await
+    .expect_err("no such live node");
+    assert!(
+        matches!(&e, ServiceError::Conflict(m) if m.contains("demo-z")),
+        "{e:?}"
+    );
+    let e = rerun(db, &cfg, &operator, first, &from("demo.fail.nightly"))
+        .await
+        .expect_err("not a group's");
+    assert!(matches!(e, ServiceError::Invalid(_)), "{e:?}");
+}
