@@ -13,6 +13,7 @@ pub mod ids;
 pub mod params;
 pub mod policy;
 pub mod publication;
+pub mod recovery;
 pub mod roles;
 pub mod schedule;
 pub mod topology;

@@ -64,3 +64,48 @@ test("run now starts an activation on a live node and its result shows up", asyn
   expect(run.status()).toBe(409);
   expect(await run.text()).toContain("disabled");
 });
+
+test("a failed group is re-run from its failed member, and the member that succeeded is not run again", async ({ page }) => {
+  await loginAdmin(page);
+  const id = uid("rerun");
+  const first = `${APP}.${id}-first`;
+  const failing = `${APP}.${id}-failing`;
+  const group = `${APP}.${id}-group`;
+  await seedRunnable(page, first, group);
+  // A second member that always fails; its breaker stays out of the way.
+  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
+  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "fail")) {
+    catalog.agents.push({ application: APP, id: "fail", title: "Fail", input: "standalone", concurrency: "ANY", overlap: "allow", parameters: [] });
+  }
+  catalog.launch_settings.push({ id: failing, application: APP, agent: "fail", kind: "scheduled", parameters: {}, failure_threshold: 100 });
+  catalog.schedule_groups.find((g: { id: string }) => g.id === group).members.push(failing);
+  const put = await call(page, "PUT", "/api/v1/catalog", catalog);
+  expect(put.status(), await put.text()).toBe(200);
+
+  const run = await call(page, "POST", `/api/v1/schedule-groups/${group}/run`);
+  expect(run.status(), await run.text()).toBe(202);
+  const activation = (await run.json()).activation;
+  await open(page, `/activations/${activation}`);
+  await expect(async () => {
+    await page.reload();
+    await expect(page.locator(t("activation-status"))).toHaveText("failed", { timeout: 1000 });
+  }).toPass({ timeout: 45_000 });
+  await expect(page.locator(t("member-row"))).toHaveCount(2);
+
+  // The re-run starts from the member that failed, chosen already.
+  await expect(page.locator(t("rerun-from"))).toHaveValue("1");
+  await page.locator(t("rerun")).click();
+  const link = page.locator(t("rerun-started-link"));
+  await expect(link).toBeVisible();
+  await link.click();
+  await expect(page.locator(t("activation-trigger"))).toContainText("rerun");
+  await expect(async () => {
+    await page.reload();
+    await expect(page.locator(t("activation-status"))).toHaveText("failed", { timeout: 1000 });
+  }).toPass({ timeout: 45_000 });
+  const rows = page.locator(t("member-row"));
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText(failing);
+  await expect(rows.first()).not.toContainText(first);
+  await expect(page.locator(t("timeline"))).toContainText(`re-run of ${activation}`);
+});

@@ -141,6 +141,8 @@ pub struct ActivationDetailView {
     /// The newest failures; the drill-down has them all.
     pub failures: Vec<FailureRow>,
     pub more_failures: bool,
+    /// What a re-run may start from, when the caller may re-run and the activation has ended.
+    pub rerun: Option<am_domain::recovery::RerunChoices>,
 }
 
 /// The first 8 and last 4 characters of an id.
@@ -328,7 +330,9 @@ pub async fn activation_detail(id: String) -> Result<ActivationDetailView, UiErr
                 .collect(),
         })
         .collect();
+    let rerun = am_services::runtime::run::choices(&s.db, &s.runtime, &who, &id).await?;
     Ok(ActivationDetailView {
+        rerun,
         activation: present::activation(d.activation, now),
         members: d
             .members
@@ -346,4 +350,19 @@ pub async fn activation_detail(id: String) -> Result<ActivationDetailView, UiErr
             .map(present::failure)
             .collect(),
     })
+}
+
+/// Re-runs an ended activation from where it broke (operators); returns the new activation's
+/// id.
+#[server(prefix = "/ui", endpoint = "rerun_activation", input = Json)]
+pub async fn rerun_activation(
+    id: String,
+    how: am_domain::recovery::Rerun,
+) -> Result<String, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Operator)?;
+    let s = services()?;
+    let started = am_services::runtime::run::rerun(&s.db, &s.runtime, &who, &id, &how).await?;
+    Ok(started.to_string())
 }

@@ -6,4 +6,5 @@ pub mod forms;
 pub mod layout;
 pub mod operation;
 pub mod params;
+pub mod rerun;
 pub mod status;

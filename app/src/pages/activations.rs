@@ -11,6 +11,7 @@ use crate::{
     components::{
         failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
         operation::OperationProgress,
+        rerun::RerunPanel,
     },
 };
 use leptos::prelude::*;
@@ -283,6 +284,7 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
                 <div><dt>"Id"</dt><dd><code>{a.id.clone()}</code></dd></div>
             </dl>
             {a.error.clone().map(|e| view! { <p class="banner bad" data-test="activation-error-text">{e}</p> })}
+            {v.rerun.clone().map(|choices| view! { <RerunPanel activation=a.id.clone() choices /> })}
             <p class="links">
                 {a.launch_setting.clone().map(|ls| view! {
                     <a href=href("/activations", &[("launch_setting", &ls)])>"Other activations of this launch setting"</a>

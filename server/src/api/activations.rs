@@ -5,11 +5,10 @@ use super::json::ApiJson;
 use super::paging::PageQuery;
 use crate::{
     auth::Caller,
-    error::{ApiResult, AppError, ErrorBody},
+    error::{ApiResult, ErrorBody},
     state::AppState,
 };
 use am_services::{
-    ServiceError,
     activations::{self, ActivationDetail, ActivationFilter, ActivationPage},
     runtime::run::{self, Rerun},
 };
@@ -83,15 +82,13 @@ pub async fn rerun(
     Path(id): Path<String>,
     ApiJson(how): ApiJson<Rerun>,
 ) -> ApiResult<(StatusCode, Json<RerunStarted>)> {
-    let original = uuid::Uuid::parse_str(&id)
-        .map_err(|_| AppError::Service(ServiceError::NotFound(format!("activation {id}"))))?;
     let s = &state.services;
-    let started = run::rerun(&s.db, &s.runtime, &who, original, &how).await?;
+    let started = run::rerun(&s.db, &s.runtime, &who, &id, &how).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(RerunStarted {
             id: started.to_string(),
-            rerun_of: original.to_string(),
+            rerun_of: id.trim().to_owned(),
         }),
     ))
 }

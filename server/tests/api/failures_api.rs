@@ -18,6 +18,7 @@ use uuid::Uuid;
 on_both_backends!(
     activations_and_failures_read_through_the_api,
     bad_filters_are_422_with_their_parameter,
+    a_failed_activation_is_rerun_through_the_api,
 );
 
 const LS: &str = "demo.fail.nightly";
@@ -257,4 +258,97 @@ async fn bad_filters_are_422_with_their_parameter(app: TestApp) {
         );
         assert_eq!(r.json()["errors"][0]["path"], param, "{path}");
     }
+}
+
+async fn a_failed_activation_is_rerun_through_the_api(app: TestApp) {
+    let id = failed_run(&app).await;
+    let path = format!("/api/v1/activations/{id}/rerun");
+    let viewer = app.token(Role::Viewer).await;
+    let operator = app.token(Role::Operator).await;
+    let r = app
+        .api("POST", &path, Some(&viewer), Some(serde_json::json!({})))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.text());
+    let r = app.api("POST", &path, Some(&operator), None).await;
+    assert_eq!(
+        r.status,
+        StatusCode::BAD_REQUEST,
+        "a JSON body is required: {}",
+        r.text()
+    );
+    let r = app
+        .api(
+            "POST",
+            &path,
+            Some(&operator),
+            Some(serde_json::json!({"hosts": ["x"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    let r = app
+        .api(
+            "POST",
+            &path,
+            Some(&operator),
+            Some(serde_json::json!({"from_member": LS})),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "not a group's: {}",
+        r.text()
+    );
+    assert!(r.text().contains("from_member"), "{}", r.text());
+    let r = app
+        .api(
+            "POST",
+            &format!("/api/v1/activations/{}/rerun", Uuid::now_v7()),
+            Some(&operator),
+            Some(serde_json::json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+
+    let r = app
+        .api(
+            "POST",
+            &path,
+            Some(&operator),
+            Some(serde_json::json!({"only_failed_hosts": true})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text());
+    let started = r.json();
+    assert_eq!(started["rerun_of"], id.to_string());
+    let new_id = started["id"]
+        .as_str()
+        .expect("the new activation's id")
+        .to_owned();
+    let detail = app
+        .api(
+            "GET",
+            &format!("/api/v1/activations/{new_id}"),
+            Some(&viewer),
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(detail["activation"]["trigger"], "rerun");
+    assert_eq!(detail["activation"]["hosts"], serde_json::json!([HOST]));
+    let original = app
+        .api(
+            "GET",
+            &format!("/api/v1/activations/{id}"),
+            Some(&viewer),
+            None,
+        )
+        .await
+        .json();
+    assert!(
+        original
+            .to_string()
+            .contains(&format!("re-run as {new_id} on {HOST}")),
+        "the original's timeline names its re-run: {original}"
+    );
 }

@@ -17,6 +17,7 @@ use crate::{
     },
     error::{ServiceError, ServiceResult},
 };
+pub use am_domain::recovery::{Rerun, RerunChoices};
 use am_domain::{roles::Role, usage::EntityRef};
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -39,26 +40,6 @@ pub async fn run_now(
     }
 }
 
-/// How a re-run picks up a failed activation. Without options: a group from its first failed
-/// member, a launch setting on the pool as usual.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
-)]
-#[serde(deny_unknown_fields)]
-pub struct Rerun {
-    /// A group activation: the member (launch setting id) to start from; the members before it
-    /// are not run again. Default: the first member that did not succeed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_member: Option<String>,
-    /// A launch setting's activation: only on the hosts where it failed or was lost (a `MANY`
-    /// run that failed on some of its hosts).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub only_failed_hosts: bool,
-    /// A launch setting's activation: on this host of its pool (another node).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-}
-
 /// Re-runs a finished activation from where it broke; returns the new activation. A member run
 /// of a group re-runs its group from that member. Both timelines say which is the re-run of
 /// which, and the audit log who asked.
@@ -66,14 +47,12 @@ pub async fn rerun(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     actor: &Principal,
-    activation: Uuid,
+    activation: &str,
     how: &Rerun,
 ) -> ServiceResult<Uuid> {
     actor.require(Role::Operator)?;
-    let original = activations::Entity::find_by_id(activation)
-        .one(db)
-        .await?
-        .ok_or_else(|| ServiceError::NotFound(format!("activation {activation}")))?;
+    let original = find(db, activation).await?;
+    let activation = original.id;
     if status::activation::ACTIVE.contains(&original.status.as_str()) {
         return Err(ServiceError::Conflict(format!(
             "activation {activation} is still {}; it can be re-run once it has ended",
@@ -152,6 +131,49 @@ pub async fn rerun(
         },
     )
     .await
+}
+
+/// What a re-run of `activation` may start from, for the activation page; `None` while it
+/// runs or when `actor` may not re-run.
+pub async fn choices(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    actor: &Principal,
+    activation: &str,
+) -> ServiceResult<Option<RerunChoices>> {
+    actor.require(Role::Viewer)?;
+    let a = find(db, activation).await?;
+    if !actor.role.allows(Role::Operator) || status::activation::ACTIVE.contains(&a.status.as_str())
+    {
+        return Ok(None);
+    }
+    let mut out = RerunChoices::default();
+    if let Some(group) = &a.group_id {
+        out.members = member_ids(db, group).await?;
+        out.from = match (a.parent_id, a.position) {
+            (Some(_), Some(position)) => usize::try_from(position).ok(),
+            _ => Some(first_unsucceeded(db, a.id).await?),
+        }
+        .filter(|f| *f < out.members.len());
+    } else if let Some(ls) = &a.launch_setting_id {
+        out.failed_hosts = failed_hosts(db, &a).await?;
+        let resolver =
+            Resolver::load(db, std::slice::from_ref(ls), Utc::now(), cfg.node_timeout).await?;
+        out.pool_hosts = resolver
+            .target(ls)
+            .map(|t| t.hosts.iter().cloned().collect())
+            .unwrap_or_default();
+    }
+    Ok(Some(out))
+}
+
+async fn find(db: &DatabaseConnection, id: &str) -> ServiceResult<activations::Model> {
+    let not_found = || ServiceError::NotFound(format!("activation '{id}'"));
+    let uuid = Uuid::parse_str(id.trim()).map_err(|_| not_found())?;
+    activations::Entity::find_by_id(uuid)
+        .one(db)
+        .await?
+        .ok_or_else(not_found)
 }
 
 /// What is special about a run of one launch setting.

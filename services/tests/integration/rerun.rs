@@ -12,7 +12,7 @@ use am_services::{
     entity::{activation_events, activations},
     runtime::{
         RuntimeConfig,
-        run::{Rerun, rerun, run_now},
+        run::{Rerun, choices, rerun, run_now},
     },
 };
 use chrono::Utc;
@@ -77,7 +77,7 @@ async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &Databa
     let group = EntityRef::ScheduleGroup("demo.nightly".into());
     let first = run_now(db, &cfg, &operator, &group).await.expect("runs");
 
-    let e = rerun(db, &cfg, &operator, first, &Rerun::default())
+    let e = rerun(db, &cfg, &operator, &first.to_string(), &Rerun::default())
         .await
         .expect_err("still running");
     assert!(matches!(e, ServiceError::Conflict(_)), "{e:?}");
@@ -98,13 +98,25 @@ async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &Databa
     .await;
     assert_eq!(activation(db, first).await.status, "failed");
 
-    let e = rerun(db, &cfg, &actor(Role::Viewer), first, &Rerun::default())
-        .await
-        .expect_err("viewers may not");
+    let e = rerun(
+        db,
+        &cfg,
+        &actor(Role::Viewer),
+        &first.to_string(),
+        &Rerun::default(),
+    )
+    .await
+    .expect_err("viewers may not");
     assert!(matches!(e, ServiceError::Forbidden { .. }), "{e:?}");
-    let e = rerun(db, &cfg, &operator, first, &from("demo.fail.nightly"))
-        .await
-        .expect_err("not a member");
+    let e = rerun(
+        db,
+        &cfg,
+        &operator,
+        &first.to_string(),
+        &from("demo.fail.nightly"),
+    )
+    .await
+    .expect_err("not a member");
     let ServiceError::Invalid(errors) = e else {
         panic!("{e:?}")
     };
@@ -119,7 +131,7 @@ async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &Databa
         db,
         &cfg,
         &operator,
-        first,
+        &first.to_string(),
         &Rerun {
             only_failed_hosts: true,
             ..Rerun::default()
@@ -129,8 +141,17 @@ async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &Databa
     .expect_err("hosts are the group's choice");
     assert!(matches!(e, ServiceError::Invalid(_)), "{e:?}");
 
+    let offered = choices(db, &cfg, &operator, &first.to_string())
+        .await
+        .expect("choices")
+        .expect("an operator may re-run an ended activation");
+    assert_eq!(offered.members, ["demo.sleep.nightly", "demo.echo.drain"]);
+    assert_eq!(offered.from, Some(1), "from the member that failed");
+    let viewer = choices(db, &cfg, &actor(Role::Viewer), &first.to_string()).await;
+    assert_eq!(viewer.expect("viewers may look"), None);
+
     // By default from the member that failed: the one that succeeded does not run again.
-    let second = rerun(db, &cfg, &operator, first, &Rerun::default())
+    let second = rerun(db, &cfg, &operator, &first.to_string(), &Rerun::default())
         .await
         .expect("re-runs");
     let runs = members(db, second).await;
@@ -164,14 +185,20 @@ async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &Databa
     assert_eq!(activation(db, second).await.status, "succeeded");
 
     // Every member succeeded now: a re-run must say where to start.
-    let e = rerun(db, &cfg, &operator, second, &Rerun::default())
+    let e = rerun(db, &cfg, &operator, &second.to_string(), &Rerun::default())
         .await
         .expect_err("nothing failed");
     assert!(matches!(e, ServiceError::Conflict(_)), "{e:?}");
     // From any member; a member run re-runs its group from that member.
-    let third = rerun(db, &cfg, &operator, second, &from("demo.sleep.nightly"))
-        .await
-        .expect("re-runs");
+    let third = rerun(
+        db,
+        &cfg,
+        &operator,
+        &second.to_string(),
+        &from("demo.sleep.nightly"),
+    )
+    .await
+    .expect("re-runs");
     assert_eq!(members(db, third).await[0].position, Some(0));
     end(
         db,
@@ -181,9 +208,15 @@ async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &Databa
     )
     .await;
     let failed_member = members(db, third).await[0].id;
-    let fourth = rerun(db, &cfg, &operator, failed_member, &Rerun::default())
-        .await
-        .expect("re-runs the member's group");
+    let fourth = rerun(
+        db,
+        &cfg,
+        &operator,
+        &failed_member.to_string(),
+        &Rerun::default(),
+    )
+    .await
+    .expect("re-runs the member's group");
     let runs = members(db, fourth).await;
     assert_eq!(
         runs[0].launch_setting_id.as_deref(),
@@ -232,11 +265,19 @@ async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &Databas
     .await;
     assert_eq!(activation(db, first).await.status, "failed");
 
+    let offered = choices(db, &cfg, &operator, &first.to_string())
+        .await
+        .expect("choices")
+        .expect("offered");
+    assert_eq!(offered.failed_hosts, ["demo-b"]);
+    assert_eq!(offered.pool_hosts, ["demo-a", "demo-b"]);
+    assert!(offered.members.is_empty());
+
     let only_failed = Rerun {
         only_failed_hosts: true,
         ..Rerun::default()
     };
-    let second = rerun(db, &cfg, &operator, first, &only_failed)
+    let second = rerun(db, &cfg, &operator, &first.to_string(), &only_failed)
         .await
         .expect("re-runs");
     let hosts: Vec<String> = hosts_of(db, second)
@@ -259,7 +300,7 @@ async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &Databas
         now,
     )
     .await;
-    let e = rerun(db, &cfg, &operator, second, &only_failed)
+    let e = rerun(db, &cfg, &operator, &second.to_string(), &only_failed)
         .await
         .expect_err("no host failed");
     assert!(matches!(e, ServiceError::Conflict(_)), "{e:?}");
@@ -269,7 +310,7 @@ async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &Databas
         db,
         &cfg,
         &operator,
-        first,
+        &first.to_string(),
         &Rerun {
             host: Some("demo-a".into()),
             ..Rerun::default()
@@ -287,7 +328,7 @@ async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &Databas
         db,
         &cfg,
         &operator,
-        first,
+        &first.to_string(),
         &Rerun {
             host: Some("demo-z".into()),
             ..Rerun::default()
@@ -299,8 +340,14 @@ async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &Databas
         matches!(&e, ServiceError::Conflict(m) if m.contains("demo-z")),
         "{e:?}"
     );
-    let e = rerun(db, &cfg, &operator, first, &from("demo.fail.nightly"))
-        .await
-        .expect_err("not a group's");
+    let e = rerun(
+        db,
+        &cfg,
+        &operator,
+        &first.to_string(),
+        &from("demo.fail.nightly"),
+    )
+    .await
+    .expect_err("not a group's");
     assert!(matches!(e, ServiceError::Invalid(_)), "{e:?}");
 }
