@@ -13,7 +13,8 @@ use crate::{
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Select,
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    Select,
     sea_query::{Asterisk, Expr, ExprTrait, Query},
 };
 use serde::{Deserialize, Serialize};
@@ -61,6 +62,8 @@ pub struct ActivationFilter {
     pub host: Option<String>,
     /// `waiting`, `dispatched`, `running`, `succeeded`, `failed`, `interrupted` or `skipped`.
     pub status: Option<String>,
+    /// Activations with a failure of this error type (a group activation: in a member run).
+    pub error_type: Option<String>,
     /// Created at or after this time (RFC 3339, `YYYY-MM-DDTHH:MM` or `YYYY-MM-DD`, UTC).
     pub from: Option<String>,
     /// Created before this time.
@@ -198,6 +201,23 @@ pub fn matching(filter: &ActivationFilter) -> ServiceResult<Select<activations::
                     .and_where(Expr::col(activation_hosts::Column::Host).eq(h))
                     .to_owned(),
             ),
+        );
+    }
+    if let Some(e) = filters::text(&filter.error_type) {
+        let failed_with = Query::select()
+            .column(failure_logs::Column::ActivationId)
+            .from(failure_logs::Entity)
+            .and_where(Expr::col(failure_logs::Column::ErrorType).eq(e))
+            .to_owned();
+        let parents_of = Query::select()
+            .column(C::ParentId)
+            .from(activations::Entity)
+            .and_where(Expr::col(C::Id).in_subquery(failed_with.clone()))
+            .to_owned();
+        q = q.filter(
+            Condition::any()
+                .add(C::Id.in_subquery(failed_with))
+                .add(C::Id.in_subquery(parents_of)),
         );
     }
     if let Some(t) = from {

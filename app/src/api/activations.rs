@@ -16,10 +16,29 @@ pub struct ActivationsQuery {
     pub application: String,
     pub host: String,
     pub status: String,
+    /// Activations with a failure of this error type.
+    pub error_type: String,
     pub from: String,
     pub to: String,
     /// One-based.
     pub page: u64,
+}
+
+#[cfg(feature = "ssr")]
+impl ActivationsQuery {
+    /// The services' filter of the same search (the list and its bulk re-run select alike).
+    pub fn filter(&self) -> am_services::activations::ActivationFilter {
+        am_services::activations::ActivationFilter {
+            launch_setting: Some(self.launch_setting.clone()),
+            group: Some(self.group.clone()),
+            application: Some(self.application.clone()),
+            host: Some(self.host.clone()),
+            status: Some(self.status.clone()),
+            error_type: Some(self.error_type.clone()),
+            from: Some(self.from.clone()),
+            to: Some(self.to.clone()),
+        }
+    }
 }
 
 /// An activation as a row of a table.
@@ -245,19 +264,10 @@ pub(crate) mod present {
 pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView, UiError> {
     use super::ssr::*;
     use am_domain::roles::Role;
-    use am_services::activations::{self, ActivationFilter, STATUSES};
+    use am_services::activations::{self, STATUSES};
     let who = require(Role::Viewer)?;
     let s = services()?;
-    let filter = ActivationFilter {
-        launch_setting: Some(query.launch_setting),
-        group: Some(query.group),
-        application: Some(query.application),
-        host: Some(query.host),
-        status: Some(query.status),
-        from: Some(query.from),
-        to: Some(query.to),
-    };
-    let page = activations::list(&s.db, &who, &filter, Some(query.page), None).await?;
+    let page = activations::list(&s.db, &who, &query.filter(), Some(query.page), None).await?;
     let catalog = am_services::catalog::overview(&s.db, &who).await?;
     let now = chrono::Utc::now();
     Ok(ActivationsView {

@@ -16,6 +16,8 @@ pub struct FailuresQuery {
     pub launch_setting: String,
     /// The first level's filter to one launch setting (`?launch_setting=`).
     pub only_launch_setting: String,
+    /// Only launch settings of this application.
+    pub application: String,
     pub activation: String,
     /// The host drilled into (the last path segment).
     pub at_host: String,
@@ -126,6 +128,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
     };
     let filter = FailureFilter {
         launch_setting: some(&query.launch_setting).or_else(|| some(&query.only_launch_setting)),
+        application: some(&query.application),
         activation: some(&query.activation),
         host,
         error_type: some(&query.error_type),

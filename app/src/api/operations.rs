@@ -224,17 +224,9 @@ pub async fn rerun_activations(
 ) -> Result<String, UiError> {
     use super::ssr::*;
     use am_domain::roles::Role;
-    use am_services::{activations::ActivationFilter, operations::OperationRequest};
+    use am_services::operations::OperationRequest;
     let who = require(Role::Operator)?;
-    let filter = ActivationFilter {
-        launch_setting: Some(query.launch_setting),
-        group: Some(query.group),
-        application: Some(query.application),
-        host: Some(query.host),
-        status: Some(query.status),
-        from: Some(query.from),
-        to: Some(query.to),
-    };
+    let filter = query.filter();
     let op = am_services::operations::start(
         &services()?,
         &who,

@@ -1,5 +1,5 @@
 //! Activations: the list, filtered on the server with the filters in the URL
-//! (`?launch_setting=&group=&application=&host=&status=&from=&to=&page=`), and one activation
+//! (`?launch_setting=&group=&application=&host=&status=&error_type=&from=&to=&page=`), and one activation
 //! with its member runs, its timeline per host and its failures. Both read without JavaScript.
 
 use crate::{
@@ -31,6 +31,7 @@ fn query_href(q: &ActivationsQuery, page: u64) -> String {
             ("application", &q.application),
             ("host", &q.host),
             ("status", &q.status),
+            ("error_type", &q.error_type),
             ("from", &q.from),
             ("to", &q.to),
             ("page", &page),
@@ -50,6 +51,7 @@ pub fn ActivationsPage() -> impl IntoView {
             application: get("application"),
             host: get("host"),
             status: get("status"),
+            error_type: get("error_type"),
             from: get("from"),
             to: get("to"),
             page: get("page").parse().unwrap_or(1).max(1),
@@ -143,6 +145,10 @@ fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
                     <option value="">"any"</option>
                     {view.statuses.iter().map(|s| option(s.clone(), &q.status)).collect_view()}
                 </select>
+            </label>
+            <label>
+                <span class="label">"Error type"</span>
+                <input name="error_type" value=q.error_type.clone() data-test="filter-error-type" placeholder="any" />
             </label>
             <label>
                 <span class="label">"Created from (UTC)"</span>

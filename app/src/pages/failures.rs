@@ -16,6 +16,7 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 struct Carry {
     /// The launch-setting filter of the first level (deeper levels have it in the path).
     launch_setting: String,
+    application: String,
     error_type: String,
     host: String,
     from: String,
@@ -30,6 +31,7 @@ impl Carry {
             } else {
                 String::new()
             },
+            application: q.application.clone(),
             error_type: q.error_type.clone(),
             host: q.host.clone(),
             from: q.from.clone(),
@@ -47,6 +49,7 @@ impl Carry {
         };
         let mut pairs: Vec<(&str, &str)> = vec![
             ("launch_setting", ls),
+            ("application", &self.application),
             ("error_type", &self.error_type),
             ("host", &self.host),
             ("from", &self.from),
@@ -73,6 +76,7 @@ pub fn FailuresPage() -> impl IntoView {
             only_launch_setting: get("launch_setting"),
             activation: p.get("activation").unwrap_or_default(),
             at_host: p.get("host").unwrap_or_default(),
+            application: get("application"),
             error_type: get("error_type"),
             host: get("host"),
             from: get("from"),
@@ -164,6 +168,12 @@ fn FilterForm(q: FailuresQuery) -> impl IntoView {
                 <label>
                     <span class="label">"Launch setting"</span>
                     <input name="launch_setting" value=q.only_launch_setting.clone() data-test="filter-launch-setting" placeholder="any (exact id)" />
+                </label>
+            })}
+            {top.then(|| view! {
+                <label>
+                    <span class="label">"Application"</span>
+                    <input name="application" value=q.application.clone() data-test="filter-application" placeholder="any" />
                 </label>
             })}
             <label>

@@ -58,6 +58,8 @@ pub const MAX_PAGE: u64 = 200;
 pub struct FailureFilter {
     /// Only failures of this launch setting (id).
     pub launch_setting: Option<String>,
+    /// Only failures of launch settings of this application.
+    pub application: Option<String>,
     /// Only failures of this activation (UUID).
     pub activation: Option<String>,
     /// Only failures reported by this host.
@@ -74,6 +76,7 @@ pub struct FailureFilter {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Scope {
     pub launch_setting: Option<String>,
+    pub application: Option<String>,
     pub activation: Option<Uuid>,
     pub host: Option<String>,
     pub error_type: Option<String>,
@@ -84,7 +87,11 @@ pub(crate) struct Scope {
 impl Scope {
     /// Whether anything beyond launch setting and activation narrows the failures.
     fn narrowed(&self) -> bool {
-        self.host.is_some() || self.error_type.is_some() || self.from.is_some() || self.to.is_some()
+        self.application.is_some()
+            || self.host.is_some()
+            || self.error_type.is_some()
+            || self.from.is_some()
+            || self.to.is_some()
     }
 }
 
@@ -102,6 +109,7 @@ impl FailureFilter {
         let (from, to) = filters::range(&self.from, &self.to)?;
         Ok(Scope {
             launch_setting: filters::text(&self.launch_setting),
+            application: filters::text(&self.application),
             activation,
             host: filters::text(&self.host),
             error_type: filters::text(&self.error_type),

@@ -65,6 +65,9 @@ impl Sql {
         {
             self.push(" AND activation_id = ").bind(a);
         }
+        if let Some(a) = &scope.application {
+            self.push(" AND application_id = ").bind(a.clone());
+        }
         if let Some(h) = &scope.host {
             self.push(" AND host = ").bind(h.clone());
         }

@@ -229,6 +229,22 @@ async fn the_list_filters_and_pages_newest_first(db: &DatabaseConnection) {
     })
     .await;
     assert!(by_app.items.is_empty());
+    let by_error = list(ActivationFilter {
+        error_type: Some("Boom".into()),
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(
+        ids(&by_error),
+        [s.drain, s.group],
+        "the run that failed so, and its group's activation"
+    );
+    let by_other_error = list(ActivationFilter {
+        error_type: Some("DbTimeout".into()),
+        ..Default::default()
+    })
+    .await;
+    assert!(by_other_error.items.is_empty());
     let by_time = list(ActivationFilter {
         from: Some(at(1).to_rfc3339()),
         to: Some(at(2).to_rfc3339()),

@@ -415,6 +415,18 @@ async fn filters_narrow_every_level(db: &DatabaseConnection) {
         .expect("one launch setting");
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].by_error_type, counts(&[("Poison", 2)]));
+    let of_app = |application: &str| FailureFilter {
+        application: Some(application.into()),
+        ..filter()
+    };
+    let demo = failures::launch_settings(db, &viewer, &of_app("demo"), None, None)
+        .await
+        .expect("by application");
+    assert_eq!(demo.items.len(), 3, "every failure is the demo's");
+    let other = failures::list(db, &viewer, &of_app("other"), None, None)
+        .await
+        .expect("by application");
+    assert_eq!(other.total, 0);
     let none = FailureFilter {
         launch_setting: Some("demo.echo.1".into()),
         ..filter()
