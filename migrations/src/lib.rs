@@ -53,7 +53,7 @@ pub mod m20261124_000009_exact_reports;
 pub mod m20261124_000010_waiting_publications;
 pub mod m20261124_000011_dead_letter_forward;
 pub mod m20261124_000012_unavailable_budget;
-pub mod m20261125_000013_host_quarantines;
+pub mod m20261125_000013_recovery;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -75,7 +75,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000010_waiting_publications::Migration),
             Box::new(m20261124_000011_dead_letter_forward::Migration),
             Box::new(m20261124_000012_unavailable_budget::Migration),
-            Box::new(m20261125_000013_host_quarantines::Migration),
+            Box::new(m20261125_000013_recovery::Migration),
         ]
     }
 }

@@ -128,6 +128,25 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         }
         Err(e) => tracing::warn!(error = %e, "dashboard gauges not read"),
     }
+    match am_services::recovery::all(db).await {
+        Ok(rows) => {
+            let name = "am_launch_setting_recoveries_total";
+            let _ = writeln!(
+                out,
+                "# HELP {name} recoveries of a launch setting by kind (start_timeout, lost, redispatch, stale_report, quarantine), from the database: the same on every replica\n# TYPE {name} counter"
+            );
+            for r in rows {
+                let _ = writeln!(
+                    out,
+                    "{name}{{launch_setting=\"{}\",kind=\"{}\"}} {}",
+                    label(&r.launch_setting_id),
+                    label(&r.kind),
+                    r.count
+                );
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "recovery counts not read"),
+    }
     queue_gauges(&mut out, &s.services.broker_depths);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
 }

@@ -20,6 +20,7 @@ pub mod health;
 pub mod login_limit;
 pub mod operations;
 pub mod quarantine;
+pub mod recovery;
 pub mod registry;
 pub mod retention;
 pub mod run_status;

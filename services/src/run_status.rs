@@ -14,7 +14,7 @@ use am_domain::catalog::{Catalog, LaunchSetting};
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct RunStatus {
@@ -31,6 +31,11 @@ pub struct RunStatus {
     /// Launch settings only: hosts its `MANY` breaker took out of the rotation, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quarantined: Vec<Quarantine>,
+    /// Launch settings only: how often the runtime recovered it, by kind (`start_timeout`,
+    /// `lost`, `redispatch`, `stale_report`, `quarantine`); kinds that never happened are left
+    /// out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub recovery: BTreeMap<String, i64>,
 }
 
 /// Rows per `IN (...)`: far below every database's bound-parameter limit.
@@ -71,6 +76,7 @@ async fn read<E: EntityTrait>(
                         disabled_reason,
                         backlog: None,
                         quarantined: Vec::new(),
+                        recovery: BTreeMap::new(),
                     },
                 )
             },
@@ -102,6 +108,11 @@ pub async fn of_launch_settings(
     for (id, quarantined) in crate::quarantine::of_launch_settings(db, ids).await? {
         if let Some(status) = statuses.get_mut(&id) {
             status.quarantined = quarantined;
+        }
+    }
+    for (id, counts) in crate::recovery::of_launch_settings(db, ids).await? {
+        if let Some(status) = statuses.get_mut(&id) {
+            status.recovery = counts;
         }
     }
     Ok(statuses)

@@ -138,6 +138,8 @@ pub struct StatusView {
     pub backlog: Option<String>,
     /// Launch settings: hosts its `MANY` breaker took out of the rotation.
     pub quarantined: Vec<QuarantineView>,
+    /// Launch settings: how often the runtime recovered it, e.g. `2 start timeouts · 1 lost`.
+    pub recovery: Option<String>,
 }
 
 /// A host a `MANY` breaker quarantined, as the status panel lists it.

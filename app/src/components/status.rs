@@ -87,6 +87,12 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                         <span data-test="backlog" title="messages waiting in the broker, and the nodes taking them (sampled every few seconds)">{b}</span>
                                     </div>
                                 })}
+                                {s.recovery.map(|r| view! {
+                                    <div>
+                                        <span class="label">"Recoveries"</span>
+                                        <span data-test="recovery" title="how often the runtime had to recover this launch setting, since it was created">{r}</span>
+                                    </div>
+                                })}
                                 {match &key {
                                     Key::LaunchSetting(ls) if !s.quarantined.is_empty() => Some(view! {
                                         <Quarantined launch_setting=ls.clone() hosts=s.quarantined.clone() can_operate clear />

@@ -181,6 +181,16 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
         "{doc}"
     );
 
+    // Recoveries, as the watchdog counts them in its transactions.
+    for _ in 0..2 {
+        am_services::recovery::count(
+            &app.services.db,
+            "demo.echo.1",
+            am_services::recovery::kind::LOST,
+        )
+        .await
+        .expect("counted");
+    }
     // The recorded reports fall in a complete second once this one is over.
     tokio::time::sleep(StdDuration::from_millis(1100)).await;
     let r = app.api("GET", "/metrics", None, None).await;
@@ -200,6 +210,10 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
         ("am_reports_per_second", 3.0),
         ("am_waiting_activations", 0.0),
         ("am_outbox_depth", 0.0),
+        (
+            "am_launch_setting_recoveries_total{launch_setting=\"demo.echo.1\",kind=\"lost\"}",
+            2.0,
+        ),
     ] {
         assert_eq!(sample(&text, series), Some(want), "{series} in:\n{text}");
     }

@@ -31,6 +31,7 @@ pub mod operations;
 pub mod outbox;
 pub mod pool_hosts;
 pub mod pools;
+pub mod recovery_counts;
 pub mod schedule_group_members;
 pub mod schedule_groups;
 pub mod sessions;

@@ -24,6 +24,7 @@ pub use super::operations::Entity as Operations;
 pub use super::outbox::Entity as Outbox;
 pub use super::pool_hosts::Entity as PoolHosts;
 pub use super::pools::Entity as Pools;
+pub use super::recovery_counts::Entity as RecoveryCounts;
 pub use super::schedule_group_members::Entity as ScheduleGroupMembers;
 pub use super::schedule_groups::Entity as ScheduleGroups;
 pub use super::sessions::Entity as Sessions;

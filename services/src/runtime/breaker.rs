@@ -19,7 +19,9 @@ use crate::{
 };
 use am_domain::{policy::many_disables, usage::EntityRef, wire::BreakerTripped};
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect, TransactionTrait,
+};
 use uuid::Uuid;
 
 /// Applies the policy to one trip; returns what it disabled.
@@ -92,7 +94,14 @@ pub async fn apply_trip(
         if concurrency != "MANY" {
             targets.push(EntityRef::LaunchSetting(ls.id.clone()));
         } else {
-            if crate::quarantine::add(db, &ls.id, &trip.host, activation, &cause, now).await? {
+            let txn = db.begin().await?;
+            let new =
+                crate::quarantine::add(&txn, &ls.id, &trip.host, activation, &cause, now).await?;
+            if new {
+                crate::recovery::count(&txn, &ls.id, crate::recovery::kind::QUARANTINE).await?;
+            }
+            txn.commit().await?;
+            if new {
                 Metrics::inc(&cfg.metrics.quarantines);
                 tracing::warn!(launch_setting = %ls.id, host = %trip.host, %cause, "host quarantined");
             }

@@ -6,7 +6,7 @@ use super::{Metrics, RuntimeConfig, activate, plan::Plan, status};
 use crate::{
     entity::{activation_hosts, activations, breaker_trips, failure_logs, launch_settings},
     error::ServiceResult,
-    registry,
+    recovery, registry,
 };
 use am_domain::wire::{ActivationEvent, ActivationReport, BreakerTripped, ToManager};
 use chrono::{DateTime, Utc};
@@ -58,6 +58,7 @@ pub async fn apply(
     let mut failures = Vec::new();
     let mut to_settle: Vec<Uuid> = Vec::new();
     let mut timeouts = WorkTimeouts::default();
+    let mut recoveries = recovery::Tally::default();
     for r in reports {
         match r {
             ToManager::Publication(_) => {}
@@ -131,9 +132,12 @@ pub async fn apply(
                             to_settle.push(parse(&a.activation_id.0).unwrap_or_default());
                         }
                     }
-                    Applied::Stale => {
+                    Applied::Stale { launch_setting } => {
                         out.stale += 1;
                         Metrics::inc(&cfg.metrics.stale_reports);
+                        if let Some(ls) = launch_setting {
+                            recoveries.add(&ls, recovery::kind::STALE_REPORT);
+                        }
                     }
                     Applied::Ignored => out.ignored += 1,
                 }
@@ -222,6 +226,7 @@ pub async fn apply(
     }
     Metrics::add(&cfg.metrics.failures, stored);
     plan.write(&txn).await?;
+    recoveries.write(&txn).await?;
     let mut seen = HashSet::new();
     for id in to_settle {
         if seen.insert(id) {
@@ -283,8 +288,13 @@ fn parse(id: &str) -> Option<Uuid> {
 }
 
 enum Applied {
-    Yes { settle: bool },
-    Stale,
+    Yes {
+        settle: bool,
+    },
+    /// An outdated fencing token: the report of a run the manager moved on from.
+    Stale {
+        launch_setting: Option<String>,
+    },
     Ignored,
 }
 
@@ -396,15 +406,16 @@ async fn activation_event(
         }
     };
     if update.exec(db).await?.rows_affected == 0 {
-        let current: Option<i64> = activations::Entity::find()
+        let current: Option<(i64, Option<String>)> = activations::Entity::find()
             .select_only()
             .column(activations::Column::FencingToken)
+            .column(activations::Column::LaunchSettingId)
             .filter(activations::Column::Id.eq(id))
             .into_tuple()
             .one(db)
             .await?;
         return Ok(match current {
-            Some(current) if token < current => {
+            Some((current, launch_setting)) if token < current => {
                 plan.event(
                     id,
                     Some(&r.host),
@@ -412,7 +423,7 @@ async fn activation_event(
                     format!("{kind} with fencing token {token} ignored (current {current})"),
                     now,
                 );
-                Applied::Stale
+                Applied::Stale { launch_setting }
             }
             _ => Applied::Ignored,
         });

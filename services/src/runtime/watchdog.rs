@@ -22,7 +22,7 @@ use super::{
 use crate::{
     entity::{activation_hosts, activations, launch_settings},
     error::ServiceResult,
-    registry,
+    recovery, registry,
 };
 use am_domain::{
     catalog::Concurrency,
@@ -190,18 +190,22 @@ async fn start_timeouts(
             continue;
         };
         let why = format!("{} did not accept the launch in time", row.host);
+        let ls = a.launch_setting_id.clone().unwrap_or_default();
         let many = concurrency_of(&txn, &a).await? == Concurrency::Many;
         if many || row.fencing_token != a.fencing_token {
             if host_cas(&txn, &row, status::host::LOST, &why, now).await? {
                 event(&txn, a.id, Some(&row.host), "lost", &why, now).await?;
                 Metrics::inc(&cfg.metrics.lost);
+                recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
                 activate::settle(&txn, cfg, a.id, None, now).await?;
             }
-        } else if host_cas(&txn, &row, status::host::SUPERSEDED, &why, now).await?
-            && redispatch(&txn, cfg, &a, &row.host, &why, now).await?
-        {
-            Metrics::inc(&cfg.metrics.redispatch_start_timeout);
-            tracing::info!(activation = %a.id, host = %row.host, "re-dispatched after the start timeout");
+        } else if host_cas(&txn, &row, status::host::SUPERSEDED, &why, now).await? {
+            recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
+            if redispatch(&txn, cfg, &a, &row.host, &why, now).await? {
+                Metrics::inc(&cfg.metrics.redispatch_start_timeout);
+                recovery::count(&txn, &ls, recovery::kind::REDISPATCH).await?;
+                tracing::info!(activation = %a.id, host = %row.host, "re-dispatched after the start timeout");
+            }
         }
         txn.commit().await?;
     }
@@ -229,16 +233,22 @@ async fn work_timeouts(
             continue;
         };
         let restart = match &a.launch_setting_id {
-            Some(ls) => launch_settings::Entity::find_by_id(ls.clone())
-                .one(&txn)
-                .await?
-                .is_some_and(|l| l.on_lost == "restart" && l.enabled),
+            Some(ls) => {
+                recovery::count(&txn, ls, recovery::kind::LOST).await?;
+                launch_settings::Entity::find_by_id(ls.clone())
+                    .one(&txn)
+                    .await?
+                    .is_some_and(|l| l.on_lost == "restart" && l.enabled)
+            }
             None => false,
         };
         let any = concurrency_of(&txn, &a).await? == Concurrency::Any;
         if restart && any && row.fencing_token == a.fencing_token {
             if redispatch(&txn, cfg, &a, &row.host, &why, now).await? {
                 Metrics::inc(&cfg.metrics.restarted_after_lost);
+                if let Some(ls) = &a.launch_setting_id {
+                    recovery::count(&txn, ls, recovery::kind::REDISPATCH).await?;
+                }
             }
         } else {
             Metrics::inc(&cfg.metrics.failed_after_lost);

@@ -153,6 +153,12 @@ async fn a_tripped_host_is_quarantined_and_the_stream_goes_on_without_it(db: &Da
     // A repeated trip report (redelivered batch) changes nothing.
     trips_on(db, &cfg, "demo-b", run, 1, now).await;
     assert_eq!(cfg.metrics.quarantines.load(Ordering::Relaxed), 1);
+    let status = run_status::of_launch_settings(db, &actor(Role::Viewer), &[LS.to_owned()])
+        .await
+        .expect("status")
+        .remove(LS)
+        .expect("status");
+    assert_eq!(status.recovery.get("quarantine"), Some(&1));
 
     // No re-dispatch loop: the watchdog leaves the quarantined host out, pass after pass.
     for _ in 0..5 {

@@ -482,6 +482,17 @@ async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &Databa
     .await;
     assert_eq!(out.applied, 1);
     assert_eq!(activation(db, id).await.status, "running");
+    // The launch setting's recovery counts say what happened, from the database.
+    let counts = am_services::recovery::of_launch_settings(db, &[ls.to_owned()])
+        .await
+        .expect("counts")
+        .remove(ls)
+        .expect("recovered");
+    let counts: Vec<(&str, i64)> = counts.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+    assert_eq!(
+        counts,
+        [("redispatch", 1), ("stale_report", 1), ("start_timeout", 1)]
+    );
     // If the first node started it anyway, its heartbeat gets it interrupted there.
     let mut hb = heartbeat("demo-a", later);
     hb.host = first.clone();

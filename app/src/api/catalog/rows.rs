@@ -83,6 +83,7 @@ pub fn status_view(s: RunStatus) -> StatusView {
     let backlog = s.backlog.is_some().then(|| backlog_cell(Some(&s)));
     StatusView {
         backlog,
+        recovery: recovery_cell(&s.recovery),
         current: s.current,
         last_result: s.last_result,
         last_result_at: s
@@ -158,4 +159,24 @@ pub fn schedule_group(g: ScheduleGroup, s: Option<&RunStatus>) -> ListRow {
         ],
         id: g.id,
     }
+}
+
+/// How often the runtime recovered a launch setting, in words; `None` when never.
+fn recovery_cell(counts: &std::collections::BTreeMap<String, i64>) -> Option<String> {
+    use am_services::recovery::kind;
+    let parts: Vec<String> = kind::ALL
+        .iter()
+        .filter_map(|k| counts.get(*k).filter(|n| **n > 0).map(|n| (*k, *n)))
+        .map(|(k, n)| {
+            let (one, many) = match k {
+                kind::START_TIMEOUT => ("start timeout", "start timeouts"),
+                kind::LOST => ("lost run", "lost runs"),
+                kind::REDISPATCH => ("re-dispatch", "re-dispatches"),
+                kind::STALE_REPORT => ("stale report ignored", "stale reports ignored"),
+                _ => ("quarantine", "quarantines"),
+            };
+            format!("{n} {}", if n == 1 { one } else { many })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }

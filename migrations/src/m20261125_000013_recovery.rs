@@ -1,9 +1,11 @@
-//! Hosts a `MANY` launch setting's breaker took out of its rotation: the launch setting keeps
-//! running on the other hosts of its pool, and is no longer dispatched to these until an
-//! operator re-enables it or clears the host.
+//! Recovery: hosts a `MANY` launch setting's breaker took out of its rotation (the launch
+//! setting keeps running on the other hosts of its pool, and is no longer dispatched to these
+//! until an operator re-enables it or clears the host), and per launch setting the count of each
+//! kind of recovery the runtime carried out (start timeouts, lost runs, re-dispatches, stale
+//! reports ignored, quarantines).
 
 use sea_orm_migration::prelude::*;
-use sea_orm_migration::schema::{string, text, uuid_null};
+use sea_orm_migration::schema::{big_integer, string, text, uuid_null};
 
 use crate::m20261121_000001_catalog::LaunchSettings;
 use crate::util::{drop, foreign_key, primary_key, table, ts};
@@ -35,10 +37,31 @@ impl MigrationTrait for Migration {
                     ))
                     .take(),
             )
+            .await?;
+        use RecoveryCounts as R;
+        manager
+            .create_table(
+                table(R::Table)
+                    .col(string(R::LaunchSettingId))
+                    .col(string(R::Kind))
+                    .col(big_integer(R::Count))
+                    .primary_key(&mut primary_key(
+                        "pk_recovery_counts",
+                        [R::LaunchSettingId, R::Kind],
+                    ))
+                    .foreign_key(&mut foreign_key(
+                        "fk_recovery_counts_launch_setting_id",
+                        (R::Table, R::LaunchSettingId),
+                        (LaunchSettings::Table, LaunchSettings::Id),
+                        ForeignKeyAction::Cascade,
+                    ))
+                    .take(),
+            )
             .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager.drop_table(drop(RecoveryCounts::Table)).await?;
         manager.drop_table(drop(HostQuarantines::Table)).await
     }
 
@@ -55,4 +78,12 @@ pub enum HostQuarantines {
     Since,
     Cause,
     ActivationId,
+}
+
+#[derive(DeriveIden)]
+pub enum RecoveryCounts {
+    Table,
+    LaunchSettingId,
+    Kind,
+    Count,
 }
