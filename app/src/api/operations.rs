@@ -8,11 +8,13 @@ use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 
-/// An item of an operation that failed.
+/// An item of an operation that failed (or, for a consistency sweep, was found wrong and
+/// repaired).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemErrorView {
     pub item: String,
     pub error: String,
+    pub repaired: bool,
 }
 
 /// An operation as pages show it.
@@ -86,6 +88,7 @@ pub(crate) mod present {
             "enable-launch-settings" => "Re-enable launch settings",
             "enable-schedule-groups" => "Re-enable schedule groups",
             "replay-unrouted" => "Replay unrouted messages",
+            "consistency-sweep" => "Consistency sweep",
             other => other,
         }
         .to_owned()
@@ -131,6 +134,7 @@ pub(crate) mod present {
             OperationRequest::ReplayUnrouted { data_queue } => {
                 format!("unrouted messages of data queue {data_queue}")
             }
+            OperationRequest::ConsistencySweep {} => "every activation in progress".to_owned(),
         }
     }
 
@@ -174,6 +178,7 @@ pub(crate) mod present {
                 .map(|e| ItemErrorView {
                     item: e.item,
                     error: e.error,
+                    repaired: e.repaired,
                 })
                 .collect(),
             cancel_requested: v.cancel_requested,
@@ -236,6 +241,20 @@ pub async fn rerun_activations(
         },
     )
     .await?;
+    Ok(op.id.to_string())
+}
+
+/// Starts a consistency sweep of the activations in progress (operators); returns the
+/// operation id.
+#[server(prefix = "/ui", endpoint = "start_sweep", input = Json)]
+pub async fn start_sweep() -> Result<String, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    use am_services::operations::OperationRequest;
+    let who = require(Role::Operator)?;
+    let op =
+        am_services::operations::start(&services()?, &who, OperationRequest::ConsistencySweep {})
+            .await?;
     Ok(op.id.to_string())
 }
 

@@ -4,7 +4,7 @@
 
 use crate::{
     api::operations::{
-        CancelOperation, DisabledListView, OperationRow, Reenable, disabled_entities,
+        CancelOperation, DisabledListView, OperationRow, Reenable, StartSweep, disabled_entities,
         list_operations, operation,
     },
     components::operation::ProgressBar,
@@ -76,11 +76,37 @@ pub fn OperationsPage() -> impl IntoView {
             </Transition>
             <Suspense fallback=|| ()>
                 {move || disabled.get().map(|r| match r {
-                    Ok(d) => view! { <ReenableForm d /> }.into_any(),
+                    Ok(d) => view! { <ReenableForm d=d.clone() /> {d.can_operate.then(|| view! { <SweepButton /> })} }.into_any(),
                     Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
                 })}
             </Suspense>
         </section>
+    }
+}
+
+/// Starts a consistency sweep and opens it.
+#[component]
+fn SweepButton() -> impl IntoView {
+    let action = ServerAction::<StartSweep>::new();
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(id)) = action.value().get() {
+            navigate(&format!("/operations/{id}"), Default::default());
+        }
+    });
+    view! {
+        <div class="card" data-test="sweep">
+            <h2>"Consistency sweep"</h2>
+            <p class="muted">
+                "Checks every activation in progress against the nodes' heartbeats and the outbox, and repairs what it can at once: "
+                "waiting while a node could take it, a launch never sent, a run on a node that is gone or no longer reports it."
+            </p>
+            <button data-test="start-sweep" disabled=move || action.pending().get()
+                on:click=move |_| { action.dispatch(StartSweep {}); }>
+                "Start a sweep"
+            </button>
+            {move || action.value().get().and_then(Result::err).map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
+        </div>
     }
 }
 
@@ -192,12 +218,15 @@ pub fn OperationPage() -> impl IntoView {
                                 </button>
                             })}
                             {(!o.errors.is_empty()).then(|| view! {
-                                <h2>"Errors"</h2>
+                                <h2>{if o.kind == "consistency-sweep" { "Findings" } else { "Errors" }}</h2>
                                 <table class="list" data-test="operation-errors">
                                     <thead><tr><th>"Item"</th><th>"Error"</th></tr></thead>
                                     <tbody>
                                         {o.errors.iter().map(|e| view! {
-                                            <tr><td>{e.item.clone()}</td><td>{e.error.clone()}</td></tr>
+                                            <tr data-repaired=e.repaired.to_string()>
+                                                <td>{e.item.clone()}</td>
+                                                <td>{e.repaired.then(|| view! { <span class="pill succeeded">"repaired"</span> " " })}{e.error.clone()}</td>
+                                            </tr>
                                         }).collect_view()}
                                     </tbody>
                                 </table>

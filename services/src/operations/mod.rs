@@ -70,6 +70,8 @@ const CATALOG_BATCH: usize = 20;
 /// Dead letters published per batch: enough to keep the broker's confirms pipelined.
 const REPLAY_BATCH: u64 = 500;
 const DELETE_BATCH: u64 = 1000;
+/// Activations checked per batch of a consistency sweep (a few queries each).
+const SWEEP_BATCH: u64 = 100;
 
 /// What an operator asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -106,6 +108,12 @@ pub enum OperationRequest {
     ReplayUnrouted {
         data_queue: String,
     },
+    /// Check every activation in progress when it started against what the nodes report and
+    /// the outbox holds, and repair what can be (docs/runtime.md, Consistency sweep): waiting
+    /// while a node could take it (dispatched now), a launch command missing from the outbox
+    /// (written again) or still unsent (reported), a run on a node that is gone or no longer
+    /// lists it (lost, then settled). Each finding is listed with whether it was repaired.
+    ConsistencySweep {},
 }
 
 impl OperationRequest {
@@ -118,6 +126,7 @@ impl OperationRequest {
             OperationRequest::EnableLaunchSettings { .. } => "enable-launch-settings",
             OperationRequest::EnableScheduleGroups { .. } => "enable-schedule-groups",
             OperationRequest::ReplayUnrouted { .. } => "replay-unrouted",
+            OperationRequest::ConsistencySweep {} => "consistency-sweep",
         }
     }
 }
@@ -136,6 +145,9 @@ struct Stored {
     /// match the filter are not part of it (its total would never be reached).
     #[serde(default)]
     max_id: Option<i64>,
+    /// Consistency sweep: the newest activation in progress when it started.
+    #[serde(default)]
+    until: Option<Uuid>,
 }
 
 /// Where started operations go to be run: the server's background-job queue.
@@ -173,6 +185,7 @@ pub async fn start(
 ) -> ServiceResult<operations::Model> {
     by.require(Role::Operator)?;
     let db = &services.db;
+    let mut until = None;
     let (items, total, max_id) = match &request {
         OperationRequest::ReplayDeadLetters { selection }
         | OperationRequest::DeleteDeadLetters { selection } => {
@@ -191,6 +204,16 @@ pub async fn start(
             unrouted_total(services, data_queue).await?,
             None,
         ),
+        OperationRequest::ConsistencySweep {} => {
+            let (count, newest) = crate::runtime::sweep::in_progress(db).await?;
+            if count == 0 {
+                return Err(ServiceError::Conflict(
+                    "nothing to check: no activation is in progress".into(),
+                ));
+            }
+            until = newest;
+            (Vec::new(), i64::try_from(count).unwrap_or(i64::MAX), None)
+        }
         _ => {
             let items = resolve(db, &request).await?;
             let total = items.len() as i64;
@@ -210,6 +233,7 @@ pub async fn start(
         actor: by.clone(),
         items,
         max_id,
+        until,
     };
     let params = serde_json::to_value(&stored)
         .map_err(|e| ServiceError::Internal(format!("operation parameters: {e}")))?;
@@ -271,7 +295,8 @@ async fn resolve(
     match request {
         OperationRequest::ReplayDeadLetters { .. }
         | OperationRequest::DeleteDeadLetters { .. }
-        | OperationRequest::ReplayUnrouted { .. } => Ok(Vec::new()),
+        | OperationRequest::ReplayUnrouted { .. }
+        | OperationRequest::ConsistencySweep {} => Ok(Vec::new()),
         OperationRequest::EnableLaunchSettings { ids } => {
             let ids = distinct(ids, "ids")?;
             let found: BTreeSet<String> = launch_settings::Entity::find()

@@ -2,8 +2,8 @@
 //! progress and the cursor after each batch under its claim.
 
 use super::{
-    CATALOG_BATCH, DELETE_BATCH, MAX_ERRORS, OperationRequest, REPLAY_BATCH, STALE_AFTER, Stored,
-    now_db, status,
+    CATALOG_BATCH, DELETE_BATCH, MAX_ERRORS, OperationRequest, REPLAY_BATCH, STALE_AFTER,
+    SWEEP_BATCH, Stored, now_db, status,
 };
 use crate::{
     Principal,
@@ -11,7 +11,7 @@ use crate::{
     catalog, dead_letters,
     entity::{dead_letters as dead_letters_entity, operations},
     error::{ServiceError, ServiceResult},
-    runtime::{RuntimeConfig, begin_write, run},
+    runtime::{RuntimeConfig, begin_write, run, sweep},
 };
 use am_domain::usage::EntityRef;
 use chrono::{DateTime, Utc};
@@ -214,6 +214,9 @@ pub async fn run(
                 )
                 .await?
             }
+            OperationRequest::ConsistencySweep {} => {
+                sweep_step(db, cfg, stored.until, cursor.as_deref()).await?
+            }
             OperationRequest::RerunActivations { .. } => {
                 catalog_step(&stored, cursor.as_deref(), |item| {
                     let actor = stored.actor.clone();
@@ -327,6 +330,49 @@ async fn unrouted_step(
                 "error": e,
             }));
             step.finished = true;
+        }
+    }
+    Ok(step)
+}
+
+/// One batch of a consistency sweep; the cursor is the last activation checked.
+async fn sweep_step(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    until: Option<Uuid>,
+    cursor: Option<&str>,
+) -> ServiceResult<Step> {
+    let mut step = Step::default();
+    let after = cursor.and_then(|c| Uuid::parse_str(c).ok());
+    let batch = match until {
+        Some(until) => sweep::next_batch(db, after, until, SWEEP_BATCH).await?,
+        None => Vec::new(),
+    };
+    let Some(last) = batch.last() else {
+        step.cursor = cursor.map(str::to_owned);
+        step.finished = true;
+        return Ok(step);
+    };
+    step.cursor = Some(last.id.to_string());
+    let now = Utc::now();
+    for a in &batch {
+        let found = sweep::check(db, cfg, a, now).await?;
+        let unrepaired = found.iter().any(|f| !f.repaired);
+        if unrepaired {
+            step.failed += 1;
+        } else {
+            step.done += 1;
+        }
+        for f in found {
+            tracing::info!(activation = %f.activation, host = ?f.host, kind = %f.kind, repaired = f.repaired, detail = %f.detail, "consistency sweep finding");
+            step.errors.push(serde_json::json!({
+                "item": match &f.host {
+                    Some(h) => format!("activation {} on {h}", f.activation),
+                    None => format!("activation {}", f.activation),
+                },
+                "error": format!("{}: {}", f.kind, f.detail),
+                "repaired": f.repaired,
+            }));
         }
     }
     Ok(step)

@@ -6,11 +6,14 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// An item that failed, as kept in `errors`.
+/// An item that failed, as kept in `errors`; for a consistency sweep, also what it found wrong
+/// and repaired (`repaired: true`, not counted as failed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ItemError {
     pub item: String,
     pub error: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repaired: bool,
 }
 
 /// An operation as the API and the pages show it.
@@ -18,7 +21,8 @@ pub struct ItemError {
 pub struct OperationView {
     pub id: Uuid,
     /// `replay-dead-letters`, `delete-dead-letters`, `rerun-activations`,
-    /// `enable-launch-settings`, `enable-schedule-groups` or `replay-unrouted`.
+    /// `enable-launch-settings`, `enable-schedule-groups`, `replay-unrouted` or
+    /// `consistency-sweep`.
     pub kind: String,
     /// `queued`, `running`, `succeeded`, `failed` (finished, some items failed) or `cancelled`.
     pub status: String,
@@ -26,7 +30,7 @@ pub struct OperationView {
     pub total: i64,
     pub done: i64,
     pub failed: i64,
-    /// The first errors (at most 50), one per failed item.
+    /// The first errors (at most 50), one per failed item; a sweep's repaired findings too.
     pub errors: Vec<ItemError>,
     pub cancel_requested: bool,
     /// What was asked for.

@@ -18,6 +18,7 @@ mod resolve;
 pub mod run;
 pub mod schedule;
 pub mod status;
+pub mod sweep;
 pub mod watchdog;
 
 pub use metrics::Metrics;

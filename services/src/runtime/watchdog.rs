@@ -81,7 +81,7 @@ async fn overdue(
 }
 
 /// Compare-and-set of one host row from `from` to `to`.
-async fn host_cas(
+pub(super) async fn host_cas(
     db: &impl ConnectionTrait,
     row: &activation_hosts::Model,
     to: &str,
@@ -364,59 +364,73 @@ async fn waiting(
             txn.commit().await?;
             continue;
         }
-        let Some(target) = a
-            .launch_setting_id
-            .as_deref()
-            .and_then(|l| resolver.target(l))
-            .cloned()
-        else {
-            continue;
-        };
-        let pinned = match a.parent_id {
-            Some(p) => activations::Entity::find_by_id(p)
-                .one(&txn)
-                .await?
-                .and_then(|p| p.pinned_host),
-            None => None,
-        };
-        let hosts = resolver.choose(&target, pinned.as_deref(), &[]);
-        if hosts.is_empty() {
-            continue;
-        }
-        let token = a.fencing_token + 1;
-        let moved = activations::Entity::update_many()
-            .col_expr(
-                activations::Column::Status,
-                Expr::value(status::activation::DISPATCHED),
-            )
-            .col_expr(activations::Column::FencingToken, Expr::value(token))
-            .col_expr(
-                activations::Column::WaitUntil,
-                Expr::value(Option::<DateTime<Utc>>::None),
-            )
-            .filter(activations::Column::Id.eq(a.id))
-            .filter(activations::Column::Status.eq(status::activation::WAITING))
-            .exec(&txn)
-            .await?;
-        if moved.rows_affected == 1 {
-            let attempt = next_attempt(&txn, a.id).await?;
-            let mut plan = Plan::default();
-            dispatch_hosts(
-                &mut plan,
-                cfg,
-                &target,
-                a.id,
-                &hosts,
-                token,
-                attempt,
-                now,
-                "dispatched after waiting",
-            );
-            plan.write(&txn).await?;
-        }
+        dispatch_waiting(&txn, cfg, &mut resolver, &a, now).await?;
         txn.commit().await?;
     }
     Ok(())
+}
+
+/// Dispatches a waiting activation to the nodes that may take it now; returns them (none: it
+/// keeps waiting). A compare-and-set on `waiting`.
+pub(super) async fn dispatch_waiting(
+    txn: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    resolver: &mut Resolver,
+    a: &activations::Model,
+    now: DateTime<Utc>,
+) -> ServiceResult<Vec<String>> {
+    let Some(target) = a
+        .launch_setting_id
+        .as_deref()
+        .and_then(|l| resolver.target(l))
+        .cloned()
+    else {
+        return Ok(Vec::new());
+    };
+    let pinned = match a.parent_id {
+        Some(p) => activations::Entity::find_by_id(p)
+            .one(txn)
+            .await?
+            .and_then(|p| p.pinned_host),
+        None => None,
+    };
+    let hosts = resolver.choose(&target, pinned.as_deref(), &[]);
+    if hosts.is_empty() {
+        return Ok(hosts);
+    }
+    let token = a.fencing_token + 1;
+    let moved = activations::Entity::update_many()
+        .col_expr(
+            activations::Column::Status,
+            Expr::value(status::activation::DISPATCHED),
+        )
+        .col_expr(activations::Column::FencingToken, Expr::value(token))
+        .col_expr(
+            activations::Column::WaitUntil,
+            Expr::value(Option::<DateTime<Utc>>::None),
+        )
+        .filter(activations::Column::Id.eq(a.id))
+        .filter(activations::Column::Status.eq(status::activation::WAITING))
+        .exec(txn)
+        .await?;
+    if moved.rows_affected == 1 {
+        let attempt = next_attempt(txn, a.id).await?;
+        let mut plan = Plan::default();
+        dispatch_hosts(
+            &mut plan,
+            cfg,
+            &target,
+            a.id,
+            &hosts,
+            token,
+            attempt,
+            now,
+            "dispatched after waiting",
+        );
+        plan.write(txn).await?;
+        return Ok(hosts);
+    }
+    Ok(Vec::new())
 }
 
 async fn concurrency_of(

@@ -15,6 +15,7 @@ mod reports;
 mod rerun;
 mod retention;
 mod runtime;
+mod sweep;
 
 use am_domain::{catalog::Catalog, roles::Role};
 use am_services::{AuthMethod, Principal};

@@ -27,7 +27,7 @@ on_both_backends!(
 );
 
 /// These tests select no dead letters and no unrouted queue: a broker call would be a bug.
-struct NoBroker;
+pub(crate) struct NoBroker;
 
 impl ReplayBroker for NoBroker {
     async fn publish(&self, rows: &[dead_letters::Model], _by: &str) -> Vec<Result<(), String>> {
