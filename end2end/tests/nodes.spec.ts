@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { appWithPool, loginAdmin, open, seed, t, uid } from "./catalog-helpers";
+import { startNode, stopProducer } from "./producer";
 
 // Nodes appear when an application instance publishes itself over the broker. scripts/e2e.sh
 // starts one real demo node; the other applications seeded here have none.
@@ -131,4 +132,35 @@ test("a schedule group's continue-on-failure setting is saved and read back", as
   await page.locator(t("save")).click();
   await expect(page.locator(t("form-saved"))).toBeVisible();
   expect(await saved()).toBe(false);
+});
+
+test("a node whose application is not in the catalog waits, and its agents appear once the application is created", async ({ page }) => {
+  await loginAdmin(page);
+  const app = uid("e2e-late");
+  const host = `${app}-host`;
+  const node = startNode(app, host);
+  try {
+    const row = page.locator(`${t("node-row")}[data-host="${host}"][data-application="${app}"]`);
+    await expect(async () => {
+      await open(page, `/nodes?application=${app}`);
+      await expect(row.locator(t("node-waiting")), "").toBeVisible({ timeout: 1000 });
+    }).toPass({ timeout: 30_000 });
+    await expect(row.locator(t("node-waiting"))).toHaveText("application not in the catalog");
+    await expect(row.locator(t("node-create-application"))).toHaveAttribute("href", "/applications/new");
+
+    // The application is created (as the shortcut's form would): no node restart needed.
+    await seed(page, {
+      pools: [{ id: `${app}-pool`, title: "Late pool", hosts: [host] }],
+      applications: [{ id: app, title: "Late application", default_pool: `${app}-pool` }],
+    });
+    await expect(async () => {
+      await open(page, `/nodes?application=${app}`);
+      await expect(row.locator(t("node-waiting"))).toHaveCount(0, { timeout: 1000 });
+      await expect(row.locator(t("node-agent"), { hasText: "sleep" })).toBeVisible({ timeout: 1000 });
+    }).toPass({ timeout: 30_000 });
+    const agents = await (await page.request.get("/api/v1/agents")).json();
+    expect(agents.some((a: { application: string; id: string }) => a.application === app && a.id === "sleep")).toBe(true);
+  } finally {
+    await stopProducer(node);
+  }
 });

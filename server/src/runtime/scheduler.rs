@@ -266,9 +266,22 @@ async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, b
     if fires.is_empty() {
         return;
     }
+    let next_fires: Vec<Option<DateTime<Utc>>> = fires
+        .iter()
+        .map(|d| {
+            state
+                .entries
+                .get(&d.group)
+                .and_then(|e| e.schedule.next_after(d.at))
+        })
+        .collect();
     let records: Vec<Fire> = fires
         .iter()
-        .map(|d| Fire::scheduled(&d.group, d.at, d.trigger))
+        .zip(&next_fires)
+        .map(|(d, next)| Fire {
+            next: *next,
+            ..Fire::scheduled(&d.group, d.at, d.trigger)
+        })
         .collect();
     let mut backoff = Duration::from_millis(100);
     loop {
@@ -291,21 +304,16 @@ async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, b
         u64::try_from(lag).unwrap_or(0),
         std::sync::atomic::Ordering::Relaxed,
     );
-    let mut next_fires = Vec::with_capacity(fires.len());
-    for d in fires {
+    // The next fire times were stored with the fires (a group that was not fired, e.g.
+    // disabled meanwhile, keeps the time the reload gave it).
+    for (d, next) in fires.into_iter().zip(next_fires) {
         if d.trigger == Trigger::Misfire {
             Metrics::inc(&cfg.metrics.misfires_fired);
         }
-        let next = state
-            .entries
-            .get(&d.group)
-            .and_then(|e| e.schedule.next_after(d.at));
         if let Some(next) = next {
             state.arm(&d.group, next, Trigger::Schedule);
-            next_fires.push((d.group, next));
         }
     }
-    record_next(db, &next_fires).await;
 }
 
 #[cfg(test)]

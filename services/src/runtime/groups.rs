@@ -35,6 +35,9 @@ pub struct Fire {
     pub requested_by: Option<String>,
     /// The member position to start from: 0 but for a re-run from a later member.
     pub from: usize,
+    /// A cron fire: the group's next fire time after this one, stored in the fire's own
+    /// transaction (one statement with its status, no separate commit after a burst).
+    pub next: Option<DateTime<Utc>>,
 }
 
 impl Fire {
@@ -47,6 +50,7 @@ impl Fire {
             fire_key: Some(fire_key(group, at)),
             requested_by: None,
             from: 0,
+            next: None,
         }
     }
 }
@@ -217,21 +221,30 @@ pub async fn fire(
     );
     plan.write(&txn).await?;
 
-    let started: Vec<String> = out
-        .iter()
-        .filter(|o| o.1.is_some())
-        .map(|o| o.0.clone())
-        .collect();
-    for chunk in started.chunks(super::CHUNK) {
-        schedule_groups::Entity::update_many()
-            .col_expr(
+    // The started groups run now, and a cron fire's group gets its next fire time: grouped by
+    // that time, so a burst of one cron is a statement per chunk.
+    let mut started: BTreeMap<Option<DateTime<Utc>>, Vec<String>> = BTreeMap::new();
+    for (f, o) in fires.iter().zip(&out) {
+        if o.1.is_some() {
+            started.entry(f.next).or_default().push(f.group.clone());
+        }
+    }
+    for (next, ids) in started {
+        for chunk in ids.chunks(super::CHUNK) {
+            let mut update = schedule_groups::Entity::update_many().col_expr(
                 schedule_groups::Column::CurrentStatus,
                 Expr::value("running"),
-            )
-            .filter(schedule_groups::Column::Id.is_in(chunk.iter().cloned()))
-            .filter(schedule_groups::Column::Enabled.eq(true))
-            .exec(&txn)
-            .await?;
+            );
+            if let Some(next) = next {
+                update =
+                    update.col_expr(schedule_groups::Column::NextFireAt, Expr::value(Some(next)));
+            }
+            update
+                .filter(schedule_groups::Column::Id.is_in(chunk.iter().cloned()))
+                .filter(schedule_groups::Column::Enabled.eq(true))
+                .exec(&txn)
+                .await?;
+        }
     }
     for (at, ids) in fired_at {
         for chunk in ids.chunks(super::CHUNK) {

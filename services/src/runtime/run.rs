@@ -311,6 +311,7 @@ async fn run_group(
             fire_key: None,
             requested_by: Some(actor.name.clone()),
             from,
+            next: None,
         }],
         now,
         Some(actor),
