@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 type TestResult = Result<(), DbErr>;
 
-const TABLES: [&str; 27] = [
+const TABLES: [&str; 29] = [
     "catalog_meta",
     "applications",
     "hosts",
@@ -44,6 +44,8 @@ const TABLES: [&str; 27] = [
     "api_tokens",
     "sessions",
     "broker_topology",
+    "host_quarantines",
+    "recovery_counts",
 ];
 
 /// Indexes created by `CREATE INDEX` (unique constraints inside `CREATE TABLE` get
@@ -183,9 +185,18 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: no budget for answers "temporarily unavailable".
+    // One step down: no quarantined hosts, no recovery counts.
     Migrator::down(db, Some(1)).await?;
     let manager = SchemaManager::new(db);
+    assert!(!manager.has_table("host_quarantines").await?);
+    assert!(!manager.has_table("recovery_counts").await?);
+    assert!(
+        manager
+            .has_column("launch_settings", "unavailable_for_ms")
+            .await?
+    );
+    // One more: no budget for answers "temporarily unavailable".
+    Migrator::down(db, Some(1)).await?;
     assert!(
         !manager
             .has_column("launch_settings", "unavailable_for_ms")
@@ -383,6 +394,48 @@ async fn constraints(db: &DatabaseConnection) -> TestResult {
         0,
         "group runs go with their group"
     );
+
+    // A launch setting's quarantined hosts and recovery counts: one row per host and per
+    // kind, gone with the launch setting.
+    let quarantine = |host: &str| -> Row {
+        vec![
+            ("launch_setting_id", "ls2".into()),
+            ("host", host.into()),
+            ("since", now.into()),
+            ("cause", "breaker tripped".into()),
+        ]
+    };
+    insert(db, "host_quarantines", quarantine("h1")).await?;
+    let again = insert(db, "host_quarantines", quarantine("h1")).await;
+    expect_violation(again, Violation::Unique, "a host quarantined twice");
+    let counted = |kind: &str| -> Row {
+        vec![
+            ("launch_setting_id", "ls2".into()),
+            ("kind", kind.into()),
+            ("count", 1i64.into()),
+        ]
+    };
+    insert(db, "recovery_counts", counted("lost")).await?;
+    let again = insert(db, "recovery_counts", counted("lost")).await;
+    expect_violation(again, Violation::Unique, "one kind counted in two rows");
+    let unknown = insert(
+        db,
+        "recovery_counts",
+        vec![
+            ("launch_setting_id", "nope".into()),
+            ("kind", "lost".into()),
+            ("count", 1i64.into()),
+        ],
+    )
+    .await;
+    expect_violation(
+        unknown,
+        Violation::ForeignKey,
+        "counts of no launch setting",
+    );
+    delete(db, "launch_settings", "id", "ls2".into()).await?;
+    assert_eq!(count(db, "host_quarantines").await?, 0);
+    assert_eq!(count(db, "recovery_counts").await?, 0);
 
     // Launch settings still use p1: deleting it is refused and its hosts stay.
     let in_use = delete(db, "pools", "id", "p1".into()).await;
