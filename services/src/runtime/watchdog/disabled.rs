@@ -36,47 +36,11 @@ pub(super) async fn stop_disabled(
                 .copied()
                 .unwrap_or("disabled")
                 .to_owned();
-            let txn = crate::runtime::begin_write(db).await?;
-            if a.status == status::activation::WAITING {
-                activate::finish(
-                    &txn,
-                    cfg,
-                    &a,
-                    status::activation::INTERRUPTED,
-                    Some(reason),
-                    now,
-                )
-                .await?;
-                txn.commit().await?;
-                continue;
-            }
-            let rows = activation_hosts::Entity::find()
-                .filter(activation_hosts::Column::ActivationId.eq(a.id))
-                .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-                .filter(activation_hosts::Column::StopRequestedAt.is_null())
-                .all(&txn)
-                .await?;
-            let mut plan = Plan::default();
-            for row in rows {
-                if !mark_stop_requested(&txn, &row, now).await? {
-                    continue;
-                }
-                plan.command(
-                    &cfg.names,
-                    &row.application_id,
-                    &row.host,
-                    &ToNode::Stop(Stop {
-                        launch_setting: ls.clone(),
-                        reason: reason.clone(),
-                    }),
-                    format!("stop:{}:{}:{}", a.id, row.host, row.fencing_token),
-                    now,
-                );
-                plan.event(a.id, Some(&row.host), "stop-requested", reason.clone(), now);
-                Metrics::inc(&cfg.metrics.stops);
-            }
-            plan.write(&txn).await?;
-            txn.commit().await?;
+            let stop = ToNode::Stop(Stop {
+                launch_setting: ls.clone(),
+                reason: reason.clone(),
+            });
+            end_activation(db, cfg, &a, &reason, Ending::Stop(&stop), now).await?;
         }
     }
     interrupt_members_of_disabled_groups(db, cfg, now).await
@@ -129,55 +93,80 @@ async fn interrupt_members_of_disabled_groups(
                 .all(db)
                 .await?;
             for member in members {
-                let txn = crate::runtime::begin_write(db).await?;
-                if member.status == status::activation::WAITING {
-                    activate::finish(
-                        &txn,
-                        cfg,
-                        &member,
-                        status::activation::INTERRUPTED,
-                        Some(reason.clone()),
-                        now,
-                    )
-                    .await?;
-                    txn.commit().await?;
-                    continue;
-                }
-                let rows = activation_hosts::Entity::find()
-                    .filter(activation_hosts::Column::ActivationId.eq(member.id))
-                    .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-                    .filter(activation_hosts::Column::StopRequestedAt.is_null())
-                    .all(&txn)
-                    .await?;
-                let mut plan = Plan::default();
-                for row in rows {
-                    if !mark_stop_requested(&txn, &row, now).await? {
-                        continue;
-                    }
-                    plan.command(
-                        &cfg.names,
-                        &row.application_id,
-                        &row.host,
-                        &ToNode::Interrupt(Interrupt {
-                            activation_id: ActivationId(member.id.to_string()),
-                            reason: reason.clone(),
-                        }),
-                        format!("interrupt:{}:{}:{}", member.id, row.host, row.fencing_token),
-                        now,
-                    );
-                    plan.event(
-                        member.id,
-                        Some(&row.host),
-                        "interrupt-requested",
-                        reason.clone(),
-                        now,
-                    );
-                    Metrics::inc(&cfg.metrics.stops);
-                }
-                plan.write(&txn).await?;
-                txn.commit().await?;
+                end_activation(db, cfg, &member, &reason, Ending::Interrupt, now).await?;
             }
         }
     }
+    Ok(())
+}
+
+/// How an activation that must end is told to.
+enum Ending<'a> {
+    /// This *stop* to every node running it.
+    Stop(&'a ToNode),
+    /// An *interrupt* of this activation only.
+    Interrupt,
+}
+
+/// Ends an activation that must no longer run: a waiting one at once (interrupted), a running
+/// one by a command to each host still running it, once per host (compare-and-set on the
+/// host's stop request).
+async fn end_activation(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    a: &activations::Model,
+    reason: &str,
+    ending: Ending<'_>,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let txn = crate::runtime::begin_write(db).await?;
+    if a.status == status::activation::WAITING {
+        activate::finish(
+            &txn,
+            cfg,
+            a,
+            status::activation::INTERRUPTED,
+            Some(reason.to_owned()),
+            now,
+        )
+        .await?;
+        txn.commit().await?;
+        return Ok(());
+    }
+    let rows = activation_hosts::Entity::find()
+        .filter(activation_hosts::Column::ActivationId.eq(a.id))
+        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+        .filter(activation_hosts::Column::StopRequestedAt.is_null())
+        .all(&txn)
+        .await?;
+    let mut plan = Plan::default();
+    for row in rows {
+        if !mark_stop_requested(&txn, &row, now).await? {
+            continue;
+        }
+        let (command, key, kind) = match &ending {
+            Ending::Stop(stop) => ((*stop).clone(), "stop", "stop-requested"),
+            Ending::Interrupt => (
+                ToNode::Interrupt(Interrupt {
+                    activation_id: ActivationId(a.id.to_string()),
+                    reason: reason.to_owned(),
+                }),
+                "interrupt",
+                "interrupt-requested",
+            ),
+        };
+        plan.command(
+            &cfg.names,
+            &row.application_id,
+            &row.host,
+            &command,
+            format!("{key}:{}:{}:{}", a.id, row.host, row.fencing_token),
+            now,
+        );
+        plan.event(a.id, Some(&row.host), kind, reason, now);
+        Metrics::inc(&cfg.metrics.stops);
+    }
+    plan.write(&txn).await?;
+    txn.commit().await?;
     Ok(())
 }
