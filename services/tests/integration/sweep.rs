@@ -130,6 +130,14 @@ async fn a_sweep_repairs_planted_inconsistencies_and_lists_them(db: &DatabaseCon
             .expect("q")
             .is_some()
     );
+    let lost = am_services::recovery::of_launch_settings(db, &["demo.echo.drain".to_owned()])
+        .await
+        .expect("counts");
+    assert_eq!(
+        lost.get("demo.echo.drain").and_then(|c| c.get("lost")),
+        Some(&1),
+        "the repaired run counts as a recovery: {lost:?}"
+    );
     let silent_row = activation(db, silent).await;
     assert_eq!(silent_row.status, "failed");
     assert!(

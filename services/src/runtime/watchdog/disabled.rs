@@ -11,18 +11,13 @@ pub(super) async fn stop_disabled(
     cfg: &RuntimeConfig,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    let disabled: Vec<(String, Option<String>)> = launch_settings::Entity::find()
-        .select_only()
-        .column(launch_settings::Column::Id)
-        .column(launch_settings::Column::DisabledReason)
-        .filter(launch_settings::Column::Enabled.eq(false))
-        .into_tuple()
-        .all(db)
-        .await?;
+    use launch_settings::Column as L;
+    let disabled =
+        disabled::<launch_settings::Entity>(db, [L::Id, L::DisabledReason, L::Enabled]).await?;
     for chunk in disabled.chunks(crate::runtime::CHUNK) {
         let reasons: HashMap<&str, &str> = chunk
             .iter()
-            .map(|(id, r)| (id.as_str(), r.as_deref().unwrap_or("disabled")))
+            .map(|(id, r)| (id.as_str(), r.as_str()))
             .collect();
         let active = activations::Entity::find()
             .filter(activations::Column::LaunchSettingId.is_in(chunk.iter().map(|c| c.0.clone())))
@@ -54,18 +49,13 @@ async fn interrupt_members_of_disabled_groups(
     cfg: &RuntimeConfig,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    let disabled: Vec<(String, Option<String>)> = schedule_groups::Entity::find()
-        .select_only()
-        .column(schedule_groups::Column::Id)
-        .column(schedule_groups::Column::DisabledReason)
-        .filter(schedule_groups::Column::Enabled.eq(false))
-        .into_tuple()
-        .all(db)
-        .await?;
+    use schedule_groups::Column as G;
+    let disabled =
+        disabled::<schedule_groups::Entity>(db, [G::Id, G::DisabledReason, G::Enabled]).await?;
     for chunk in disabled.chunks(crate::runtime::CHUNK) {
         let reasons: HashMap<&str, &str> = chunk
             .iter()
-            .map(|(id, r)| (id.as_str(), r.as_deref().unwrap_or("disabled")))
+            .map(|(id, r)| (id.as_str(), r.as_str()))
             .collect();
         let runs: Vec<(Uuid, Option<String>)> = activations::Entity::find()
             .select_only()
@@ -98,6 +88,26 @@ async fn interrupt_members_of_disabled_groups(
         }
     }
     Ok(())
+}
+
+/// `(id, why)` of every disabled launch setting or schedule group (`disabled` when no reason
+/// was recorded).
+async fn disabled<E: EntityTrait>(
+    db: &DatabaseConnection,
+    [id, reason, enabled]: [E::Column; 3],
+) -> ServiceResult<Vec<(String, String)>> {
+    let rows: Vec<(String, Option<String>)> = E::find()
+        .select_only()
+        .column(id)
+        .column(reason)
+        .filter(enabled.eq(false))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, r)| (id, r.unwrap_or_else(|| "disabled".to_owned())))
+        .collect())
 }
 
 /// How an activation that must end is told to.
