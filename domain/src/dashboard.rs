@@ -20,7 +20,8 @@ pub const OTHER_ERROR_TYPES: &str = "(other types)";
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Dashboard {
     pub generated_at: DateTime<Utc>,
-    /// Activations by status, every status listed (zero included): the active ones
+    /// Runs by status (activations without a parent: a group's run once, its members' runs
+    /// not again), every status listed (zero included): the active ones
     /// (`waiting`, `dispatched`, `running`) whatever their age, the finished ones created in
     /// the last [`WINDOW_HOURS`] hours.
     pub activations: Vec<StatusCount>,

@@ -117,6 +117,24 @@ test("replay dead letters, watch the progress bar finish and the node process th
     const a = await json(page, `/api/v1/activations/${failing}`);
     expect(["running", "dispatched", "waiting"]).not.toContain(a.activation.status);
   }).toPass({ timeout: 45_000 });
+  // Replayed while the launch setting is disabled, the canary would wait in the broker: the
+  // confirmation warns, and the operation says so and stops by itself after the canary.
+  await open(page, `/dead-letters?launch_setting=${ls}`);
+  await page.locator(t("dl-replay-matching")).click();
+  const confirm = page.locator(t("dl-replay-confirm"));
+  await expect(confirm.locator(t("dl-replay-count"))).toHaveAttribute("data-total", String(total));
+  await expect(confirm.locator(t("dl-replay-disabled"))).toContainText(ls);
+  await expect(confirm.locator(t("dl-replay-canary"))).toBeChecked();
+  await confirm.locator(t("dl-confirm-replay")).click();
+  const stopped = page.locator(`${t("dl-operation")} ${t("operation-progress")}`);
+  await expect(stopped).toHaveAttribute("data-status", "failed", { timeout: 30_000 });
+  await expect(stopped).toHaveAttribute("data-done", "1");
+  const stoppedOutcome = page.locator(`${t("dl-operation")} ${t("replay-outcomes")}`);
+  await expect(stoppedOutcome).toHaveAttribute("data-waiting", "1");
+  await expect(stoppedOutcome).toHaveAttribute("data-processed", "0");
+  await expect(page.locator(`${t("dl-replay-result")}[data-result="waiting"]`)).toHaveCount(1);
+  expect(await deadCount(page, ls)).toBe(total - 1);
+
   const saved = await json(page, `/api/v1/launch-settings/${ls}`);
   const fixed = await call(page, "PUT", `/api/v1/launch-settings/${ls}`, {
     ...saved, parameters: { ...saved.parameters, failure_rate: "0" },
@@ -125,21 +143,35 @@ test("replay dead letters, watch the progress bar finish and the node process th
   expect((await call(page, "POST", `/api/v1/launch-settings/${ls}/enable`)).status()).toBe(204);
   const healthy = await running(page, ls, failing);
 
-  // Select them all and replay; the progress bar fills up.
+  // The canary that waited is processed once the launch setting runs again.
+  await expect(async () => {
+    const page1 = await json(page, `/api/v1/dead-letters?launch_setting=${ls}&status=replayed`);
+    expect(page1.items.map((d: { replay: { result: string } }) => d.replay.result)).toEqual(["processed"]);
+  }).toPass({ timeout: 60_000 });
+
+  // Select the rest and replay, a canary first; the progress bar fills up, and the outcome says
+  // what the node made of them: every one processed.
   await open(page, `/dead-letters?launch_setting=${ls}`);
   await page.locator(t("dl-select-all")).check();
-  await expect(page.locator(t("dl-replay-selected"))).toHaveText(`Replay selected (${total})`);
+  await expect(page.locator(t("dl-replay-selected"))).toHaveText(`Replay selected (${total - 1})`);
   await page.locator(t("dl-replay-selected")).click();
+  await expect(page.locator(`${t("dl-replay-confirm")} ${t("dl-replay-count")}`)).toHaveAttribute("data-total", String(total - 1));
+  await expect(page.locator(t("dl-replay-disabled"))).toHaveCount(0);
+  await page.locator(t("dl-confirm-replay")).click();
   const progress = page.locator(`${t("dl-operation")} ${t("operation-progress")}`);
-  await expect(progress).toHaveAttribute("data-total", String(total));
+  await expect(progress).toHaveAttribute("data-total", String(total - 1));
   // Within seconds; a runner that died mid-way is taken over after a minute, so allow that too.
   await expect(progress).toHaveAttribute("data-status", "succeeded", { timeout: 100_000 });
-  await expect(progress).toHaveAttribute("data-done", String(total));
+  await expect(progress).toHaveAttribute("data-done", String(total - 1));
   await expect(progress).toHaveAttribute("data-failed", "0");
-  await expect(progress.locator("progress")).toHaveAttribute("value", String(total));
+  await expect(progress.locator("progress")).toHaveAttribute("value", String(total - 1));
   await expect(page.locator(`${t("dl-operation")} ${t("operation-link")}`)).toHaveAttribute("href", /^\/operations\//);
+  const outcome = page.locator(`${t("dl-operation")} ${t("replay-outcomes")}`);
+  await expect(outcome).toHaveAttribute("data-processed", String(total - 1), { timeout: 60_000 });
+  await expect(outcome).toHaveAttribute("data-failed-again", "0");
 
-  // The list reloads by itself: every one replayed, by whom.
+  // The list reloads by itself: every one replayed, by whom, and processed.
+  await expect(page.locator(`${t("dl-replay-result")}[data-result="processed"]`)).toHaveCount(total, { timeout: 30_000 });
   for (const row of await rows.all()) {
     await expect(row).toHaveAttribute("data-status", "replayed");
     await expect(row.locator(t("dl-replayed-by"))).toContainText("replayed by admin");

@@ -26,7 +26,11 @@
 //! - [`m20261124_000011_dead_letter_forward`]: dead-letter policy `forward` (the exchange of a
 //!   launch setting, and the copy each dead letter still owes it);
 //! - [`m20261124_000012_unavailable_budget`]: how long a launch setting's messages may answer
-//!   "temporarily unavailable" before they are dead-lettered.
+//!   "temporarily unavailable" before they are dead-lettered;
+//! - [`m20261125_000013_recovery`]: hosts a `MANY` breaker quarantined, and per launch setting
+//!   the count of each kind of recovery;
+//! - [`m20261125_000014_replay_outcomes`]: what became of each replayed dead letter;
+//! - [`m20261125_000015_run_counts`]: the dashboard's count of runs (a group's run once).
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -54,6 +58,8 @@ pub mod m20261124_000010_waiting_publications;
 pub mod m20261124_000011_dead_letter_forward;
 pub mod m20261124_000012_unavailable_budget;
 pub mod m20261125_000013_recovery;
+pub mod m20261125_000014_replay_outcomes;
+pub mod m20261125_000015_run_counts;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -76,6 +82,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000011_dead_letter_forward::Migration),
             Box::new(m20261124_000012_unavailable_budget::Migration),
             Box::new(m20261125_000013_recovery::Migration),
+            Box::new(m20261125_000014_replay_outcomes::Migration),
+            Box::new(m20261125_000015_run_counts::Migration),
         ]
     }
 }

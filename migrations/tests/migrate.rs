@@ -185,9 +185,30 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: no quarantined hosts, no recovery counts.
-    Migrator::down(db, Some(1)).await?;
+    // One step down: no index of runs.
     let manager = SchemaManager::new(db);
+    assert!(
+        manager
+            .has_index("activations", "idx_activations_status_created_runs")
+            .await?
+    );
+    Migrator::down(db, Some(1)).await?;
+    assert!(
+        !manager
+            .has_index("activations", "idx_activations_status_created_runs")
+            .await?
+    );
+    // One more: dead letters keep no replay outcome.
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("dead_letters", "replay_result").await?);
+    assert!(
+        !manager
+            .has_column("dead_letters", "replay_operation")
+            .await?
+    );
+    assert!(manager.has_table("host_quarantines").await?);
+    // One more: no quarantined hosts, no recovery counts.
+    Migrator::down(db, Some(1)).await?;
     assert!(!manager.has_table("host_quarantines").await?);
     assert!(!manager.has_table("recovery_counts").await?);
     assert!(

@@ -262,6 +262,8 @@ async fn run_round() -> Result<RoundResult> {
         &who,
         OperationRequest::ReplayDeadLetters {
             selection: Selection::default(),
+            canary: None,
+            rate_per_second: None,
         },
     )
     .await?;

@@ -173,6 +173,11 @@ pub fn replay_properties(
     headers.insert(wire::ATTEMPT_HEADER.into(), Value::from(1));
     headers.insert(wire::REPLAYED_BY_HEADER.into(), Value::from(replayed_by));
     headers.insert(wire::REPLAYED_AT_HEADER.into(), Value::from(replayed_at));
+    // Every outcome of this replay names it (docs/runtime.md, Replay outcomes).
+    headers.insert(
+        wire::replay::REPLAY_HEADER.into(),
+        Value::from(am_services::dead_letters::next_replay_token(row).to_string()),
+    );
     stored_properties(row, &headers)
 }
 
@@ -381,6 +386,11 @@ mod tests {
             forwarded_at: None,
             forward_attempts: 0,
             forward_error: None,
+            replay_operation: None,
+            replay_result: None,
+            replay_result_at: None,
+            replay_error: None,
+            replay_dead_letter: None,
         }
     }
 
@@ -415,6 +425,8 @@ mod tests {
                 "x-am-attempt": 1,
                 "x-am-replayed-by": "alice",
                 "x-am-replayed-at": "2030-01-01T00:00:00Z",
+                // Dead letter 1's first replay: every outcome of it names this token.
+                "x-am-replay": "1.1",
             })
         );
         assert_eq!(p.message_id().as_ref().map(|s| s.as_str()), Some("m-1"));

@@ -4,7 +4,8 @@
 //! Every statement reads one index range or counts one index range (shown by [`explain`] and
 //! asserted in the tests), so a snapshot stays cheap with a million failure rows and is safe to
 //! take every two seconds:
-//! - activations by status: one count per status on `idx_activations_status_created` (the
+//! - runs by status: one count per status on `idx_activations_status_created_runs` (the
+//!   activations without a parent: a group's run counts once, not again with its members; the
 //!   finished ones limited to the window by `created_at`);
 //! - the newest active activations: `idx_activations_status_created` backwards, per status;
 //! - dead letters: `idx_dead_letters_status_received_at` (status `dead`);
@@ -98,8 +99,10 @@ fn status_counts_statement(backend: DbBackend, since: DateTime<Utc>) -> Statemen
         }
         text.push_str("SELECT ");
         placeholder(backend, &mut text, &mut values, (*s).into());
+        // Runs, not rows: a group's run counts once, its members' runs not again.
         text.push_str(" AS status, COUNT(*) AS n FROM activations WHERE status = ");
         placeholder(backend, &mut text, &mut values, (*s).into());
+        text.push_str(" AND parent_id IS NULL");
         if !active {
             text.push_str(" AND created_at >= ");
             placeholder(backend, &mut text, &mut values, since.into());

@@ -22,6 +22,21 @@ pub struct DeadLettersQuery {
     pub after: String,
 }
 
+impl DeadLettersQuery {
+    /// No filter but the status: "all matching" means every dead letter.
+    pub fn is_unfiltered(&self) -> bool {
+        [
+            &self.launch_setting,
+            &self.data_queue,
+            &self.error_type,
+            &self.from,
+            &self.to,
+        ]
+        .iter()
+        .all(|v| v.trim().is_empty())
+    }
+}
+
 /// A dead letter as the list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeadLetterRow {
@@ -45,6 +60,19 @@ pub struct DeadLetterRow {
     pub parked_at: Option<String>,
     pub body_size: u64,
     pub body_preview: String,
+    /// What became of its last replay.
+    pub replay: Option<ReplayRow>,
+}
+
+/// What became of a dead letter's last replay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayRow {
+    pub result: am_domain::recovery::ReplayResult,
+    pub at: Option<String>,
+    pub error: Option<String>,
+    /// Dead-lettered again: the new dead letter.
+    pub dead_letter: Option<i64>,
+    pub operation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,6 +142,13 @@ pub(crate) mod present {
             parked_at: s.parked_at,
             body_size: s.body_size,
             body_preview: s.body_preview,
+            replay: s.replay.map(|r| ReplayRow {
+                result: r.result,
+                at: r.at.map(time),
+                error: r.error,
+                dead_letter: r.dead_letter,
+                operation: r.operation.map(|o| o.to_string()),
+            }),
         }
     }
 
@@ -246,12 +281,15 @@ pub enum BulkAction {
 }
 
 /// Starts a replay or a delete (operators) of the dead letters `ids`, or, when `ids` is empty,
-/// of every `dead` one matching `query`; returns the operation's id.
+/// of every `dead` one matching `query`; a replay optionally first replays a `canary` and caps
+/// its rate. Returns the operation's id.
 #[server(prefix = "/ui", endpoint = "dead_letters_bulk", input = Json)]
 pub async fn dead_letters_bulk(
     action: BulkAction,
     ids: Vec<i64>,
     query: DeadLettersQuery,
+    canary: Option<u32>,
+    rate_per_second: Option<u32>,
 ) -> Result<String, UiError> {
     use super::ssr::*;
     use am_domain::roles::Role;
@@ -262,9 +300,30 @@ pub async fn dead_letters_bulk(
         filter: present::filter(&query),
     };
     let request = match action {
-        BulkAction::Replay => OperationRequest::ReplayDeadLetters { selection },
+        BulkAction::Replay => OperationRequest::ReplayDeadLetters {
+            selection,
+            canary,
+            rate_per_second,
+        },
         BulkAction::Delete => OperationRequest::DeleteDeadLetters { selection },
     };
     let op = am_services::operations::start(&services()?, &who, request).await?;
     Ok(op.id.to_string())
+}
+
+/// What a replay of the dead letters `ids` (or, when empty, of every `dead` one matching
+/// `query`) would send, asked before the operator confirms it.
+#[server(prefix = "/ui", endpoint = "replay_preview", input = Json)]
+pub async fn replay_preview(
+    ids: Vec<i64>,
+    query: DeadLettersQuery,
+) -> Result<am_domain::recovery::ReplayPreview, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Operator)?;
+    let selection = am_services::dead_letters::Selection {
+        ids,
+        filter: present::filter(&query),
+    };
+    Ok(am_services::dead_letters::replay::preview(&services()?.db, &who, &selection).await?)
 }

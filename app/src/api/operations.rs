@@ -36,6 +36,8 @@ pub struct OperationRow {
     pub finished: Option<String>,
     /// What was selected, in words.
     pub selection: String,
+    /// A dead-letter replay: what became of what it sent.
+    pub replay_outcomes: Option<am_domain::recovery::ReplayOutcomes>,
 }
 
 impl OperationRow {
@@ -115,19 +117,29 @@ pub(crate) mod present {
         match request {
             OperationRequest::EnableLaunchSettings { ids }
             | OperationRequest::EnableScheduleGroups { ids } => list(ids),
-            OperationRequest::RerunActivations { ids, filter } if ids.is_empty() => {
-                format!("activations matching {}", describe(filter))
+            OperationRequest::RerunActivations {
+                ids,
+                filter,
+                from_where_it_broke,
+            } => {
+                let which = if ids.is_empty() {
+                    format!("activations matching {}", describe(filter))
+                } else {
+                    format!("{} selected activations", ids.len())
+                };
+                if *from_where_it_broke {
+                    format!("{which}, each from where it broke")
+                } else {
+                    which
+                }
             }
-            OperationRequest::RerunActivations { ids, .. } => {
-                format!("{} selected activations", ids.len())
-            }
-            OperationRequest::ReplayDeadLetters { selection }
+            OperationRequest::ReplayDeadLetters { selection, .. }
             | OperationRequest::DeleteDeadLetters { selection }
                 if selection.ids.is_empty() =>
             {
                 format!("dead letters matching {}", describe(&selection.filter))
             }
-            OperationRequest::ReplayDeadLetters { selection }
+            OperationRequest::ReplayDeadLetters { selection, .. }
             | OperationRequest::DeleteDeadLetters { selection } => {
                 format!("{} selected dead letters", selection.ids.len())
             }
@@ -184,6 +196,7 @@ pub(crate) mod present {
             cancel_requested: v.cancel_requested,
             created: crate::api::activations::present::time(v.created_at),
             finished: v.finished_at.map(crate::api::activations::present::time),
+            replay_outcomes: v.replay_outcomes,
         }
     }
 }
@@ -195,8 +208,9 @@ pub async fn list_operations() -> Result<OperationsView, UiError> {
     let who = require(Role::Viewer)?;
     let s = services()?;
     let rows = am_services::operations::list(&s.db, &who, 100).await?;
+    let rows = am_services::operations::views(&s.db, rows).await?;
     Ok(OperationsView {
-        rows: rows.into_iter().map(|m| present::row(m.into())).collect(),
+        rows: rows.into_iter().map(present::row).collect(),
         can_operate: who.role.allows(Role::Operator),
     })
 }
@@ -207,8 +221,11 @@ pub async fn operation(id: String) -> Result<OperationRow, UiError> {
     use am_domain::roles::Role;
     let who = require(Role::Viewer)?;
     let id = am_services::operations::parse_id(&id)?;
-    let op = am_services::operations::get(&services()?.db, &who, id).await?;
-    Ok(present::row(op.into()))
+    let s = services()?;
+    let op = am_services::operations::get(&s.db, &who, id).await?;
+    Ok(present::row(
+        am_services::operations::view(&s.db, op).await?,
+    ))
 }
 
 /// Cancels an operation (operators).
@@ -222,10 +239,12 @@ pub async fn cancel_operation(id: String) -> Result<(), UiError> {
     Ok(())
 }
 
-/// Re-runs what the activations matching `query` ran (operators); returns the operation id.
+/// Re-runs what the activations matching `query` ran (operators), whole or each from where it
+/// broke; returns the operation id.
 #[server(prefix = "/ui", endpoint = "rerun_activations", input = Json)]
 pub async fn rerun_activations(
     query: crate::api::activations::ActivationsQuery,
+    from_where_it_broke: bool,
 ) -> Result<String, UiError> {
     use super::ssr::*;
     use am_domain::roles::Role;
@@ -238,6 +257,7 @@ pub async fn rerun_activations(
         OperationRequest::RerunActivations {
             ids: vec![],
             filter,
+            from_where_it_broke,
         },
     )
     .await?;

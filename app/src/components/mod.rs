@@ -6,5 +6,6 @@ pub mod forms;
 pub mod layout;
 pub mod operation;
 pub mod params;
+pub mod replay;
 pub mod rerun;
 pub mod status;

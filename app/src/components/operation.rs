@@ -2,7 +2,10 @@
 //! is queued or running (the server renders the state at page load, so it reads without
 //! JavaScript too).
 
-use crate::api::operations::{OperationRow, operation};
+use crate::{
+    api::operations::{OperationRow, operation},
+    components::replay::ReplayOutcomesLine,
+};
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -13,10 +16,13 @@ const REFRESH: Duration = Duration::from_secs(1);
 #[component]
 pub fn ProgressBar(op: OperationRow) -> impl IntoView {
     let processed = op.done + op.failed;
+    // A replay's "done" is what the broker took; what the nodes made of it is its outcome.
+    let replay = op.replay_outcomes;
     let label = format!(
-        "{} of {} done{}",
+        "{} of {} {}{}",
         op.done,
         op.total,
+        if replay.is_some() { "sent" } else { "done" },
         if op.failed > 0 {
             format!(", {} failed", op.failed)
         } else {
@@ -29,10 +35,11 @@ pub fn ProgressBar(op: OperationRow) -> impl IntoView {
             <progress max=op.total.max(1).to_string() value=processed.to_string() aria-label=label.clone()></progress>
             <span class="op-counts">{label}</span>
             <span class=format!("badge op-{}", op.status) data-test="operation-status">
-                {op.status.clone()}
+                {if replay.is_some() && op.status == "succeeded" { "all sent".to_owned() } else { op.status.clone() }}
                 {op.cancel_requested.then_some(" (cancel requested)")}
             </span>
         </div>
+        {replay.map(|o| view! { <ReplayOutcomesLine o /> })}
     }
 }
 
@@ -47,10 +54,11 @@ pub fn OperationProgress(#[prop(into)] id: String) -> impl IntoView {
     Effect::new(move |_| {
         if let Ok(handle) = set_interval_with_handle(
             move || {
+                // A replay's outcomes come in after it sent everything.
                 let active = op
                     .get_untracked()
                     .and_then(Result::ok)
-                    .is_none_or(|o| o.active());
+                    .is_none_or(|o| o.active() || o.replay_outcomes.is_some_and(|r| r.sent > 0));
                 if active {
                     op.refetch();
                 }

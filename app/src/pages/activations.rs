@@ -85,18 +85,34 @@ pub fn ActivationsPage() -> impl IntoView {
     }
 }
 
-/// Re-runs, as one bulk operation, what every activation matching the search ran (each
-/// launch setting or group once), then shows the operation's progress.
+/// Re-runs, as one bulk operation, what the activations matching the search ran: each launch
+/// setting or group once, whole or from where its newest run broke. Then shows the
+/// operation's progress.
 #[component]
 fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
     let action = ServerAction::<RerunActivations>::new();
+    let start = move |from_where_it_broke: bool| {
+        let query = q.clone();
+        move |_| {
+            action.dispatch(RerunActivations {
+                query: query.clone(),
+                from_where_it_broke,
+            });
+        }
+    };
     view! {
         <div class="bulk-actions" data-test="rerun-matching">
-            <button data-test="rerun-matching-button"
-                on:click=move |_| { action.dispatch(RerunActivations { query: q.clone() }); }>
+            <button data-test="rerun-matching-button" on:click=start(false)>
                 "Re-run all matching"
             </button>
-            <span class="muted">" each launch setting or group of the search once, in the background"</span>
+            <button data-test="rerun-broken-button" on:click=start(true)>
+                "Re-run each from where it broke"
+            </button>
+            <span class="muted">
+                " each launch setting or group of the search once, in the background; from \
+                where it broke: its newest failed run, a group from the member that failed, \
+                a MANY run on its failed hosts"
+            </span>
             {move || action.value().get().map(|r| match r {
                 Ok(id) => view! { <OperationProgress id /> }.into_any(),
                 Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),

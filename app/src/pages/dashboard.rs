@@ -155,7 +155,8 @@ fn Figures(d: Dashboard) -> impl IntoView {
         </p>
         <div class="dash-grid">
             <div class="card dash-counts" data-test="activation-counts">
-                <h2>"Activations"</h2>
+                <h2>"Runs"</h2>
+                <p class="muted">"a group's run counts once, with its members"</p>
                 <StatusCounts title="Active now" counts=active />
                 <StatusCounts title="Finished, created in the last 24 h" counts=finished />
             </div>
@@ -177,7 +178,11 @@ fn Figures(d: Dashboard) -> impl IntoView {
         </div>
         <div class="dash-grid wide">
             <div class="card" data-test="running" data-count=d.running_total.to_string()>
-                <h2>"Active activations " <span class="muted">{format!("({})", d.running_total)}</span></h2>
+                <h2>"Active activations " <span class="muted">{format!(
+                    "({} {})",
+                    d.running_total,
+                    if d.running_total == 1 { "run" } else { "runs" }
+                )}</span></h2>
                 <RunningList rows=d.running />
                 {running_note.map(|n| view! {
                     <p class="hint">{n} " " <a href="/activations?status=running">"All running"</a></p>

@@ -14,6 +14,7 @@ use crate::{
     components::{
         failures::{FailureCards, href},
         operation::OperationProgress,
+        replay::{ReplayBadge, ReplayConfirm},
     },
     error::UiError,
 };
@@ -62,14 +63,15 @@ fn explain(e: &UiError) -> String {
     }
 }
 
-/// In the browser: once `bulk` started an operation, checks it every second and calls
-/// `done` when it ended.
+/// In the browser: once `bulk` started an operation, checks it every second and calls `done`
+/// when it ended, and again whenever a replay's outcomes changed, until none is awaited.
 fn when_finished(bulk: ServerAction<DeadLettersBulk>, done: impl Fn() + Clone + 'static) {
     Effect::new(move |_| {
         let Some(Ok(id)) = bulk.value().get() else {
             return;
         };
         let finished = StoredValue::new(false);
+        let seen = StoredValue::new(None);
         let done = done.clone();
         if let Ok(handle) = set_interval_with_handle(
             move || {
@@ -79,11 +81,18 @@ fn when_finished(bulk: ServerAction<DeadLettersBulk>, done: impl Fn() + Clone + 
                 let id = id.clone();
                 let done = done.clone();
                 leptos::task::spawn_local(async move {
-                    if let Ok(op) = operation(id).await
-                        && !op.active()
-                        && !finished.get_value()
-                    {
+                    let Ok(op) = operation(id).await else {
+                        return;
+                    };
+                    if op.active() || finished.get_value() {
+                        return;
+                    }
+                    let outcomes = op.replay_outcomes;
+                    if outcomes.is_none_or(|o| o.sent == 0) {
                         finished.set_value(true);
+                    }
+                    if seen.get_value() != Some(outcomes) {
+                        seen.set_value(Some(outcomes));
                         done();
                     }
                 });
@@ -196,8 +205,9 @@ fn Filters(q: DeadLettersQuery) -> impl IntoView {
     }
 }
 
-/// The buttons of an operator: selected ones (when some are ticked) or all matching, a delete
-/// only after a confirmation.
+/// The buttons of an operator: selected ones (when some are ticked) or all matching. A replay
+/// and a delete each start only after a confirmation (a replay's says how many and what could
+/// go wrong, see `components::replay`).
 #[component]
 fn BulkButtons(
     q: DeadLettersQuery,
@@ -208,47 +218,54 @@ fn BulkButtons(
 ) -> impl IntoView {
     // `Some(all)` while a delete waits for its confirmation.
     let confirming = RwSignal::new(None::<bool>);
-    let start = {
+    // `Some(all)` while a replay waits for its confirmation.
+    let replaying = RwSignal::new(None::<bool>);
+    let ids_of = move |all: bool| -> Vec<i64> {
+        if all {
+            vec![]
+        } else {
+            selected.get_untracked().into_iter().collect()
+        }
+    };
+    let delete = {
         let q = q.clone();
-        move |action: BulkAction, all: bool| {
-            let ids = if all {
-                vec![]
-            } else {
-                selected.get_untracked().into_iter().collect()
-            };
+        move |all: bool| {
             confirming.set(None);
             bulk.dispatch(DeadLettersBulk {
-                action,
-                ids,
+                action: BulkAction::Delete,
+                ids: ids_of(all),
                 query: q.clone(),
+                canary: None,
+                rate_per_second: None,
             });
         }
     };
     let none = move || selected.with(BTreeSet::is_empty);
     let count = move || selected.with(BTreeSet::len);
-    let (s1, s2, s3) = (start.clone(), start.clone(), start);
     view! {
         <div class="bulk-actions dl-bulk" data-test="dl-bulk">
             <button class="primary" data-test="dl-replay-selected" disabled=none
-                on:click=move |_| s1(BulkAction::Replay, false)>
+                on:click=move |_| { confirming.set(None); replaying.set(Some(false)); }>
                 {move || format!("Replay selected ({})", count())}
             </button>
             {matching.then(|| view! {
-                <button data-test="dl-replay-matching" on:click=move |_| s2(BulkAction::Replay, true)>
+                <button data-test="dl-replay-matching"
+                    on:click=move |_| { confirming.set(None); replaying.set(Some(true)); }>
                     "Replay all matching"
                 </button>
             })}
             <button class="danger" data-test="dl-delete-selected" disabled=none
-                on:click=move |_| confirming.set(Some(false))>
+                on:click=move |_| { replaying.set(None); confirming.set(Some(false)); }>
                 {move || format!("Delete selected ({})", count())}
             </button>
             {matching.then(|| view! {
-                <button class="danger" data-test="dl-delete-matching" on:click=move |_| confirming.set(Some(true))>
+                <button class="danger" data-test="dl-delete-matching"
+                    on:click=move |_| { replaying.set(None); confirming.set(Some(true)); }>
                     "Delete all matching"
                 </button>
             })}
             {move || confirming.get().map(|all| {
-                let s3 = s3.clone();
+                let delete = delete.clone();
                 let what = if all {
                     "every dead letter (status dead) matching this search".to_owned()
                 } else {
@@ -258,12 +275,16 @@ fn BulkButtons(
                     <span class="confirm" data-test="dl-confirm">
                         {format!("Delete {what}? This cannot be undone.")}
                         <button class="danger" data-test="dl-confirm-delete"
-                            on:click=move |_| s3(BulkAction::Delete, all)>"Delete"</button>
+                            on:click=move |_| delete(all)>"Delete"</button>
                         <button data-test="dl-cancel-delete" on:click=move |_| confirming.set(None)>"Cancel"</button>
                     </span>
                 }
             })}
         </div>
+        {move || replaying.get().map(|all| view! {
+            <ReplayConfirm ids=ids_of(all) query=q.clone() bulk
+                on_close=Callback::new(move |_| replaying.set(None)) />
+        })}
     }
 }
 
@@ -406,6 +427,7 @@ fn Row(
 fn Status(r: DeadLetterRow) -> impl IntoView {
     view! {
         <span class=format!("pill dl-{}", r.status) data-test="dl-status">{r.status.clone()}</span>
+        {r.replay.clone().map(|replay| view! { <br /><ReplayBadge r=replay /> })}
         {r.replayed_by.clone().map(|by| view! {
             <br /><span class="muted" data-test="dl-replayed-by">
                 {format!("replayed by {by}, {}", or_dash(r.replayed_at.clone()))}
@@ -445,12 +467,15 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
     let r = v.row.clone();
     let id = r.id;
     let confirming = RwSignal::new(false);
-    let start = move |action: BulkAction| {
+    let replaying = RwSignal::new(false);
+    let delete = move |_| {
         confirming.set(false);
         bulk.dispatch(DeadLettersBulk {
-            action,
+            action: BulkAction::Delete,
             ids: vec![id],
             query: DeadLettersQuery::default(),
+            canary: None,
+            rate_per_second: None,
         });
     };
     let encoding = match v.body_encoding.as_str() {
@@ -469,12 +494,18 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
         </div>
         {(v.can_operate && r.status == "dead").then(|| view! {
             <div class="actions dl-actions" data-test="dl-actions">
-                <button class="primary" data-test="dl-replay" on:click=move |_| start(BulkAction::Replay)>"Replay"</button>
-                <button class="danger" data-test="dl-delete" on:click=move |_| confirming.set(true)>"Delete"</button>
+                <button class="primary" data-test="dl-replay"
+                    on:click=move |_| { confirming.set(false); replaying.set(true); }>"Replay"</button>
+                <button class="danger" data-test="dl-delete"
+                    on:click=move |_| { replaying.set(false); confirming.set(true); }>"Delete"</button>
+                {move || replaying.get().then(|| view! {
+                    <ReplayConfirm ids=vec![id] query=DeadLettersQuery::default() bulk
+                        on_close=Callback::new(move |_| replaying.set(false)) />
+                })}
                 {move || confirming.get().then(|| view! {
                     <span class="confirm" data-test="dl-confirm">
                         "Delete this dead letter? This cannot be undone."
-                        <button class="danger" data-test="dl-confirm-delete" on:click=move |_| start(BulkAction::Delete)>"Delete"</button>
+                        <button class="danger" data-test="dl-confirm-delete" on:click=delete>"Delete"</button>
                         <button data-test="dl-cancel-delete" on:click=move |_| confirming.set(false)>"Cancel"</button>
                     </span>
                 })}

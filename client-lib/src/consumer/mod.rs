@@ -6,13 +6,16 @@ mod failed;
 
 use crate::{
     agent::BoundHandler,
-    context::{DeliveryCount, Message, RunInfo, header_u64},
+    context::{DeliveryCount, Message, RunInfo, header_text, header_u64},
     runtime::{LsStats, Shared, count, with_grace},
 };
 use am_domain::{
     catalog::{DeadLetterPolicy, LaunchKind},
     policy::should_dead_letter,
-    wire::{self, ActivationResult, Launch, Subscription},
+    wire::{
+        self, ActivationResult, Launch, Subscription,
+        replay::{REPLAY_HEADER, ReplayToken},
+    },
 };
 use futures_util::StreamExt;
 use lapin::{
@@ -260,6 +263,13 @@ async fn process(
         .unwrap_or(1)
         .max(1);
     let message_id = properties.message_id().as_ref().map(|s| s.to_string());
+    // A replayed dead letter: its outcome goes back to the manager.
+    let replay = properties
+        .headers()
+        .as_ref()
+        .and_then(|h| h.inner().get(REPLAY_HEADER))
+        .and_then(header_text)
+        .and_then(|t| t.parse::<ReplayToken>().ok());
     let message = Message::from_delivery(
         data,
         properties.headers().as_ref(),
@@ -284,6 +294,9 @@ async fn process(
         Ok(()) => {
             count(stats, info, |t| &t.processed);
             stats.success();
+            if let Some(replay) = replay {
+                shared.report_replay_processed(info, replay);
+            }
             // Not awaited inline: waiting for each ack halves throughput, and a lost ack only
             // means a redelivery, which at-least-once delivery allows anyway.
             while session.acks.try_join_next().is_some() {}
@@ -317,7 +330,14 @@ async fn process(
                 &err,
             )
             .await;
-            shared.report_failure(info, &u.error, attempt, message_id, Some(u.disposition));
+            shared.report_failure(
+                info,
+                &u.error,
+                attempt,
+                message_id,
+                Some(u.disposition),
+                replay,
+            );
             settle(
                 stats,
                 info,
@@ -362,7 +382,7 @@ async fn process(
                     wire::disposition::RETRY,
                 )
             };
-            shared.report_failure(info, &err, attempt, message_id, Some(disposition));
+            shared.report_failure(info, &err, attempt, message_id, Some(disposition), replay);
             if let Outcome::Reconnect = settle(stats, info, acker, sent, dead, disposition).await {
                 return Outcome::Reconnect;
             }

@@ -172,7 +172,7 @@ impl Shared {
                                     .await
                             }
                             Err(e) => {
-                                shared.report_failure(&info, &e, 1, None, None);
+                                shared.report_failure(&info, &e, 1, None, None, None);
                                 (ActivationResult::Failed, Some(e.to_string()))
                             }
                         },
@@ -222,7 +222,7 @@ impl Shared {
             }
             Err(e) => {
                 count(&stats, info, |t| &t.failed);
-                self.report_failure(info, &e, 1, None, None);
+                self.report_failure(info, &e, 1, None, None, None);
                 if !e.is_temporary()
                     && let Some(trip) = stats.failure(&e, None)
                 {

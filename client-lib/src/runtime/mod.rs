@@ -16,6 +16,7 @@ use crate::{
 };
 use am_domain::wire::{
     self, ActivationId, BreakerTripped, Counters, FailureReport, Publication, ToManager,
+    replay::ReplayToken,
 };
 use std::{
     collections::HashMap,
@@ -254,6 +255,7 @@ impl Shared {
         attempt: u32,
         data_message_id: Option<String>,
         disposition: Option<&str>,
+        replay: Option<ReplayToken>,
     ) {
         tracing::warn!(
             error_type = err.error_type(),
@@ -277,7 +279,21 @@ impl Shared {
             disposition: disposition.map(str::to_owned),
             at: chrono::Utc::now(),
             report_id: Some(uuid::Uuid::new_v4().to_string()),
+            replay,
         }));
+    }
+
+    /// A replayed dead letter was processed: the manager shows the replay's outcome.
+    pub(crate) fn report_replay_processed(&self, info: &RunInfo, replay: ReplayToken) {
+        self.outbox
+            .push(&ToManager::ReplayProcessed(wire::replay::ReplayProcessed {
+                application: self.application.clone(),
+                host: self.host.clone(),
+                activation_id: info.activation_id.clone(),
+                launch_setting: info.launch_setting.clone(),
+                replay,
+                at: chrono::Utc::now(),
+            }));
     }
 
     pub(crate) fn report_trip(&self, info: &RunInfo, trip: Trip) {

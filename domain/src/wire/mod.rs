@@ -16,6 +16,7 @@
 //! ```
 
 pub mod names;
+pub mod replay;
 #[cfg(test)]
 mod tests;
 
@@ -310,6 +311,8 @@ pub enum ToManager {
     Activation(ActivationReport),
     Failure(FailureReport),
     BreakerTripped(BreakerTripped),
+    /// Since version 2: a replayed dead letter was processed.
+    ReplayProcessed(replay::ReplayProcessed),
 }
 
 impl ToManager {
@@ -320,6 +323,7 @@ impl ToManager {
             ToManager::Activation(r) => Some(&r.activation_id),
             ToManager::Failure(r) => Some(&r.activation_id),
             ToManager::BreakerTripped(r) => Some(&r.activation_id),
+            ToManager::ReplayProcessed(r) => Some(&r.activation_id),
         }
     }
 }
@@ -493,6 +497,9 @@ pub struct FailureReport {
     /// version-1 nodes): the manager stores a report once however often it arrives.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report_id: Option<String>,
+    /// The data message is a replayed dead letter: which replay (its [`replay::REPLAY_HEADER`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<replay::ReplayToken>,
 }
 
 /// What a node did with a data message whose processing failed ([`FailureReport::disposition`]).

@@ -41,6 +41,7 @@ fn failure_report(i: usize, hosts: &[String]) -> Vec<u8> {
         disposition: Some("retry".into()),
         at: Utc::now(),
         report_id: Some(uuid::Uuid::new_v4().to_string()),
+        replay: None,
     }))
 }
 

@@ -61,12 +61,27 @@ pub async fn get(
     Ok(Json(dead_letters::get(&state.services.db, &who, id).await?))
 }
 
+/// What to replay, and how.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplayBody {
+    /// Non-empty: exactly these dead letters (at most 10,000).
+    pub ids: Vec<i64>,
+    /// Used when `ids` is empty: every `dead` dead letter matching it.
+    pub filter: am_services::dead_letters::DeadLetterFilter,
+    /// Replay this many first and go on only once every one was processed.
+    pub canary: Option<u32>,
+    /// At most this many per second.
+    pub rate_per_second: Option<u32>,
+}
+
 /// Replays dead letters (operators): `{"ids": [...]}` or `{"filter": {...}}` (every `dead` one
-/// matching). Each goes back to its launch setting's own subscription as a fresh start
-/// (attempt 1), marked as replayed by the caller. Runs in the background: poll
-/// `GET /api/v1/operations/{id}` for its progress.
+/// matching), optionally `"canary": n` and `"rate_per_second": r`. Each goes back to its launch
+/// setting's own subscription as a fresh start (attempt 1), marked as replayed by the caller.
+/// Runs in the background: `GET /api/v1/operations/{id}` shows its progress and
+/// `replay_outcomes` (processed, failed again, waiting behind a disabled launch setting).
 #[utoipa::path(post, path = "/api/v1/dead-letters/replay", tag = "dead-letters",
-    request_body = Selection, responses(
+    request_body = ReplayBody, responses(
     (status = 202, body = OperationView),
     (status = 401, body = ErrorBody),
     (status = 403, body = ErrorBody),
@@ -75,12 +90,19 @@ pub async fn get(
 pub async fn replay(
     State(state): State<AppState>,
     Caller(who): Caller,
-    ApiJson(selection): ApiJson<Selection>,
+    ApiJson(body): ApiJson<ReplayBody>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     super::operations::started(
         &state,
         &who,
-        OperationRequest::ReplayDeadLetters { selection },
+        OperationRequest::ReplayDeadLetters {
+            selection: Selection {
+                ids: body.ids,
+                filter: body.filter,
+            },
+            canary: body.canary,
+            rate_per_second: body.rate_per_second,
+        },
     )
     .await
 }

@@ -55,7 +55,10 @@ pub(super) async fn started(
     request: OperationRequest,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     let op = operations::start(&state.services, who, request).await?;
-    Ok((StatusCode::ACCEPTED, Json(op.into())))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(operations::view(&state.services.db, op).await?),
+    ))
 }
 
 /// The newest operations first.
@@ -69,7 +72,7 @@ pub async fn list(
     Query(q): Query<ListQuery>,
 ) -> ApiResult<Json<Vec<OperationView>>> {
     let rows = operations::list(&state.services.db, &who, q.limit.unwrap_or(50)).await?;
-    Ok(Json(rows.into_iter().map(Into::into).collect()))
+    Ok(Json(operations::views(&state.services.db, rows).await?))
 }
 
 /// One operation: status, progress (done / failed / total) and the first errors.
@@ -85,7 +88,7 @@ pub async fn get(
     Path(id): Path<String>,
 ) -> ApiResult<Json<OperationView>> {
     let op = operations::get(&state.services.db, &who, operation_id(&id)?).await?;
-    Ok(Json(op.into()))
+    Ok(Json(operations::view(&state.services.db, op).await?))
 }
 
 /// Cancels an operation (operators): a queued one at once, a running one after its current
@@ -103,5 +106,5 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> ApiResult<Json<OperationView>> {
     let op = operations::cancel(&state.services.db, &who, operation_id(&id)?).await?;
-    Ok(Json(op.into()))
+    Ok(Json(operations::view(&state.services.db, op).await?))
 }

@@ -207,9 +207,15 @@ async fn pages_list_open_and_link_dead_letters(app: TestApp) {
         has(&html, &format!(r#"data-test="{b}""#), path);
     }
     // Nothing dead to act on among replayed ones.
-    dead_letters::mark_replayed(&app.services.db, &ids, "fixer", Utc::now())
-        .await
-        .expect("marked");
+    dead_letters::mark_replayed(
+        &app.services.db,
+        &ids,
+        "fixer",
+        uuid::Uuid::nil(),
+        Utc::now(),
+    )
+    .await
+    .expect("marked");
     let path = "/dead-letters?status=replayed";
     let html = page(&app, &operator, path).await;
     lacks(&html, r#"data-test="dl-select""#, path);

@@ -297,6 +297,11 @@ async fn a_dead_letter_goes_into_the_database_and_back_to_its_subscription() {
     );
     assert_eq!(header(p, wire::REPLAYED_BY_HEADER), Some(&text("alice")));
     assert!(header(p, wire::REPLAYED_AT_HEADER).is_some());
+    assert_eq!(
+        header(p, wire::replay::REPLAY_HEADER),
+        Some(&text(&format!("{}.1", row.id))),
+        "the first replay of this dead letter: every outcome names it"
+    );
     assert_eq!(header(p, "tenant"), Some(&text("acme")));
     for gone in [
         wire::DL_LAUNCH_SETTING_HEADER,
@@ -308,9 +313,15 @@ async fn a_dead_letter_goes_into_the_database_and_back_to_its_subscription() {
     ] {
         assert_eq!(header(p, gone), None, "{gone} is dropped");
     }
-    dead_letters::mark_replayed(db, &[row.id], "alice", chrono::Utc::now())
-        .await
-        .expect("marked");
+    dead_letters::mark_replayed(
+        db,
+        &[row.id],
+        "alice",
+        uuid::Uuid::nil(),
+        chrono::Utc::now(),
+    )
+    .await
+    .expect("marked");
     assert_eq!(
         dead_letters::count(db, &Selection::default()).await.ok(),
         Some(0)
@@ -391,6 +402,11 @@ fn model(id: i64, ls: Option<&str>) -> entity::Model {
         forwarded_at: None,
         forward_attempts: 0,
         forward_error: None,
+        replay_operation: None,
+        replay_result: None,
+        replay_result_at: None,
+        replay_error: None,
+        replay_dead_letter: None,
     }
 }
 
@@ -476,6 +492,8 @@ async fn a_bulk_replay_runs_through_the_broker_publisher() {
         &who,
         am_services::operations::OperationRequest::ReplayDeadLetters {
             selection: Selection::default(),
+            canary: None,
+            rate_per_second: None,
         },
     )
     .await

@@ -52,6 +52,7 @@ fn failure(activation: Uuid, error_type: &str, message_id: &str) -> ToManager {
         disposition: None,
         at: Utc::now(),
         report_id: None,
+        replay: None,
     })
 }
 

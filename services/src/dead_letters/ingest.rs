@@ -2,16 +2,22 @@
 //! per batch, every row keyed by the message's identity so that a batch the broker delivers
 //! again (committed, then the connection died before the acknowledgement) stores nothing twice.
 
-use super::{DEAD, headers};
+use super::{DEAD, headers, replay};
 use crate::{
     entity::{agents, dead_letters, launch_settings},
     error::ServiceResult,
 };
-use am_domain::wire::names::Names;
+use am_domain::{
+    recovery::ReplayResult,
+    wire::{
+        names::Names,
+        replay::{REPLAY_HEADER, ReplayToken},
+    },
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
-    TransactionTrait, TryInsertResult,
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    QueryFilter, QuerySelect, TransactionTrait, TryInsertResult,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -53,6 +59,8 @@ pub async fn store(
         return Ok(StoreOutcome::default());
     }
     let mut seen = HashSet::new();
+    // Replayed dead letters that died again: their new key and the replay.
+    let mut again = Vec::new();
     let mut rows = Vec::with_capacity(batch.len());
     let mut parsed = Vec::with_capacity(batch.len());
     for m in batch {
@@ -66,6 +74,14 @@ pub async fn store(
             body: &m.body,
         });
         if seen.insert(key.clone()) {
+            if let Some(token) = m
+                .headers
+                .get(REPLAY_HEADER)
+                .and_then(Value::as_str)
+                .and_then(|t| t.parse::<ReplayToken>().ok())
+            {
+                again.push((key.clone(), token));
+            }
             parsed.push((key, headers::parse(names, &m.headers), m));
         }
     }
@@ -137,11 +153,45 @@ pub async fn store(
         TryInsertResult::Inserted(n) => n,
         TryInsertResult::Conflicted | TryInsertResult::Empty => 0,
     };
+    died_again(&txn, &again, now).await?;
     txn.commit().await?;
     Ok(StoreOutcome {
         stored,
         duplicates: (batch.len() as u64).saturating_sub(stored),
     })
+}
+
+/// Replays that were dead-lettered again: the dead letter they replay names the new one.
+async fn died_again(
+    txn: &DatabaseTransaction,
+    again: &[(String, ReplayToken)],
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    if again.is_empty() {
+        return Ok(());
+    }
+    let ids: HashMap<String, i64> = dead_letters::Entity::find()
+        .select_only()
+        .columns([dead_letters::Column::DedupeKey, dead_letters::Column::Id])
+        .filter(dead_letters::Column::DedupeKey.is_in(again.iter().map(|(k, _)| k.clone())))
+        .into_tuple::<(String, i64)>()
+        .all(txn)
+        .await?
+        .into_iter()
+        .collect();
+    let outcomes: Vec<replay::Reported> = again
+        .iter()
+        .filter_map(|(key, token)| {
+            Some(replay::Reported {
+                token: *token,
+                result: ReplayResult::DeadLettered,
+                error: None,
+                new_dead_letter: Some(*ids.get(key)?),
+                at: now,
+            })
+        })
+        .collect();
+    replay::record(txn, &outcomes).await
 }
 
 /// The exchange of each launch setting with dead-letter policy `forward` (validation sets

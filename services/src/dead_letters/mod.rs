@@ -22,6 +22,7 @@ pub mod forward;
 mod headers;
 mod ingest;
 mod read;
+pub mod replay;
 
 pub use headers::{BROKER_ERROR_PREFIX, BodyEncoding, BodyView, body_view, parked_at, parse};
 pub use ingest::{IncomingDeadLetter, StoreOutcome, store};
@@ -160,7 +161,7 @@ impl Scope {
 }
 
 /// The `dead` dead letters `sel` takes.
-fn selected(sel: &Selection) -> ServiceResult<Condition> {
+pub(crate) fn selected(sel: &Selection) -> ServiceResult<Condition> {
     use dead_letters::Column as C;
     if !sel.ids.is_empty() {
         if sel.ids.len() > MAX_IDS {
@@ -222,11 +223,13 @@ pub async fn next_batch(
         .await?)
 }
 
-/// Marks dead letters as sent back to their subscription by `by`.
+/// Marks dead letters as sent back to their subscription by `by` in `operation`: replayed once
+/// more, no outcome yet (each was published with its next replay token, see [`replay`]).
 pub async fn mark_replayed(
     db: &DatabaseConnection,
     ids: &[i64],
     by: &str,
+    operation: uuid::Uuid,
     now: DateTime<Utc>,
 ) -> Result<(), ServiceError> {
     use dead_letters::Column as C;
@@ -236,11 +239,27 @@ pub async fn mark_replayed(
             .col_expr(C::ReplayedBy, Expr::value(by.to_owned()))
             .col_expr(C::ReplayedAt, Expr::value(now))
             .col_expr(C::ReplayCount, Expr::col(C::ReplayCount).add(1))
+            .col_expr(C::ReplayOperation, Expr::value(operation))
+            .col_expr(
+                C::ReplayResult,
+                Expr::value(am_domain::recovery::ReplayResult::Sent.as_str()),
+            )
+            .col_expr(C::ReplayResultAt, Expr::value(now))
+            .col_expr(C::ReplayError, Expr::value(Option::<String>::None))
+            .col_expr(C::ReplayDeadLetter, Expr::value(Option::<i64>::None))
             .filter(C::Id.is_in(chunk.iter().copied()))
             .exec(db)
             .await?;
     }
     Ok(())
+}
+
+/// The token a dead letter's next replay carries.
+pub fn next_replay_token(row: &dead_letters::Model) -> am_domain::wire::replay::ReplayToken {
+    am_domain::wire::replay::ReplayToken {
+        dead_letter: row.id,
+        replay: row.replay_count.saturating_add(1),
+    }
 }
 
 /// Deletes dead letters; how many there were.
@@ -280,6 +299,8 @@ pub struct DeadLetterSummary {
     pub replay_count: i32,
     pub replayed_at: Option<DateTime<Utc>>,
     pub replayed_by: Option<String>,
+    /// What became of its last replay; `None` before the first.
+    pub replay: Option<replay::ReplayView>,
     /// When it went through its launch setting's sump (dead-letter policy `park`) before it
     /// died: it already had its one more round after the cool-down.
     pub parked_at: Option<String>,

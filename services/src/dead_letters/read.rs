@@ -4,6 +4,7 @@
 use super::{
     DeadLetterDetail, DeadLetterFilter, DeadLetterPage, DeadLetterSummary, HISTORY, MAX_PAGE, PAGE,
     PolicyView, headers,
+    replay::{self, ReplayColumns},
 };
 use crate::{
     Principal,
@@ -18,6 +19,7 @@ use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, sea_query::Expr,
 };
+use std::collections::HashSet;
 
 /// Bytes of the body a list reads for its preview.
 const PREVIEW_BYTES: u32 = 240;
@@ -44,6 +46,11 @@ struct Row {
     replay_count: i32,
     replayed_at: Option<DateTime<Utc>>,
     replayed_by: Option<String>,
+    replay_operation: Option<uuid::Uuid>,
+    replay_result: Option<String>,
+    replay_result_at: Option<DateTime<Utc>>,
+    replay_error: Option<String>,
+    replay_dead_letter: Option<i64>,
     headers: serde_json::Value,
     body_size: i64,
     body_start: Vec<u8>,
@@ -62,8 +69,20 @@ fn clip(s: Option<String>, max: usize) -> Option<String> {
 }
 
 impl Row {
-    fn summary(self) -> DeadLetterSummary {
+    fn replay_columns(&self) -> ReplayColumns<'_> {
+        ReplayColumns {
+            result: self.replay_result.as_deref(),
+            launch_setting: self.launch_setting_id.as_deref(),
+            at: self.replay_result_at,
+            error: self.replay_error.as_deref(),
+            dead_letter: self.replay_dead_letter,
+            operation: self.replay_operation,
+        }
+    }
+
+    fn summary(self, disabled: &HashSet<String>) -> DeadLetterSummary {
         let size = u64::try_from(self.body_size).unwrap_or(0);
+        let replay = replay::view(self.replay_columns(), disabled);
         DeadLetterSummary {
             id: self.id,
             launch_setting: self.launch_setting_id,
@@ -80,6 +99,7 @@ impl Row {
             replay_count: self.replay_count,
             replayed_at: self.replayed_at,
             replayed_by: self.replayed_by,
+            replay,
             parked_at: headers::parked_at(&self.headers),
             body_preview: headers::preview(&self.body_start, size, PREVIEW_CHARS),
             body_size: size,
@@ -87,7 +107,18 @@ impl Row {
     }
 }
 
-fn summary(m: &dead_letters::Model) -> DeadLetterSummary {
+fn columns(m: &dead_letters::Model) -> ReplayColumns<'_> {
+    ReplayColumns {
+        result: m.replay_result.as_deref(),
+        launch_setting: m.launch_setting_id.as_deref(),
+        at: m.replay_result_at,
+        error: m.replay_error.as_deref(),
+        dead_letter: m.replay_dead_letter,
+        operation: m.replay_operation,
+    }
+}
+
+fn summary(m: &dead_letters::Model, disabled: &HashSet<String>) -> DeadLetterSummary {
     DeadLetterSummary {
         id: m.id,
         launch_setting: m.launch_setting_id.clone(),
@@ -104,6 +135,7 @@ fn summary(m: &dead_letters::Model) -> DeadLetterSummary {
         replay_count: m.replay_count,
         replayed_at: m.replayed_at,
         replayed_by: m.replayed_by.clone(),
+        replay: replay::view(columns(m), disabled),
         parked_at: headers::parked_at(&m.headers),
         body_size: m.body.len() as u64,
         body_preview: headers::preview(&m.body, m.body.len() as u64, PREVIEW_CHARS),
@@ -145,6 +177,11 @@ pub async fn list(
             C::ReplayCount,
             C::ReplayedAt,
             C::ReplayedBy,
+            C::ReplayOperation,
+            C::ReplayResult,
+            C::ReplayResultAt,
+            C::ReplayError,
+            C::ReplayDeadLetter,
             C::Headers,
         ])
         .expr_as(Expr::cust("CAST(LENGTH(body) AS BIGINT)"), "body_size")
@@ -181,7 +218,8 @@ pub async fn list(
         .await?;
     let has_more = rows.len() as u64 > limit;
     rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    let items: Vec<DeadLetterSummary> = rows.into_iter().map(Row::summary).collect();
+    let disabled = replay::disabled_of_sent(db, rows.iter().map(Row::replay_columns)).await?;
+    let items: Vec<DeadLetterSummary> = rows.into_iter().map(|r| r.summary(&disabled)).collect();
     Ok(DeadLetterPage {
         total,
         next: if has_more {
@@ -220,8 +258,9 @@ pub async fn get(
             }),
     };
     let (failures, more_failures) = history(db, &m).await?;
+    let disabled = replay::disabled_of_sent(db, std::iter::once(columns(&m))).await?;
     Ok(DeadLetterDetail {
-        letter: summary(&m),
+        letter: summary(&m, &disabled),
         routing_key: m.routing_key.clone(),
         content_type: m.content_type.clone(),
         properties: m

@@ -45,6 +45,16 @@ pub struct Model {
     /// Why the last try failed.
     #[sea_orm(column_type = "Text")]
     pub forward_error: Option<String>,
+    /// The operation that replayed it last.
+    pub replay_operation: Option<Uuid>,
+    /// What became of its last replay (`am_domain::recovery::ReplayResult`'s serde name).
+    pub replay_result: Option<String>,
+    pub replay_result_at: Option<DateTimeUtc>,
+    /// The replay failed: `error type: message`.
+    #[sea_orm(column_type = "Text")]
+    pub replay_error: Option<String>,
+    /// The replay was dead-lettered again: the new dead letter.
+    pub replay_dead_letter: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -14,13 +14,10 @@
 
 use crate::{
     Principal, Services,
-    activations::{self, ActivationFilter},
+    activations::ActivationFilter,
     audit::{self, AuditEntry},
     catalog, dead_letters,
-    entity::{
-        activations as activation, dead_letters as dead_letters_entity, launch_settings,
-        operations, schedule_groups,
-    },
+    entity::{dead_letters as dead_letters_entity, launch_settings, operations, schedule_groups},
     error::{ServiceError, ServiceResult},
     runtime::begin_write,
 };
@@ -32,18 +29,16 @@ use sea_orm::{
     sea_query::{Expr, ExprTrait},
 };
 use serde::{Deserialize, Serialize};
-use std::{
-    collections::{BTreeSet, HashSet},
-    future::Future,
-    pin::Pin,
-};
+use std::{collections::BTreeSet, future::Future, pin::Pin};
 use uuid::Uuid;
 
+mod replay;
+mod rerun;
 mod run;
 mod view;
 
 pub use run::{ReplayBroker, RunEnd, UnroutedBatch, run};
-pub use view::{ItemError, OperationView};
+pub use view::{ItemError, OperationView, view, views};
 
 /// States of an operation.
 pub mod status {
@@ -81,6 +76,14 @@ pub enum OperationRequest {
     /// them, with a fresh attempt count; they are marked replayed by the requester.
     ReplayDeadLetters {
         selection: dead_letters::Selection,
+        /// Canary replay: replay this many first, wait for what becomes of them, and go on
+        /// only if every one was processed; the operation stops by itself when one fails
+        /// again, waits behind a disabled launch setting, or has no outcome within 5 minutes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        canary: Option<u32>,
+        /// At most this many dead letters per second.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rate_per_second: Option<u32>,
     },
     DeleteDeadLetters {
         selection: dead_letters::Selection,
@@ -94,6 +97,12 @@ pub enum OperationRequest {
         ids: Vec<Uuid>,
         #[serde(default)]
         filter: ActivationFilter,
+        /// Re-run each from where it broke instead (docs/runtime.md, Re-run): the newest run
+        /// that failed or was interrupted of each launch setting or group (a member's run
+        /// stands for its group's), a group from its first member that did not succeed, a
+        /// launch setting on the hosts that failed when others succeeded.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        from_where_it_broke: bool,
     },
     EnableLaunchSettings {
         ids: Vec<String>,
@@ -120,7 +129,7 @@ impl OperationRequest {
     /// The `kind` column.
     pub fn kind(&self) -> &'static str {
         match self {
-            OperationRequest::ReplayDeadLetters { .. } => "replay-dead-letters",
+            OperationRequest::ReplayDeadLetters { .. } => view::REPLAY_KIND,
             OperationRequest::DeleteDeadLetters { .. } => "delete-dead-letters",
             OperationRequest::RerunActivations { .. } => "rerun-activations",
             OperationRequest::EnableLaunchSettings { .. } => "enable-launch-settings",
@@ -148,6 +157,9 @@ struct Stored {
     /// Consistency sweep: the newest activation in progress when it started.
     #[serde(default)]
     until: Option<Uuid>,
+    /// Re-run from where it broke: the activations to re-run, one per launch setting or group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    runs: Vec<Uuid>,
 }
 
 /// Where started operations go to be run: the server's background-job queue.
@@ -184,10 +196,12 @@ pub async fn start(
     request: OperationRequest,
 ) -> ServiceResult<operations::Model> {
     by.require(Role::Operator)?;
+    replay::check(&request)?;
     let db = &services.db;
     let mut until = None;
+    let mut runs = Vec::new();
     let (items, total, max_id) = match &request {
-        OperationRequest::ReplayDeadLetters { selection }
+        OperationRequest::ReplayDeadLetters { selection, .. }
         | OperationRequest::DeleteDeadLetters { selection } => {
             let max_id = dead_letters_entity::Entity::find()
                 .select_only()
@@ -214,6 +228,16 @@ pub async fn start(
             until = newest;
             (Vec::new(), i64::try_from(count).unwrap_or(i64::MAX), None)
         }
+        OperationRequest::RerunActivations {
+            ids,
+            filter,
+            from_where_it_broke,
+        } => {
+            let selected = rerun::select(db, ids, filter, *from_where_it_broke).await?;
+            runs = selected.runs;
+            let total = (selected.targets.len() + runs.len()) as i64;
+            (selected.targets, total, None)
+        }
         _ => {
             let items = resolve(db, &request).await?;
             let total = items.len() as i64;
@@ -234,6 +258,7 @@ pub async fn start(
         items,
         max_id,
         until,
+        runs,
     };
     let params = serde_json::to_value(&stored)
         .map_err(|e| ServiceError::Internal(format!("operation parameters: {e}")))?;
@@ -271,12 +296,9 @@ pub async fn start(
     Ok(row)
 }
 
-/// What an activation ran: id, launch setting, group, parent (for member runs).
-type RunOf = (Uuid, Option<String>, Option<String>, Option<Uuid>);
-
 /// At most this many ids in one request (one statement's bound parameters); more are
 /// selected by a filter.
-fn at_most(count: usize) -> ServiceResult<()> {
+pub(super) fn at_most(count: usize) -> ServiceResult<()> {
     let max = dead_letters::MAX_IDS;
     if count > max {
         return Err(ServiceError::invalid(
@@ -296,7 +318,9 @@ async fn resolve(
         OperationRequest::ReplayDeadLetters { .. }
         | OperationRequest::DeleteDeadLetters { .. }
         | OperationRequest::ReplayUnrouted { .. }
-        | OperationRequest::ConsistencySweep {} => Ok(Vec::new()),
+        | OperationRequest::ConsistencySweep {}
+        // Selected by `rerun::select`, which also gives the runs to re-run where they broke.
+        | OperationRequest::RerunActivations { .. } => Ok(Vec::new()),
         OperationRequest::EnableLaunchSettings { ids } => {
             let ids = distinct(ids, "ids")?;
             let found: BTreeSet<String> = launch_settings::Entity::find()
@@ -324,41 +348,6 @@ async fn resolve(
                 .collect();
             missing(&ids, &found, "schedule group")?;
             Ok(ids.into_iter().map(EntityRef::ScheduleGroup).collect())
-        }
-        OperationRequest::RerunActivations { ids, filter } => {
-            at_most(ids.len())?;
-            let q = if ids.is_empty() {
-                activations::matching(filter)?
-            } else {
-                activation::Entity::find().filter(activation::Column::Id.is_in(ids.iter().copied()))
-            };
-            let rows: Vec<RunOf> = q
-                .select_only()
-                .column(activation::Column::Id)
-                .column(activation::Column::LaunchSettingId)
-                .column(activation::Column::GroupId)
-                .column(activation::Column::ParentId)
-                .into_tuple()
-                .all(db)
-                .await?;
-            if !ids.is_empty() {
-                let found: BTreeSet<String> = rows.iter().map(|r| r.0.to_string()).collect();
-                let wanted: Vec<String> = ids.iter().map(Uuid::to_string).collect();
-                missing(&wanted, &found, "activation")?;
-            }
-            let mut seen = HashSet::new();
-            let mut targets = Vec::new();
-            for (_, ls, group, parent) in rows {
-                let target = match (ls, group, parent) {
-                    (Some(ls), _, _) => EntityRef::LaunchSetting(ls),
-                    (None, Some(g), None) => EntityRef::ScheduleGroup(g),
-                    _ => continue,
-                };
-                if seen.insert(target.clone()) {
-                    targets.push(target);
-                }
-            }
-            Ok(targets)
         }
     }
 }
@@ -425,7 +414,11 @@ fn distinct(ids: &[String], field: &str) -> ServiceResult<Vec<String>> {
     Ok(out)
 }
 
-fn missing(wanted: &[String], found: &BTreeSet<String>, what: &str) -> ServiceResult<()> {
+pub(super) fn missing(
+    wanted: &[String],
+    found: &BTreeSet<String>,
+    what: &str,
+) -> ServiceResult<()> {
     let mut errors = am_domain::ValidationErrors::new();
     for (i, id) in wanted.iter().enumerate() {
         if !found.contains(id) {

@@ -13,7 +13,6 @@ use crate::{
     error::{ServiceError, ServiceResult},
     runtime::{RuntimeConfig, begin_write, run, sweep},
 };
-use am_domain::usage::EntityRef;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set,
@@ -56,16 +55,16 @@ pub struct UnroutedBatch {
 
 /// The result of one batch.
 #[derive(Debug, Default)]
-struct Step {
-    done: i64,
-    failed: i64,
-    errors: Vec<serde_json::Value>,
-    cursor: Option<String>,
-    finished: bool,
+pub(super) struct Step {
+    pub done: i64,
+    pub failed: i64,
+    pub errors: Vec<serde_json::Value>,
+    pub cursor: Option<String>,
+    pub finished: bool,
 }
 
 impl Step {
-    fn record(&mut self, item: &str, result: Result<(), String>) {
+    pub(super) fn record(&mut self, item: &str, result: Result<(), String>) {
         match result {
             Ok(()) => self.done += 1,
             Err(e) => {
@@ -145,33 +144,26 @@ pub async fn run(
     let mut failed_total = op.failed;
     loop {
         let step = match &stored.request {
-            OperationRequest::ReplayDeadLetters { selection } => {
-                let rows =
-                    dead_letter_batch(db, &stored, selection, cursor.as_deref(), REPLAY_BATCH)
-                        .await?;
-                let mut step = Step::default();
-                if let Some(last) = rows.last() {
-                    step.cursor = Some(last.id.to_string());
-                    let results = publisher.publish(&rows, &stored.actor.name).await;
-                    let mut replayed = Vec::with_capacity(rows.len());
-                    for (row, result) in rows.iter().zip(results) {
-                        if result.is_ok() {
-                            replayed.push(row.id);
-                        }
-                        step.record(&format!("dead letter {}", row.id), result);
-                    }
-                    dead_letters::mark_replayed(db, &replayed, &stored.actor.name, Utc::now())
-                        .await?;
-                } else {
-                    step.cursor = cursor.clone();
-                    step.finished = true;
-                }
-                step
+            OperationRequest::ReplayDeadLetters {
+                selection,
+                canary,
+                rate_per_second,
+            } => {
+                super::replay::step(
+                    db,
+                    id,
+                    &stored,
+                    selection,
+                    *canary,
+                    *rate_per_second,
+                    cursor.as_deref(),
+                    publisher,
+                )
+                .await?
             }
             OperationRequest::DeleteDeadLetters { selection } => {
-                let rows =
-                    dead_letter_batch(db, &stored, selection, cursor.as_deref(), DELETE_BATCH)
-                        .await?;
+                let after = cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0);
+                let rows = dead_letter_batch(db, &stored, selection, after, DELETE_BATCH).await?;
                 let mut step = Step::default();
                 if let Some(last) = rows.last() {
                     step.cursor = Some(last.id.to_string());
@@ -186,7 +178,7 @@ pub async fn run(
             }
             OperationRequest::EnableLaunchSettings { .. }
             | OperationRequest::EnableScheduleGroups { .. } => {
-                catalog_step(&stored, cursor.as_deref(), |item| {
+                batch_step(&stored.items, cursor.as_deref(), |item| {
                     let actor = stored.actor.clone();
                     let item = item.clone();
                     async move {
@@ -217,8 +209,23 @@ pub async fn run(
             OperationRequest::ConsistencySweep {} => {
                 sweep_step(db, cfg, stored.until, cursor.as_deref()).await?
             }
+            OperationRequest::RerunActivations {
+                from_where_it_broke: true,
+                ..
+            } => {
+                batch_step(&stored.runs, cursor.as_deref(), |id| {
+                    let actor = stored.actor.clone();
+                    let id = *id;
+                    async move {
+                        run::rerun_where_it_broke(db, cfg, &actor, id)
+                            .await
+                            .map(|_| ())
+                    }
+                })
+                .await
+            }
             OperationRequest::RerunActivations { .. } => {
-                catalog_step(&stored, cursor.as_deref(), |item| {
+                batch_step(&stored.items, cursor.as_deref(), |item| {
                     let actor = stored.actor.clone();
                     let item = item.clone();
                     async move { run::run_now(db, cfg, &actor, &item).await.map(|_| ()) }
@@ -268,14 +275,13 @@ pub async fn run(
 
 /// The next dead letters of a dead-letter operation: still dead, after the cursor, and not
 /// newer than the operation.
-async fn dead_letter_batch(
+pub(super) async fn dead_letter_batch(
     db: &DatabaseConnection,
     stored: &Stored,
     selection: &dead_letters::Selection,
-    cursor: Option<&str>,
+    after: i64,
     limit: u64,
 ) -> ServiceResult<Vec<dead_letters_entity::Model>> {
-    let after = cursor.and_then(|c| c.parse::<i64>().ok()).unwrap_or(0);
     let Some(max_id) = stored.max_id else {
         return Ok(Vec::new());
     };
@@ -378,21 +384,23 @@ async fn sweep_step(
     Ok(step)
 }
 
-/// One batch of catalog items (enable, re-run), from the index in the cursor.
-async fn catalog_step<F, Fut>(stored: &Stored, cursor: Option<&str>, mut apply: F) -> Step
+/// One batch of items resolved at the start (catalog ids, runs to re-run), from the index in
+/// the cursor.
+async fn batch_step<T, F, Fut>(items: &[T], cursor: Option<&str>, mut apply: F) -> Step
 where
-    F: FnMut(&EntityRef) -> Fut,
+    T: std::fmt::Display,
+    F: FnMut(&T) -> Fut,
     Fut: Future<Output = ServiceResult<()>>,
 {
     let from = cursor.and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
-    let to = (from + CATALOG_BATCH).min(stored.items.len());
+    let to = (from + CATALOG_BATCH).min(items.len());
     let mut step = Step::default();
-    for item in stored.items.get(from..to).unwrap_or_default() {
+    for item in items.get(from..to).unwrap_or_default() {
         let result = apply(item).await.map_err(|e| e.to_string());
         step.record(&item.to_string(), result);
     }
     step.cursor = Some(to.to_string());
-    step.finished = to >= stored.items.len();
+    step.finished = to >= items.len();
     step
 }
 

@@ -1,7 +1,12 @@
 //! An operation as the API and the pages show it.
 
 use super::Stored;
-use crate::entity::operations;
+use crate::{entity::operations, error::ServiceResult};
+use am_domain::recovery::ReplayOutcomes;
+use sea_orm::DatabaseConnection;
+
+/// The kind of a dead-letter replay.
+pub(super) const REPLAY_KIND: &str = "replay-dead-letters";
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -39,6 +44,33 @@ pub struct OperationView {
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub updated_at: DateTime<Utc>,
+    /// A dead-letter replay: what became of the dead letters it sent, as the nodes reported
+    /// (`done` counts those the broker took, not those processed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_outcomes: Option<ReplayOutcomes>,
+}
+
+/// An operation with what only the database knows beyond its row: a replay's outcomes.
+pub async fn view(db: &DatabaseConnection, m: operations::Model) -> ServiceResult<OperationView> {
+    let replay = m.kind == REPLAY_KIND;
+    let id = m.id;
+    let mut v = OperationView::from(m);
+    if replay {
+        v.replay_outcomes = Some(crate::dead_letters::replay::outcomes(db, id).await?);
+    }
+    Ok(v)
+}
+
+/// [`view`] of each.
+pub async fn views(
+    db: &DatabaseConnection,
+    rows: Vec<operations::Model>,
+) -> ServiceResult<Vec<OperationView>> {
+    let mut out = Vec::with_capacity(rows.len());
+    for m in rows {
+        out.push(view(db, m).await?);
+    }
+    Ok(out)
 }
 
 impl From<operations::Model> for OperationView {
@@ -62,6 +94,7 @@ impl From<operations::Model> for OperationView {
             started_at: m.started_at,
             finished_at: m.finished_at,
             updated_at: m.updated_at,
+            replay_outcomes: None,
         }
     }
 }

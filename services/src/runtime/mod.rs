@@ -17,6 +17,7 @@ pub mod reports;
 mod resolve;
 pub mod run;
 pub mod schedule;
+pub mod settle;
 pub mod status;
 pub mod sweep;
 pub mod watchdog;

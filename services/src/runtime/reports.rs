@@ -2,13 +2,17 @@
 //! change a compare-and-set on the expected state and the fencing token, failure reports
 //! inserted together. The consumer acknowledges the batch to the broker only after commit.
 
-use super::{Metrics, RuntimeConfig, activate, plan::Plan, status};
+use super::{Metrics, RuntimeConfig, plan::Plan, settle, status};
 use crate::{
+    dead_letters::replay,
     entity::{activation_hosts, activations, breaker_trips, failure_logs, launch_settings},
     error::ServiceResult,
     recovery, registry,
 };
-use am_domain::wire::{ActivationEvent, ActivationReport, BreakerTripped, ToManager};
+use am_domain::{
+    recovery::ReplayResult,
+    wire::{ActivationEvent, ActivationReport, BreakerTripped, ToManager},
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set,
@@ -58,6 +62,7 @@ pub async fn apply(
     let mut failures = Vec::new();
     let mut to_settle: Vec<Uuid> = Vec::new();
     let mut timeouts = WorkTimeouts::default();
+    let mut replays = Vec::new();
     let mut recoveries = recovery::Tally::default();
     for r in reports {
         match r {
@@ -164,6 +169,25 @@ pub async fn apply(
                     disposition: Set(f.disposition.clone()),
                     ..Default::default()
                 });
+                if let Some(token) = f.replay {
+                    replays.push(replay::Reported {
+                        token,
+                        result: ReplayResult::of_disposition(f.disposition.as_deref()),
+                        error: Some(format!("{}: {}", f.error_type, f.message)),
+                        new_dead_letter: None,
+                        at: f.at,
+                    });
+                }
+                out.applied += 1;
+            }
+            ToManager::ReplayProcessed(r) => {
+                replays.push(replay::Reported {
+                    token: r.replay,
+                    result: ReplayResult::Processed,
+                    error: None,
+                    new_dead_letter: None,
+                    at: r.at,
+                });
                 out.applied += 1;
             }
             ToManager::BreakerTripped(t) => {
@@ -225,12 +249,13 @@ pub async fn apply(
             .await?;
     }
     Metrics::add(&cfg.metrics.failures, stored);
+    replay::record(&txn, &replays).await?;
     plan.write(&txn).await?;
     recoveries.write(&txn).await?;
     let mut seen = HashSet::new();
     for id in to_settle {
         if seen.insert(id) {
-            activate::settle(&txn, cfg, id, None, now).await?;
+            settle::settle(&txn, cfg, id, None, now).await?;
         }
     }
     txn.commit().await?;
@@ -442,7 +467,7 @@ async fn activation_event(
             .filter(activations::Column::Status.eq(status::activation::DISPATCHED))
             .exec(db)
             .await?;
-        activate::ls_running(db, &r.launch_setting).await?;
+        settle::ls_running(db, &r.launch_setting).await?;
     }
     plan.event(id, Some(&r.host), kind, detail, r.at);
     Ok(Applied::Yes { settle })

@@ -133,6 +133,30 @@ pub async fn rerun(
     .await
 }
 
+/// Re-runs an ended activation from where it broke, choosing what an operator would: a group
+/// from its first member that did not succeed; a launch setting's run on the hosts that failed
+/// when others succeeded (a `MANY` run that broke on some of its hosts), otherwise whole. The
+/// bulk re-run uses it for every activation it selected.
+pub async fn rerun_where_it_broke(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    actor: &Principal,
+    activation: Uuid,
+) -> ServiceResult<Uuid> {
+    let a = find(db, &activation.to_string()).await?;
+    let mut how = Rerun::default();
+    if a.group_id.is_none() {
+        let round = activation_hosts::Entity::find()
+            .filter(activation_hosts::Column::ActivationId.eq(a.id))
+            .filter(activation_hosts::Column::FencingToken.eq(a.fencing_token))
+            .all(db)
+            .await?;
+        let some_succeeded = round.iter().any(|h| h.status == status::host::SUCCEEDED);
+        how.only_failed_hosts = some_succeeded && !failed_hosts(db, &a).await?.is_empty();
+    }
+    rerun(db, cfg, actor, &a.id.to_string(), &how).await
+}
+
 /// What a re-run of `activation` may start from, for the activation page; `None` while it
 /// runs or when `actor` may not re-run.
 pub async fn choices(

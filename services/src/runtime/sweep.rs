@@ -6,10 +6,10 @@
 //! and on several replicas.
 
 use super::{
-    RuntimeConfig, activate,
+    RuntimeConfig,
     plan::Plan,
     resolve::Resolver,
-    status,
+    settle, status,
     watchdog::{dispatch_waiting, host_cas},
 };
 use crate::{
@@ -154,7 +154,7 @@ pub async fn check(
             if let Some(ls) = &a.launch_setting_id {
                 recovery::count(&txn, ls, recovery::kind::LOST).await?;
             }
-            activate::settle(&txn, cfg, a.id, Some(detail.clone()), now).await?;
+            settle::settle(&txn, cfg, a.id, Some(detail.clone()), now).await?;
         }
         txn.commit().await?;
         found.push(finding(Some(&row.host), kind, detail, repaired));

@@ -14,9 +14,10 @@
 
 use super::{
     Metrics, RuntimeConfig,
-    activate::{self, NewActivation, dispatch_hosts, next_attempt, plan_activation},
+    activate::{NewActivation, dispatch_hosts, next_attempt, plan_activation},
     plan::Plan,
     resolve::Resolver,
+    settle,
     status::{self, Trigger},
 };
 use crate::{
@@ -197,7 +198,7 @@ async fn start_timeouts(
                 event(&txn, a.id, Some(&row.host), "lost", &why, now).await?;
                 Metrics::inc(&cfg.metrics.lost);
                 recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
-                activate::settle(&txn, cfg, a.id, None, now).await?;
+                settle::settle(&txn, cfg, a.id, None, now).await?;
             }
         } else if host_cas(&txn, &row, status::host::SUPERSEDED, &why, now).await? {
             recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
@@ -252,7 +253,7 @@ async fn work_timeouts(
             }
         } else {
             Metrics::inc(&cfg.metrics.failed_after_lost);
-            activate::settle(&txn, cfg, a.id, Some(why), now).await?;
+            settle::settle(&txn, cfg, a.id, Some(why), now).await?;
         }
         txn.commit().await?;
     }
@@ -360,7 +361,7 @@ async fn waiting(
                 cfg.wait_timeout.num_seconds()
             );
             Metrics::inc(&cfg.metrics.wait_timeouts);
-            activate::finish(&txn, cfg, &a, status::activation::FAILED, Some(why), now).await?;
+            settle::finish(&txn, cfg, &a, status::activation::FAILED, Some(why), now).await?;
             txn.commit().await?;
             continue;
         }

@@ -188,6 +188,20 @@ async fn seed(db: &DatabaseConnection) -> Seed {
         activation("failed", ago(48 * 60), "demo.fail.nightly"),
         activation("skipped", ago(3), "demo.sleep.nightly"),
     ];
+    // A group's run that failed with its member: one failed run, not two.
+    let group_run = Uuid::now_v7();
+    rows.push(activations::ActiveModel {
+        id: Set(group_run),
+        launch_setting_id: Set(None),
+        group_id: Set(Some("demo.nightly".into())),
+        ..activation("failed", ago(15), "demo.sleep.nightly")
+    });
+    rows.push(activations::ActiveModel {
+        group_id: Set(Some("demo.nightly".into())),
+        parent_id: Set(Some(group_run)),
+        position: Set(Some(0)),
+        ..activation("failed", ago(15), "demo.sleep.nightly")
+    });
     // Older active ones, beyond what the list shows.
     for i in 0..20 {
         rows.push(activation(
@@ -271,7 +285,8 @@ async fn the_snapshot_has_the_exact_figures(db: &DatabaseConnection) {
             ("dispatched", 1, true),
             ("running", 22, true),
             ("succeeded", 3, false),
-            ("failed", 2, false),
+            // Two launch settings' runs and one group's run (its failed member not again).
+            ("failed", 3, false),
             ("interrupted", 0, false),
             ("skipped", 1, false),
         ]

@@ -28,7 +28,7 @@ on_both_backends!(
 const FLAKY: &str = "demo.flaky.1";
 const POISON: &str = "demo.poison.1";
 
-fn names() -> Names {
+pub(crate) fn names() -> Names {
     Names::new("am")
 }
 
@@ -47,7 +47,7 @@ fn obj(v: Value) -> Map<String, Value> {
 }
 
 /// A message a node gave up on, with the headers the client library writes.
-fn given_up(
+pub(crate) fn given_up(
     ls: &str,
     dq: &str,
     error_type: &str,
@@ -311,7 +311,7 @@ async fn filters_count_and_page(db: &DatabaseConnection) {
     let (n, _, _) = page_ids(db, &filter(|f| f.error_type = Some("  ".into())), None, 50).await;
     assert_eq!(n, 7);
 
-    dead_letters::mark_replayed(db, &[ids[0], ids[2]], "alice", at(10))
+    dead_letters::mark_replayed(db, &[ids[0], ids[2]], "alice", Uuid::nil(), at(10))
         .await
         .expect("mark");
     let (n, got, _) = page_ids(
@@ -394,10 +394,10 @@ async fn bulk_functions_take_dead_ones_in_id_order(db: &DatabaseConnection) {
     );
 
     let batch: Vec<i64> = b1.iter().map(|m| m.id).collect();
-    dead_letters::mark_replayed(db, &batch, "bob", at(30))
+    dead_letters::mark_replayed(db, &batch, "bob", Uuid::nil(), at(30))
         .await
         .expect("mark");
-    dead_letters::mark_replayed(db, &batch[..1], "carol", at(40))
+    dead_letters::mark_replayed(db, &batch[..1], "carol", Uuid::nil(), at(40))
         .await
         .expect("mark twice");
     let first = entity::Entity::find_by_id(ids[0])

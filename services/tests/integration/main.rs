@@ -11,6 +11,7 @@ mod failures;
 mod operations;
 mod quarantine;
 mod registry;
+mod replay_outcomes;
 mod reports;
 mod rerun;
 mod retention;

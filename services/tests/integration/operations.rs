@@ -198,6 +198,7 @@ async fn a_bad_selection_is_refused_whole_and_nothing_is_recorded(db: &DatabaseC
                 launch_setting: Some("demo.echo.1".into()),
                 ..Default::default()
             },
+            from_where_it_broke: false,
         },
     )
     .await
@@ -366,6 +367,7 @@ async fn rerun_runs_each_launch_setting_or_group_once(db: &DatabaseConnection) {
         OperationRequest::RerunActivations {
             ids: vec![a1, a2, g, a3],
             filter: Default::default(),
+            from_where_it_broke: false,
         },
     )
     .await
@@ -409,6 +411,7 @@ async fn rerun_runs_each_launch_setting_or_group_once(db: &DatabaseConnection) {
                 launch_setting: Some("demo.sleep.nightly".into()),
                 ..Default::default()
             },
+            from_where_it_broke: false,
         },
     )
     .await

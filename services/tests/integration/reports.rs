@@ -43,6 +43,7 @@ fn failure(activation: Uuid, n: u32, report_id: Option<String>) -> ToManager {
         ),
         at: Utc::now(),
         report_id,
+        replay: None,
     })
 }
 

@@ -8,8 +8,10 @@ use super::{
 use crate::on_both_backends;
 use am_domain::{catalog::Concurrency, roles::Role, usage::EntityRef, wire::ActivationResult};
 use am_services::{
-    ServiceError, catalog,
+    ServiceError, Services, Settings, catalog,
     entity::{activation_events, activations},
+    health::BrokerStatus,
+    operations::{self, OperationRequest, RunEnd, status},
     runtime::{
         RuntimeConfig,
         run::{Rerun, choices, rerun, run_now},
@@ -22,6 +24,7 @@ use uuid::Uuid;
 on_both_backends!(
     a_failed_group_is_rerun_from_its_failed_member_or_any_other,
     a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another,
+    a_bulk_rerun_starts_each_from_where_it_broke,
 );
 
 async fn members(db: &DatabaseConnection, group_run: Uuid) -> Vec<activations::Model> {
@@ -228,7 +231,9 @@ async fn a_failed_group_is_rerun_from_its_failed_member_or_any_other(db: &Databa
     );
 }
 
-async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &DatabaseConnection) {
+/// The demo catalog with the `fail` agent in `MANY` mode (its launch setting runs on every
+/// host of its pool) and two live nodes.
+async fn many_setup(db: &DatabaseConnection) -> RuntimeConfig {
     let cfg = setup(db).await;
     let admin = actor(Role::Admin);
     let mut c = catalog::export(db, &admin).await.expect("export");
@@ -241,29 +246,41 @@ async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &Databas
     let now = Utc::now();
     node_up(db, "demo-a", now).await;
     node_up(db, "demo-b", now).await;
-    let operator = actor(Role::Operator);
+    cfg
+}
+
+/// A run of the `MANY` launch setting that succeeded on demo-a and failed on demo-b.
+async fn many_failed_on_b(db: &DatabaseConnection, cfg: &RuntimeConfig) -> Uuid {
     let ls = "demo.fail.nightly";
-    let first = run_now(db, &cfg, &operator, &EntityRef::LaunchSetting(ls.into()))
-        .await
-        .expect("runs");
-    assert_eq!(hosts_of(db, first).await.len(), 2, "MANY: on both hosts");
+    let run = run_now(
+        db,
+        cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting(ls.into()),
+    )
+    .await
+    .expect("runs");
+    assert_eq!(hosts_of(db, run).await.len(), 2, "MANY: on both hosts");
     apply(
         db,
-        &cfg,
+        cfg,
         &[
-            report(
-                "demo-a",
-                first,
-                ls,
-                1,
-                finished(ActivationResult::Succeeded),
-            ),
-            report("demo-b", first, ls, 1, finished(ActivationResult::Failed)),
+            report("demo-a", run, ls, 1, finished(ActivationResult::Succeeded)),
+            report("demo-b", run, ls, 1, finished(ActivationResult::Failed)),
         ],
-        now,
+        Utc::now(),
     )
     .await;
-    assert_eq!(activation(db, first).await.status, "failed");
+    assert_eq!(activation(db, run).await.status, "failed");
+    run
+}
+
+async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &DatabaseConnection) {
+    let cfg = many_setup(db).await;
+    let now = Utc::now();
+    let operator = actor(Role::Operator);
+    let ls = "demo.fail.nightly";
+    let first = many_failed_on_b(db, &cfg).await;
 
     let offered = choices(db, &cfg, &operator, &first.to_string())
         .await
@@ -350,4 +367,104 @@ async fn a_many_run_is_rerun_on_the_hosts_that_failed_or_on_another(db: &Databas
     .await
     .expect_err("not a group's");
     assert!(matches!(e, ServiceError::Invalid(_)), "{e:?}");
+}
+
+async fn a_bulk_rerun_starts_each_from_where_it_broke(db: &DatabaseConnection) {
+    let cfg = many_setup(db).await;
+    let services = Services::new(db.clone(), BrokerStatus::default(), Settings::default())
+        .with_runtime(cfg.clone());
+    let operator = actor(Role::Operator);
+    let many = many_failed_on_b(db, &cfg).await;
+    let group = run_now(
+        db,
+        &cfg,
+        &operator,
+        &EntityRef::ScheduleGroup("demo.nightly".into()),
+    )
+    .await
+    .expect("runs");
+    end(
+        db,
+        &cfg,
+        &members(db, group).await[0],
+        ActivationResult::Succeeded,
+    )
+    .await;
+    let failed_member = members(db, group).await[1].clone();
+    end(db, &cfg, &failed_member, ActivationResult::Failed).await;
+    assert_eq!(activation(db, group).await.status, "failed");
+
+    // The group's run and its failed member's run stand for one re-run of the group.
+    let started = operations::start(
+        &services,
+        &operator,
+        OperationRequest::RerunActivations {
+            ids: vec![many, failed_member.id, group],
+            filter: Default::default(),
+            from_where_it_broke: true,
+        },
+    )
+    .await
+    .expect("starts");
+    assert_eq!(started.total, 2, "one re-run per launch setting or group");
+    assert_eq!(
+        operations::run(db, &cfg, started.id, &super::operations::NoBroker)
+            .await
+            .expect("runs"),
+        RunEnd::Finished(status::SUCCEEDED)
+    );
+    let reruns: Vec<activations::Model> = activations::Entity::find()
+        .filter(activations::Column::Trigger.eq("rerun"))
+        .filter(activations::Column::ParentId.is_null())
+        .all(db)
+        .await
+        .expect("read");
+    assert_eq!(reruns.len(), 2, "{reruns:?}");
+    let ls_rerun = reruns
+        .iter()
+        .find(|a| a.group_id.is_none())
+        .expect("the MANY launch setting's re-run");
+    let hosts: Vec<String> = hosts_of(db, ls_rerun.id)
+        .await
+        .into_iter()
+        .map(|h| h.host)
+        .collect();
+    assert_eq!(hosts, ["demo-b"], "only on the host that failed");
+    let group_rerun = reruns
+        .iter()
+        .find(|a| a.group_id.is_some())
+        .expect("the group's re-run");
+    let runs = members(db, group_rerun.id).await;
+    assert_eq!(
+        runs.len(),
+        1,
+        "the member that succeeded does not run again"
+    );
+    assert_eq!(
+        runs[0].launch_setting_id.as_deref(),
+        Some("demo.echo.drain")
+    );
+    assert!(
+        events(db, group)
+            .await
+            .contains(&("rerun".into(), format!("re-run as {}", group_rerun.id)))
+    );
+
+    // Nothing broke in a selection of successes: refused, the field named, nothing recorded.
+    end(db, &cfg, &runs[0], ActivationResult::Succeeded).await;
+    let e = operations::start(
+        &services,
+        &operator,
+        OperationRequest::RerunActivations {
+            ids: vec![group_rerun.id],
+            filter: Default::default(),
+            from_where_it_broke: true,
+        },
+    )
+    .await
+    .expect_err("nothing broke");
+    let ServiceError::Invalid(errors) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(errors.0[0].path, "from_where_it_broke");
 }

@@ -131,7 +131,7 @@ async fn end_activation(
 ) -> ServiceResult<()> {
     let txn = crate::runtime::begin_write(db).await?;
     if a.status == status::activation::WAITING {
-        activate::finish(
+        settle::finish(
             &txn,
             cfg,
             a,

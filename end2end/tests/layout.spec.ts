@@ -1,0 +1,48 @@
+import { expect, Page, test } from "@playwright/test";
+import { loginAdmin, open } from "./catalog-helpers";
+
+// Every page of the navigation, with the demo running, at the two widths operators use: no
+// table header, badge or id breaks inside a word. Measured on the element boxes: a text that
+// wraps has line boxes at more than one height.
+const PAGES = [
+  "/", "/applications", "/nodes", "/pools", "/data-queues", "/broker", "/agents",
+  "/launch-settings", "/schema-drift", "/schedule-groups", "/activations", "/failures",
+  "/dead-letters", "/operations",
+];
+const WIDTHS: [number, number][] = [[1024, 768], [1280, 900]];
+
+/** The texts of headers, badges and ids that wrap onto a second line. */
+async function wrapped(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const tokens = document.querySelectorAll<HTMLElement>(
+      "table.list th, .pill, .badge, .nowrap",
+    );
+    for (const el of tokens) {
+      const text = (el.textContent ?? "").trim();
+      if (!text || el.offsetParent === null) continue;
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const tops = new Set<number>();
+      for (const r of range.getClientRects()) {
+        if (r.width > 0 && r.height > 0) tops.add(Math.round(r.top));
+      }
+      if (tops.size > 1) out.push(`${el.tagName.toLowerCase()}.${el.className}: "${text}"`);
+    }
+    return out;
+  });
+}
+
+for (const [width, height] of WIDTHS) {
+  test(`headers, badges and ids stay on one line at ${width}×${height}`, async ({ page }) => {
+    test.setTimeout(120_000);
+    await page.setViewportSize({ width, height });
+    await loginAdmin(page);
+    const broken: string[] = [];
+    for (const path of PAGES) {
+      await open(page, path);
+      for (const w of await wrapped(page)) broken.push(`${path} ${w}`);
+    }
+    expect(broken, broken.join("\n")).toEqual([]);
+  });
+}

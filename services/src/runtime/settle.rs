@@ -1,0 +1,220 @@
+//! Ending activations: the result of a dispatch round, the compare-and-set that records it, and
+//! what follows (the launch setting's status, a group's next member).
+
+use super::{RuntimeConfig, groups, plan::Plan, status};
+use crate::{
+    entity::{activation_hosts, activations, launch_settings},
+    error::ServiceResult,
+};
+use chrono::{DateTime, Utc};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::Expr};
+use uuid::Uuid;
+
+/// The result of an activation whose hosts are all done, from its latest dispatch round;
+/// `None` while a host still runs.
+pub(crate) fn result_of(hosts: &[activation_hosts::Model], token: i64) -> Option<&'static str> {
+    use status::host as h;
+    let current: Vec<&activation_hosts::Model> =
+        hosts.iter().filter(|r| r.fencing_token == token).collect();
+    if current
+        .iter()
+        .any(|r| h::ACTIVE.contains(&r.status.as_str()))
+    {
+        return None;
+    }
+    let any = |s: &str| current.iter().any(|r| r.status == s);
+    Some(if any(h::FAILED) || any(h::LOST) {
+        status::activation::FAILED
+    } else if any(h::INTERRUPTED) {
+        status::activation::INTERRUPTED
+    } else if !current.is_empty() && current.iter().all(|r| r.status == h::SKIPPED) {
+        status::activation::SKIPPED
+    } else if current.is_empty() {
+        status::activation::FAILED
+    } else {
+        status::activation::SUCCEEDED
+    })
+}
+
+/// Ends the activation if all its hosts are done: compare-and-set from an active state, then
+/// the launch setting's status and, for a member run, the group's next step. Returns the
+/// result it recorded.
+pub(crate) async fn settle(
+    db: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    activation: Uuid,
+    error: Option<String>,
+    now: DateTime<Utc>,
+) -> ServiceResult<Option<&'static str>> {
+    let Some(a) = activations::Entity::find_by_id(activation).one(db).await? else {
+        return Ok(None);
+    };
+    if !status::activation::ACTIVE.contains(&a.status.as_str())
+        || a.parent_id.is_none() && a.group_id.is_some()
+    {
+        // Done already, or a group activation (settled by its members).
+        return Ok(None);
+    }
+    let hosts = activation_hosts::Entity::find()
+        .filter(activation_hosts::Column::ActivationId.eq(activation))
+        .all(db)
+        .await?;
+    let Some(result) = result_of(&hosts, a.fencing_token) else {
+        return Ok(None);
+    };
+    let error = error.or_else(|| {
+        hosts
+            .iter()
+            .filter(|h| h.fencing_token == a.fencing_token)
+            .find_map(|h| h.error.clone())
+    });
+    finish(db, cfg, &a, result, error, now).await?;
+    Ok(Some(result))
+}
+
+/// Records the end of a (non-group) activation with compare-and-set and moves what follows.
+pub(crate) async fn finish(
+    db: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    a: &activations::Model,
+    result: &'static str,
+    error: Option<String>,
+    now: DateTime<Utc>,
+) -> ServiceResult<bool> {
+    let done = activations::Entity::update_many()
+        .col_expr(activations::Column::Status, Expr::value(result))
+        .col_expr(activations::Column::FinishedAt, Expr::value(Some(now)))
+        .col_expr(activations::Column::Error, Expr::value(error.clone()))
+        .col_expr(
+            activations::Column::WaitUntil,
+            Expr::value(Option::<DateTime<Utc>>::None),
+        )
+        .filter(activations::Column::Id.eq(a.id))
+        .filter(activations::Column::Status.eq(a.status.as_str()))
+        .exec(db)
+        .await?;
+    if done.rows_affected == 0 {
+        return Ok(false);
+    }
+    let mut ev = Plan::default();
+    ev.event(
+        a.id,
+        None,
+        "finished",
+        match &error {
+            Some(e) => format!("{result}: {e}"),
+            None => result.to_owned(),
+        },
+        now,
+    );
+    ev.write(db).await?;
+    if let Some(ls) = &a.launch_setting_id {
+        ls_finished(db, ls, a.id, result, now).await?;
+    }
+    if a.parent_id.is_some() {
+        groups::member_settled(db, cfg, a, result, now).await?;
+    }
+    Ok(true)
+}
+
+/// A launch setting's status after one of its activations ended.
+async fn ls_finished(
+    db: &impl ConnectionTrait,
+    ls: &str,
+    activation: Uuid,
+    result: &str,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let still_running = activations::Entity::find()
+        .filter(activations::Column::LaunchSettingId.eq(ls))
+        .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+        .one(db)
+        .await?
+        .is_some();
+    let mut update = launch_settings::Entity::update_many()
+        .filter(launch_settings::Column::Id.eq(ls))
+        .col_expr(
+            launch_settings::Column::CurrentStatus,
+            Expr::cust(format!(
+                "CASE WHEN enabled THEN '{}' ELSE 'disabled' END",
+                if still_running { "running" } else { "waiting" }
+            )),
+        );
+    if result != status::activation::SKIPPED {
+        update = update
+            .col_expr(
+                launch_settings::Column::LastResult,
+                Expr::value(Some(result)),
+            )
+            .col_expr(
+                launch_settings::Column::LastResultAt,
+                Expr::value(Some(now)),
+            )
+            .col_expr(
+                launch_settings::Column::LastActivationId,
+                Expr::value(Some(activation)),
+            );
+    }
+    update.exec(db).await?;
+    Ok(())
+}
+
+/// A launch setting runs: its current status says so (unless it was disabled meanwhile).
+pub(crate) async fn ls_running(db: &impl ConnectionTrait, ls: &str) -> ServiceResult<()> {
+    launch_settings::Entity::update_many()
+        .col_expr(
+            launch_settings::Column::CurrentStatus,
+            Expr::value("running"),
+        )
+        .filter(launch_settings::Column::Id.eq(ls))
+        .filter(launch_settings::Column::Enabled.eq(true))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(token: i64, status: &str) -> activation_hosts::Model {
+        activation_hosts::Model {
+            id: 0,
+            activation_id: Uuid::nil(),
+            host: "h".into(),
+            application_id: "a".into(),
+            fencing_token: token,
+            status: status.into(),
+            attempt: 1,
+            dispatched_at: Utc::now(),
+            accepted_at: None,
+            started_at: None,
+            last_heartbeat_at: None,
+            finished_at: None,
+            recovery_deadline: None,
+            processed: 0,
+            failed: 0,
+            retried: 0,
+            dead_lettered: 0,
+            error: None,
+            stop_requested_at: None,
+        }
+    }
+
+    #[test]
+    fn results_come_from_the_latest_round_only() {
+        use status::host as h;
+        let hosts = [host(1, h::SUPERSEDED), host(2, h::SUCCEEDED)];
+        assert_eq!(result_of(&hosts, 2), Some("succeeded"));
+        let hosts = [host(1, h::SUCCEEDED), host(1, h::RUNNING)];
+        assert_eq!(result_of(&hosts, 1), None);
+        let hosts = [host(1, h::SUCCEEDED), host(1, h::LOST)];
+        assert_eq!(result_of(&hosts, 1), Some("failed"));
+        let hosts = [host(1, h::SUCCEEDED), host(1, h::INTERRUPTED)];
+        assert_eq!(result_of(&hosts, 1), Some("interrupted"));
+        let hosts = [host(1, h::SKIPPED), host(1, h::SKIPPED)];
+        assert_eq!(result_of(&hosts, 1), Some("skipped"));
+        let hosts = [host(1, h::SKIPPED), host(1, h::SUCCEEDED)];
+        assert_eq!(result_of(&hosts, 1), Some("succeeded"));
+    }
+}
