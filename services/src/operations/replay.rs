@@ -189,7 +189,14 @@ pub(super) async fn step(
     }
     let now = Utc::now();
     dead_letters::mark_replayed(db, &replayed, &stored.actor.name, id, now).await?;
-    step.cursor = Some(if first && canary.is_some() && !replayed.is_empty() {
+    let canary_step = first && canary.is_some();
+    if canary_step && replayed.is_empty() {
+        // No canary reached the broker: going on would replay the rest unchecked.
+        step.cursor = Some(last.to_string());
+        step.finished = true;
+        return Ok(step);
+    }
+    step.cursor = Some(if canary_step {
         Cursor::waiting(last, now)
     } else {
         last.to_string()

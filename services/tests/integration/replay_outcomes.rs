@@ -38,9 +38,10 @@ on_both_backends!(
 
 const FLAKY: &str = "demo.flaky.1";
 
-/// Takes every publication, as a broker that is up would; remembers what it was given.
+/// Takes every publication, as a broker that is up would (or refuses every one, as one that
+/// is down); remembers what it was given.
 #[derive(Default, Clone)]
-struct Recording(Arc<Mutex<Vec<i64>>>);
+struct Recording(Arc<Mutex<Vec<i64>>>, bool);
 
 impl ReplayBroker for Recording {
     async fn publish(&self, rows: &[entity::Model], _by: &str) -> Vec<Result<(), String>> {
@@ -48,7 +49,16 @@ impl ReplayBroker for Recording {
             .lock()
             .expect("lock")
             .extend(rows.iter().map(|r| r.id));
-        rows.iter().map(|_| Ok(())).collect()
+        let down = self.1;
+        rows.iter()
+            .map(|_| {
+                if down {
+                    Err("broker down".to_owned())
+                } else {
+                    Ok(())
+                }
+            })
+            .collect()
     }
 
     async fn replay_unrouted(
@@ -352,6 +362,39 @@ async fn a_canary_goes_on_once_processed_and_stops_at_a_failure_or_a_disabled_la
             ..ReplayOutcomes::default()
         })
     );
+
+    // A canary the broker refused: nothing else is tried, the operation ends failed.
+    catalog::set_enabled(
+        db,
+        &actor(Role::Operator),
+        &am_domain::usage::EntityRef::LaunchSetting(FLAKY.into()),
+        true,
+        "test",
+    )
+    .await
+    .expect("enable");
+    let down = Recording(Arc::default(), true);
+    let op = replay_all(&s, &second[2..], Some(1)).await;
+    let mut unsent = entity::Entity::find_by_id(second[2])
+        .one(db)
+        .await
+        .expect("read")
+        .expect("exists");
+    assert_eq!(unsent.status, "dead");
+    // One more dead one after it, which a canary that went on unchecked would send.
+    let extra = given_up(FLAKY, "demo.later", "Permanent", "m-extra", "{}");
+    dead_letters::store(db, &names(), &[extra], Utc::now())
+        .await
+        .expect("store");
+    assert_eq!(
+        operations::run(db, &s.runtime, op, &down)
+            .await
+            .expect("runs"),
+        RunEnd::Finished(status::FAILED)
+    );
+    assert_eq!(*down.0.lock().expect("lock"), [second[2]]);
+    unsent = row(db, second[2]).await;
+    assert_eq!(unsent.status, "dead", "a refused canary stays dead");
 
     // A canary of 0 is refused, naming the field.
     let e = operations::start(
