@@ -162,8 +162,6 @@ pub async fn health() -> Result<HealthView, UiError> {
             up: h.broker.up,
             detail: h.broker.detail,
         },
-        checked_at: chrono::Utc::now()
-            .format("%Y-%m-%d %H:%M:%S UTC")
-            .to_string(),
+        checked_at: am_domain::display::time(chrono::Utc::now()),
     })
 }

@@ -8,6 +8,34 @@ use serde::{Deserialize, Serialize};
 /// How far back finished activations are counted and failures are charted.
 pub const WINDOW_HOURS: i64 = 24;
 
+/// How many failing launch settings the dashboard lists ([`Dashboard::failing`]).
+pub const FAILING_SHOWN: u64 = 8;
+
+/// What a failure report says happened, as the dashboard counts and charts it. Only
+/// [`FAILED`](failure_kind::FAILED) is a failure an operator has to look at; the other two are
+/// the system doing its job (a retry that may well succeed, a document not there yet).
+pub mod failure_kind {
+    /// Given up on: the activation failed, or its message was dead-lettered or parked.
+    pub const FAILED: &str = "failed";
+    /// The attempt failed and the message was sent to be tried again.
+    pub const RETRIED: &str = "retried";
+    /// The agent answered "temporarily unavailable": redelivered later, never counted.
+    pub const UNAVAILABLE: &str = "unavailable";
+
+    /// The kind of a report: `temporary` answers are [`UNAVAILABLE`], a message sent to be
+    /// tried again (disposition [`crate::wire::disposition::RETRY`]) is [`RETRIED`], anything
+    /// else [`FAILED`]. The SQL of the counts says the same (services, `dashboard.rs`).
+    pub fn of(temporary: bool, disposition: Option<&str>) -> &'static str {
+        if temporary {
+            UNAVAILABLE
+        } else if disposition == Some(crate::wire::disposition::RETRY) {
+            RETRIED
+        } else {
+            FAILED
+        }
+    }
+}
+
 /// Error types the chart names; the rarer ones are summed under [`OTHER_ERROR_TYPES`].
 pub const CHART_ERROR_TYPES: usize = 8;
 
@@ -25,9 +53,10 @@ pub struct Dashboard {
     /// (`waiting`, `dispatched`, `running`) whatever their age, the finished ones created in
     /// the last [`WINDOW_HOURS`] hours.
     pub activations: Vec<StatusCount>,
-    /// The newest active activations (at most 20), newest first.
+    /// The newest active runs (at most 20), newest first: a group's run once, with the member
+    /// it is at, not again as that member's run.
     pub running: Vec<RunningActivation>,
-    /// Active activations in all.
+    /// Active runs in all (counted as [`Dashboard::running`] lists them).
     pub running_total: u64,
     /// Live nodes, by application and host.
     pub nodes: Vec<NodeLoad>,
@@ -39,9 +68,23 @@ pub struct Dashboard {
     /// Disabled schedule groups, by id (at most 50).
     pub disabled_groups: Vec<Disabled>,
     pub disabled_groups_total: u64,
-    /// Failures reported in the last 60 minutes.
+    /// Real failures (see [`failure_kind`]) reported in the last 60 minutes.
     pub failures_last_hour: u64,
+    /// Failed attempts of the last 60 minutes whose message was sent to be tried again.
+    #[serde(default)]
+    pub retried_last_hour: u64,
+    /// "Temporarily unavailable" answers of the last 60 minutes (not failures: the message
+    /// waits, nothing counts them against the launch setting).
+    #[serde(default)]
+    pub unavailable_last_hour: u64,
     pub failures_per_hour: FailureChart,
+    /// Launch settings with real failures in the last 60 minutes, the most recently failing
+    /// first (at most [`FAILING_SHOWN`]), each with its last error.
+    #[serde(default)]
+    pub failing: Vec<Failing>,
+    /// Launch settings with real failures in the last 60 minutes, in all.
+    #[serde(default)]
+    pub failing_total: u64,
     /// What waits in the broker, as the manager last sampled it.
     #[serde(default)]
     pub backlog: BrokerBacklog,
@@ -108,8 +151,11 @@ pub struct RunningActivation {
     pub application: Option<String>,
     /// `waiting`, `dispatched` or `running`.
     pub status: String,
-    /// Hosts it is dispatched to now, by name.
+    /// Hosts it is dispatched to now, by name (a group's run: its member's).
     pub hosts: Vec<String>,
+    /// A group's run: the launch setting of the member running now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
 }
@@ -147,27 +193,79 @@ pub struct Disabled {
     pub application: String,
     /// Why: the breaker's cause or the operator's action; `None` when nobody said.
     pub reason: Option<String>,
-    /// When (launch settings only).
+    /// When; `None` for one disabled before the manager recorded it.
     pub disabled_at: Option<DateTime<Utc>>,
+    /// Who: a user's name, `breaker` for the breaker policy, `cli` for the command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The activation whose failures tripped the breaker, when the breaker did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<String>,
 }
 
-/// Failures per hour over the last [`WINDOW_HOURS`] hours, by error type.
+/// A launch setting with real failures in the last hour, and what it last reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Failing {
+    pub launch_setting: String,
+    /// From the catalog; `None` for a launch setting deleted since.
+    pub application: Option<String>,
+    /// Real failures in the last 60 minutes.
+    pub failures: u64,
+    /// Hosts that reported them, by name.
+    pub hosts: Vec<String>,
+    pub last_error_type: String,
+    /// The last error's message, cut to [`MESSAGE_SHOWN`] characters.
+    pub last_message: String,
+    pub last_host: String,
+    pub last_activation: String,
+    pub last_at: DateTime<Utc>,
+    /// The first real failure after the launch setting last succeeded (or, if it has not
+    /// succeeded since the failures kept began, the first kept).
+    pub failing_since: DateTime<Utc>,
+}
+
+/// Characters of an error message the dashboard shows; the drill-down has the whole message.
+pub const MESSAGE_SHOWN: usize = 300;
+
+/// `message` cut to `max` characters (on a character boundary), with an ellipsis when cut.
+pub fn cut(message: &str, max: usize) -> String {
+    match message.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &message[..end]),
+        None => message.to_owned(),
+    }
+}
+
+/// Failures per hour over the last [`WINDOW_HOURS`] hours: the real ones by error type, the
+/// retried attempts and the "unavailable" answers beside them (see [`failure_kind`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FailureChart {
-    /// The legend: the error types charted with their totals over the window, most frequent
-    /// first, [`OTHER_ERROR_TYPES`] last when there are more than [`CHART_ERROR_TYPES`].
+    /// The legend: the error types of the real failures with their totals over the window,
+    /// most frequent first, [`OTHER_ERROR_TYPES`] last when there are more than
+    /// [`CHART_ERROR_TYPES`].
     pub error_types: Vec<TypeCount>,
+    /// Retried attempts over the window.
+    #[serde(default)]
+    pub retried: u64,
+    /// "Temporarily unavailable" answers over the window.
+    #[serde(default)]
+    pub unavailable: u64,
     /// One per hour, oldest first; the last is the current (partial) hour.
     pub hours: Vec<HourCount>,
 }
 
 impl FailureChart {
-    /// The largest hourly total (the chart's scale).
+    /// The largest hourly count of every kind together (the chart's scale).
     pub fn peak(&self) -> u64 {
-        self.hours.iter().map(|h| h.total).max().unwrap_or(0)
+        self.hours
+            .iter()
+            .map(|h| h.total + h.retried + h.unavailable)
+            .max()
+            .unwrap_or(0)
     }
 
+    /// Real failures over the window.
     pub fn total(&self) -> u64 {
         self.error_types.iter().map(|t| t.count).sum()
     }
@@ -185,27 +283,42 @@ pub struct TypeCount {
 pub struct HourCount {
     /// Start of the hour (UTC).
     pub start: DateTime<Utc>,
+    /// Real failures.
     pub total: u64,
-    /// Non-zero counts only, in the legend's order.
+    /// Real failures: non-zero counts only, in the legend's order.
     pub by_error_type: Vec<TypeCount>,
+    #[serde(default)]
+    pub retried: u64,
+    #[serde(default)]
+    pub unavailable: u64,
 }
 
-/// Builds the chart from `(hour start, error type, count)` rows: one bucket per hour of the
-/// window ending with the hour of `now`, the [`CHART_ERROR_TYPES`] most frequent types named
-/// and the rest summed. Rows outside the window are ignored.
-pub fn failure_chart(now: DateTime<Utc>, rows: &[(DateTime<Utc>, String, u64)]) -> FailureChart {
+/// Failure reports of one hour, one kind and one error type, as the database counts them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartRow {
+    pub start: DateTime<Utc>,
+    /// One of [`failure_kind`].
+    pub kind: String,
+    pub error_type: String,
+    pub count: u64,
+}
+
+/// Builds the chart from counted rows: one bucket per hour of the window ending with the hour
+/// of `now`; among the real failures, the [`CHART_ERROR_TYPES`] most frequent types named and
+/// the rest summed. Rows outside the window are ignored.
+pub fn failure_chart(now: DateTime<Utc>, rows: &[ChartRow]) -> FailureChart {
     let current = hour_start(now);
     let first = current - chrono::Duration::hours(WINDOW_HOURS - 1);
+    let in_window = |r: &&ChartRow| r.start >= first && r.start <= current;
+    let real =
+        |r: &&ChartRow| r.kind != failure_kind::RETRIED && r.kind != failure_kind::UNAVAILABLE;
     let mut totals: Vec<TypeCount> = Vec::new();
-    for (start, error_type, n) in rows {
-        if *start < first || *start > current {
-            continue;
-        }
-        match totals.iter_mut().find(|t| &t.error_type == error_type) {
-            Some(t) => t.count += n,
+    for r in rows.iter().filter(in_window).filter(real) {
+        match totals.iter_mut().find(|t| t.error_type == r.error_type) {
+            Some(t) => t.count += r.count,
             None => totals.push(TypeCount {
-                error_type: error_type.clone(),
-                count: *n,
+                error_type: r.error_type.clone(),
+                count: r.count,
             }),
         }
     }
@@ -232,16 +345,19 @@ pub fn failure_chart(now: DateTime<Utc>, rows: &[(DateTime<Utc>, String, u64)]) 
             .position(|t| t.error_type == error_type)
             .or_else(|| (totals.len() > named).then_some(named))
     };
-    let hours = (0..WINDOW_HOURS)
+    let of_kind = |start: DateTime<Utc>, kind: &str| -> u64 {
+        rows.iter()
+            .filter(|r| r.start == start && r.kind == kind)
+            .map(|r| r.count)
+            .sum()
+    };
+    let hours: Vec<HourCount> = (0..WINDOW_HOURS)
         .map(|i| {
             let start = first + chrono::Duration::hours(i);
             let mut counts = vec![0u64; totals.len()];
-            for (s, error_type, n) in rows {
-                if *s != start {
-                    continue;
-                }
-                if let Some(i) = slot(error_type) {
-                    counts[i] += n;
+            for r in rows.iter().filter(|r| r.start == start).filter(real) {
+                if let Some(i) = slot(&r.error_type) {
+                    counts[i] += r.count;
                 }
             }
             HourCount {
@@ -256,11 +372,15 @@ pub fn failure_chart(now: DateTime<Utc>, rows: &[(DateTime<Utc>, String, u64)]) 
                         count: n,
                     })
                     .collect(),
+                retried: of_kind(start, failure_kind::RETRIED),
+                unavailable: of_kind(start, failure_kind::UNAVAILABLE),
             }
         })
         .collect();
     FailureChart {
         error_types: totals,
+        retried: hours.iter().map(|h| h.retried).sum(),
+        unavailable: hours.iter().map(|h| h.unavailable).sum(),
         hours,
     }
 }
@@ -298,22 +418,27 @@ mod tests {
         assert!(c.error_types.is_empty());
     }
 
+    fn row(start: DateTime<Utc>, error_type: &str, count: u64) -> ChartRow {
+        ChartRow {
+            start,
+            kind: failure_kind::FAILED.into(),
+            error_type: error_type.into(),
+            count,
+        }
+    }
+
     #[test]
     fn counts_land_in_their_hour_and_rare_types_are_summed() {
         let now = at(10, 42);
         let mut rows = vec![
-            (at(10, 0), "A".to_string(), 5),
-            (at(9, 0), "A".to_string(), 1),
-            (at(9, 0), "B".to_string(), 2),
+            row(at(10, 0), "A", 5),
+            row(at(9, 0), "A", 1),
+            row(at(9, 0), "B", 2),
             // Before the window: ignored.
-            (
-                at(10, 0) - chrono::Duration::hours(24),
-                "A".to_string(),
-                100,
-            ),
+            row(at(10, 0) - chrono::Duration::hours(24), "A", 100),
         ];
         for i in 0..9 {
-            rows.push((at(8, 0), format!("Rare{i}"), 1));
+            rows.push(row(at(8, 0), &format!("Rare{i}"), 1));
         }
         let c = failure_chart(now, &rows);
         assert_eq!(c.error_types.len(), CHART_ERROR_TYPES + 1);
@@ -335,6 +460,53 @@ mod tests {
             c.hours[21]
         );
         assert_eq!(c.peak(), 9);
+    }
+
+    #[test]
+    fn retries_and_unavailable_answers_are_charted_apart_from_real_failures() {
+        let now = at(10, 42);
+        let mut retried = row(at(10, 0), "DbTimeout", 7);
+        retried.kind = failure_kind::RETRIED.into();
+        let mut unavailable = row(at(10, 0), "NotReplicatedYet", 30);
+        unavailable.kind = failure_kind::UNAVAILABLE.into();
+        let c = failure_chart(now, &[row(at(10, 0), "DbTimeout", 2), retried, unavailable]);
+        // The legend and the totals name only real failures.
+        assert_eq!(c.error_types.len(), 1);
+        assert_eq!(c.total(), 2);
+        assert_eq!((c.retried, c.unavailable), (7, 30));
+        let h = &c.hours[23];
+        assert_eq!((h.total, h.retried, h.unavailable), (2, 7, 30));
+        // The scale holds the whole stacked bar.
+        assert_eq!(c.peak(), 39);
+    }
+
+    #[test]
+    fn a_report_is_of_one_kind() {
+        use crate::wire::disposition;
+        assert_eq!(
+            failure_kind::of(true, Some(disposition::RETRY)),
+            failure_kind::UNAVAILABLE
+        );
+        assert_eq!(
+            failure_kind::of(false, Some(disposition::RETRY)),
+            failure_kind::RETRIED
+        );
+        assert_eq!(
+            failure_kind::of(false, Some(disposition::DEAD_LETTER)),
+            failure_kind::FAILED
+        );
+        assert_eq!(
+            failure_kind::of(false, Some(disposition::PARK)),
+            failure_kind::FAILED
+        );
+        assert_eq!(failure_kind::of(false, None), failure_kind::FAILED);
+    }
+
+    #[test]
+    fn messages_are_cut_on_a_character_boundary() {
+        assert_eq!(cut("short", 10), "short");
+        assert_eq!(cut("ééééé", 3), "ééé…");
+        assert_eq!(cut("abc", 3), "abc");
     }
 
     #[test]

@@ -7,8 +7,10 @@
 
 pub mod catalog;
 pub mod dashboard;
+pub mod display;
 pub mod duration;
 pub mod error;
+pub mod failing;
 pub mod ids;
 pub mod params;
 pub mod policy;

@@ -88,8 +88,18 @@ test("the dashboard updates without reload", async ({ page }) => {
   await expect(page.locator(`${t("chart-hour")}:last-of-type rect[data-error-type="DemoFailure"] title`)).toContainText(
     "DemoFailure",
   );
+  // What failed, on the dashboard itself: the launch setting, its last error and host, since when.
+  const failing = page.locator(`${t("failing-row")}[data-id="${ls}"]`);
+  await expect(failing).toBeVisible();
+  await expect(failing.locator(t("failing-error"))).toContainText("DemoFailure");
+  await expect(failing.locator(t("failing-message"))).not.toBeEmpty();
+  await expect(failing.locator(t("failing-hosts"))).toContainText(HOST);
+  await expect(failing.locator(`${t("failing-since")} time`)).toHaveAttribute("datetime", /T/);
   await stillMarked(page);
   await expect(page).toHaveURL(/\/$/);
+  // One click to the drill-down of that launch setting.
+  await failing.locator(t("failing-link")).click();
+  await expect(page).toHaveURL(new RegExp(`/failures/${ls.replace(/\./g, "\\.")}$`));
 });
 
 test("re-enable a tripped LS", async ({ page }) => {
@@ -144,21 +154,37 @@ test("re-enable a tripped LS", async ({ page }) => {
   const fixed = await call(page, "PUT", `/api/v1/launch-settings/${ls}`, { ...saved, failure_threshold: 100 });
   expect(fixed.status(), await fixed.text()).toBe(200);
 
-  // ... then follows the dashboard's link and enables it on its page.
-  await row.locator(t("disabled-link")).click();
-  await expect(page).toHaveURL(new RegExp(`/launch-settings/${ls.replace(/\./g, "\\.")}$`));
-  await expect(page.locator(t("current-status"))).toHaveText("disabled");
-  await expect(page.locator(t("disabled-reason"))).toContainText("breaker tripped");
-  await page.locator(t("toggle-enabled")).click();
-  await expect(page.locator(t("current-status"))).not.toHaveText("disabled");
-  await expect(page.locator(t("disabled-reason"))).toHaveCount(0);
-  await page.reload();
-  await expect(page.locator(t("current-status"))).not.toHaveText("disabled");
+  // Who disabled it and the activation that tripped the breaker are one click away.
+  await expect(row.locator(t("disabled-by"))).toHaveText("breaker");
+  await expect(row.locator(t("disabled-activation"))).toHaveAttribute("href", /^\/activations\/[0-9a-f-]{36}$/);
+  await expect(row.locator(t("disabled-link"))).toHaveAttribute("href", `/launch-settings/${ls}`);
+
+  // ... then enables it from the dashboard, one click.
+  await row.locator(t("enable")).click();
+  await expect(row).toHaveCount(0, { timeout: 15_000 });
   const after = await (await call(page, "GET", `/api/v1/launch-settings/${ls}`)).json();
   expect(after.enabled ?? true).toBe(true);
 
-  // The dashboard no longer lists it.
-  await open(page, "/");
+  // A reload does not list it either.
+  await page.reload();
   await expect(page.locator(t("live-state"))).toHaveAttribute("data-state", "live");
   await expect(page.locator(`${t("disabled-ls")}[data-id="${ls}"]`)).toHaveCount(0);
+
+  // Its page shows how the stream is doing instead of "no activation yet": failures and dead
+  // letters of the last hour, the last failure. The breaker tripped on retried attempts; once
+  // enabled, the poisoned message's last attempt is dead-lettered: a real failure.
+  await open(page, `/launch-settings/${ls}`);
+  const health = page.locator(t("stream-health"));
+  await expect(health).toBeVisible();
+  const lastHour = health.locator(t("stream-1h"));
+  await expect
+    .poll(async () => {
+      await page.reload();
+      return Number(await lastHour.getAttribute("data-failed"));
+    }, { timeout: 30_000 })
+    .toBeGreaterThanOrEqual(1);
+  expect(Number(await lastHour.getAttribute("data-retried"))).toBeGreaterThanOrEqual(1);
+  expect(Number(await lastHour.getAttribute("data-dead-lettered"))).toBeGreaterThanOrEqual(1);
+  await expect(health.locator(t("stream-last-failure"))).toContainText("Poisoned");
+  await expect(health.locator(t("stream-failing-since"))).toBeVisible();
 });

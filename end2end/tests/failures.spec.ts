@@ -68,6 +68,10 @@ test("a viewer drills from a failing launch setting down to its failure", async 
   const lsRow = page.locator(`${t("launch-setting-row")}[data-id="${ls}"]`);
   await expect(lsRow.locator(t("row-total"))).toHaveText("1");
   await expect(lsRow.locator(`${t("error-type")}[data-error-type="DemoFailure"]`)).toHaveAttribute("data-count", "1");
+  // The last error is readable at the first level, and links to its activation's host.
+  await expect(lsRow.locator(t("last-error"))).toHaveText("DemoFailure");
+  await expect(lsRow.locator(t("last-message"))).toHaveText("the fail agent always fails");
+  await expect(lsRow.locator(t("last-error"))).toHaveAttribute("href", new RegExp(`/failures/${ls}/${activation}/${HOST}`));
 
   // Level 2: its activations.
   await lsRow.locator(t("drill")).click();

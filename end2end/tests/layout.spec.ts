@@ -33,6 +33,25 @@ async function wrapped(page: Page): Promise<string[]> {
   });
 }
 
+/** What is wider than the viewport: the page itself, or a table hiding columns in its own scroll. */
+async function overflowing(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth + 1) {
+      out.push(`page is ${root.scrollWidth} px wide in a ${root.clientWidth} px viewport`);
+    }
+    for (const wrap of document.querySelectorAll<HTMLElement>(".table-wrap")) {
+      if (wrap.offsetParent === null) continue;
+      if (wrap.scrollWidth > wrap.clientWidth + 1) {
+        const t = wrap.querySelector("table")?.getAttribute("data-test") ?? "table";
+        out.push(`${t} needs ${wrap.scrollWidth} px of ${wrap.clientWidth} px`);
+      }
+    }
+    return out;
+  });
+}
+
 for (const [width, height] of WIDTHS) {
   test(`headers, badges and ids stay on one line at ${width}×${height}`, async ({ page }) => {
     test.setTimeout(120_000);
@@ -44,5 +63,17 @@ for (const [width, height] of WIDTHS) {
       for (const w of await wrapped(page)) broken.push(`${path} ${w}`);
     }
     expect(broken, broken.join("\n")).toEqual([]);
+  });
+
+  test(`pages and tables fit at ${width}×${height}`, async ({ page }) => {
+    test.setTimeout(120_000);
+    await page.setViewportSize({ width, height });
+    await loginAdmin(page);
+    const wide: string[] = [];
+    for (const path of PAGES) {
+      await open(page, path);
+      for (const w of await overflowing(page)) wide.push(`${path} ${w}`);
+    }
+    expect(wide, wide.join("\n")).toEqual([]);
   });
 }

@@ -145,7 +145,7 @@ test("a node whose application is not in the catalog waits, and its agents appea
       await open(page, `/nodes?application=${app}`);
       await expect(row.locator(t("node-waiting")), "").toBeVisible({ timeout: 1000 });
     }).toPass({ timeout: 30_000 });
-    await expect(row.locator(t("node-waiting"))).toHaveText("application not in the catalog");
+    await expect(row.locator(t("node-waiting"))).toHaveText("not in the catalog");
     await expect(row.locator(t("node-create-application"))).toHaveAttribute("href", "/applications/new");
 
     // The application is created (as the shortcut's form would): no node restart needed.

@@ -30,7 +30,9 @@
 //! - [`m20261125_000013_recovery`]: hosts a `MANY` breaker quarantined, and per launch setting
 //!   the count of each kind of recovery;
 //! - [`m20261125_000014_replay_outcomes`]: what became of each replayed dead letter;
-//! - [`m20261125_000015_run_counts`]: the dashboard's count of runs (a group's run once).
+//! - [`m20261125_000015_run_counts`]: the dashboard's count of runs (a group's run once);
+//! - [`m20261125_000016_disabled_and_success`]: who disabled an item and when, and when a
+//!   launch setting last succeeded.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -60,6 +62,7 @@ pub mod m20261124_000012_unavailable_budget;
 pub mod m20261125_000013_recovery;
 pub mod m20261125_000014_replay_outcomes;
 pub mod m20261125_000015_run_counts;
+pub mod m20261125_000016_disabled_and_success;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -84,6 +87,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000013_recovery::Migration),
             Box::new(m20261125_000014_replay_outcomes::Migration),
             Box::new(m20261125_000015_run_counts::Migration),
+            Box::new(m20261125_000016_disabled_and_success::Migration),
         ]
     }
 }

@@ -185,8 +185,27 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: no index of runs.
+    // One step down: nobody recorded as having disabled anything, no last success.
     let manager = SchemaManager::new(db);
+    for (table, column) in [
+        ("launch_settings", "disabled_by"),
+        ("launch_settings", "disabled_activation"),
+        ("launch_settings", "last_success_at"),
+        ("schedule_groups", "disabled_at"),
+        ("schedule_groups", "disabled_by"),
+        ("schedule_groups", "disabled_activation"),
+    ] {
+        assert!(manager.has_column(table, column).await?, "{table}.{column}");
+    }
+    Migrator::down(db, Some(1)).await?;
+    assert!(
+        !manager
+            .has_column("launch_settings", "last_success_at")
+            .await?
+    );
+    assert!(!manager.has_column("schedule_groups", "disabled_at").await?);
+    assert!(!manager.has_column("schedule_groups", "disabled_by").await?);
+    // One more: no index of runs.
     assert!(
         manager
             .has_index("activations", "idx_activations_status_created_runs")

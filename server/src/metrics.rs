@@ -119,8 +119,18 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
                 ),
                 (
                     "am_failures_last_hour",
-                    "failures reported in the last 60 minutes",
+                    "real failures reported in the last 60 minutes (an activation failed, a message dead-lettered or parked)",
                     g.failures_last_hour,
+                ),
+                (
+                    "am_retried_last_hour",
+                    "failed attempts of the last 60 minutes whose message was sent to be tried again",
+                    g.retried_last_hour,
+                ),
+                (
+                    "am_unavailable_last_hour",
+                    "\"temporarily unavailable\" answers of the last 60 minutes (redelivered, not counted as failures)",
+                    g.unavailable_last_hour,
                 ),
             ] {
                 gauge(&mut out, name, help, v);

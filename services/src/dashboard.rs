@@ -7,10 +7,13 @@
 //! - runs by status: one count per status on `idx_activations_status_created_runs` (the
 //!   activations without a parent: a group's run counts once, not again with its members; the
 //!   finished ones limited to the window by `created_at`);
-//! - the newest active activations: `idx_activations_status_created` backwards, per status;
+//! - the newest active runs: `idx_activations_status_created_runs` backwards, per status;
 //! - dead letters: `idx_dead_letters_status_received_at` (status `dead`);
-//! - failures: the window's range of `idx_failure_logs_occurred_at`, grouped by hour and error
-//!   type (the live feed keeps the complete hours for a minute, see [`ChartCache`]).
+//! - failures: the window's range of `idx_failure_logs_occurred_at`, grouped by hour, kind
+//!   (real, retried, unavailable: [`failure_kind`]) and error type (the live feed keeps the
+//!   complete hours for a minute, see [`ChartCache`]); the last hour's range of it by kind, and
+//!   by launch setting for the failing ones, whose last error, hosts and first failure since
+//!   their last success read `idx_failure_logs_ls_occurred_at` (a handful of launch settings).
 
 use crate::{
     Principal,
@@ -18,15 +21,18 @@ use crate::{
         activation_hosts, activations, dead_letters, failure_logs, launch_settings, schedule_groups,
     },
     error::ServiceResult,
+    failures::kinds,
     registry::{self, NodeFilter},
     runtime::{RuntimeConfig, status},
 };
 use am_domain::{
     dashboard::{
-        Dashboard, Disabled, FailureChart, NodeLoad, RunningActivation, StatusCount, WINDOW_HOURS,
-        failure_chart, hour_start,
+        ChartRow, Dashboard, Disabled, FAILING_SHOWN, Failing, FailureChart, MESSAGE_SHOWN,
+        NodeLoad, RunningActivation, StatusCount, WINDOW_HOURS, cut, failure_chart, failure_kind,
+        hour_start,
     },
     roles::Role,
+    wire::disposition,
 };
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
@@ -69,8 +75,12 @@ pub struct Gauges {
     pub dead_letters: u64,
     pub disabled_launch_settings: u64,
     pub disabled_groups: u64,
-    /// Failures reported in the last 60 minutes.
+    /// Real failures reported in the last 60 minutes (see [`failure_kind`]).
     pub failures_last_hour: u64,
+    /// Failed attempts of the last 60 minutes whose message was sent to be tried again.
+    pub retried_last_hour: u64,
+    /// "Temporarily unavailable" answers of the last 60 minutes.
+    pub unavailable_last_hour: u64,
 }
 
 fn count(n: i64) -> u64 {
@@ -111,8 +121,8 @@ fn status_counts_statement(backend: DbBackend, since: DateTime<Utc>) -> Statemen
     Statement::from_sql_and_values(backend, text, values)
 }
 
-/// `hour, error_type, n` of the failures in `[from, to)`, `hour` counted in hours since the
-/// Unix epoch. The backends differ only in how a timestamp becomes its hour: SQLite stores
+/// `hour, kind, error_type, n` of the failures in `[from, to)`, `hour` counted in hours since
+/// the Unix epoch. The backends differ only in how a timestamp becomes its hour: SQLite stores
 /// `DateTime<Utc>` as RFC 3339 text (which `strftime` reads), PostgreSQL as `timestamptz`.
 fn hourly_failures_statement(
     backend: DbBackend,
@@ -123,15 +133,28 @@ fn hourly_failures_statement(
         DbBackend::Postgres => "CAST(FLOOR(EXTRACT(EPOCH FROM occurred_at) / 3600) AS BIGINT)",
         _ => "CAST(strftime('%s', occurred_at) AS INTEGER) / 3600",
     };
+    let kind = kinds::kind_sql();
     let mut text = format!(
-        "SELECT {hour} AS hour, error_type, COUNT(*) AS n FROM failure_logs \
+        "SELECT {hour} AS hour, {kind} AS kind, error_type, COUNT(*) AS n FROM failure_logs \
          WHERE occurred_at >= "
     );
     let mut values = Vec::new();
     placeholder(backend, &mut text, &mut values, from.into());
     text.push_str(" AND occurred_at < ");
     placeholder(backend, &mut text, &mut values, to.into());
-    text.push_str(" GROUP BY hour, error_type");
+    text.push_str(" GROUP BY hour, kind, error_type");
+    Statement::from_sql_and_values(backend, text, values)
+}
+
+/// `kind, n` of the failure reports since `since`.
+fn kinds_statement(backend: DbBackend, since: DateTime<Utc>) -> Statement {
+    let mut text = format!(
+        "SELECT {} AS kind, COUNT(*) AS n FROM failure_logs WHERE occurred_at >= ",
+        kinds::kind_sql()
+    );
+    let mut values = Vec::new();
+    placeholder(backend, &mut text, &mut values, since.into());
+    text.push_str(" GROUP BY kind");
     Statement::from_sql_and_values(backend, text, values)
 }
 
@@ -144,7 +167,14 @@ struct StatusRow {
 #[derive(Debug, FromQueryResult)]
 struct HourRow {
     hour: i64,
+    kind: String,
     error_type: String,
+    n: i64,
+}
+
+#[derive(Debug, FromQueryResult)]
+struct KindRow {
+    kind: String,
     n: i64,
 }
 
@@ -195,21 +225,28 @@ pub async fn gauges(db: &impl ConnectionTrait, now: DateTime<Utc>) -> ServiceRes
         .filter(schedule_groups::Column::Enabled.eq(false))
         .count(db)
         .await?;
-    let failures_last_hour = failure_logs::Entity::find()
-        .filter(failure_logs::Column::OccurredAt.gte(now - Duration::hours(1)))
-        .count(db)
-        .await?;
+    let kinds: HashMap<String, u64> =
+        KindRow::find_by_statement(kinds_statement(backend, now - Duration::hours(1)))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|r| (r.kind, count(r.n)))
+            .collect();
+    let of_kind = |k: &str| kinds.get(k).copied().unwrap_or(0);
     Ok(Gauges {
         activations,
         running,
         dead_letters,
         disabled_launch_settings,
         disabled_groups,
-        failures_last_hour,
+        failures_last_hour: of_kind(failure_kind::FAILED),
+        retried_last_hour: of_kind(failure_kind::RETRIED),
+        unavailable_last_hour: of_kind(failure_kind::UNAVAILABLE),
     })
 }
 
-/// The newest active activations, at most [`RUNNING_SHOWN`], with the hosts they run on.
+/// The newest active runs (a group's run once, not again with its members), at most
+/// [`RUNNING_SHOWN`], with the hosts they run on; a group's run with its member running now.
 async fn running(db: &impl ConnectionTrait) -> ServiceResult<Vec<RunningActivation>> {
     // One index range per status, read backwards from the newest: an `IN` over the statuses
     // with one `ORDER BY` would walk every activation ever created by `created_at`.
@@ -218,6 +255,7 @@ async fn running(db: &impl ConnectionTrait) -> ServiceResult<Vec<RunningActivati
         rows.extend(
             activations::Entity::find()
                 .filter(activations::Column::Status.eq(s))
+                .filter(activations::Column::ParentId.is_null())
                 .order_by_desc(activations::Column::CreatedAt)
                 .limit(RUNNING_SHOWN)
                 .all(db)
@@ -226,7 +264,35 @@ async fn running(db: &impl ConnectionTrait) -> ServiceResult<Vec<RunningActivati
     }
     rows.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
     rows.truncate(usize::try_from(RUNNING_SHOWN).unwrap_or(usize::MAX));
-    let ids: Vec<Uuid> = rows.iter().map(|a| a.id).collect();
+    // The member each group run is at: the hosts of the group run are its member's.
+    let groups: Vec<Uuid> = rows
+        .iter()
+        .filter(|a| a.launch_setting_id.is_none())
+        .map(|a| a.id)
+        .collect();
+    let mut members: HashMap<Uuid, (Uuid, Option<String>)> = HashMap::new();
+    if !groups.is_empty() {
+        let active: Vec<(Uuid, Uuid, Option<String>)> = activations::Entity::find()
+            .select_only()
+            .columns([
+                activations::Column::ParentId,
+                activations::Column::Id,
+                activations::Column::LaunchSettingId,
+            ])
+            .filter(activations::Column::ParentId.is_in(groups))
+            .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+            .order_by_asc(activations::Column::Position)
+            .into_tuple()
+            .all(db)
+            .await?;
+        for (parent, id, ls) in active {
+            members.entry(parent).or_insert((id, ls));
+        }
+    }
+    let ids: Vec<Uuid> = rows
+        .iter()
+        .map(|a| members.get(&a.id).map_or(a.id, |(m, _)| *m))
+        .collect();
     let mut hosts: HashMap<Uuid, Vec<String>> = HashMap::new();
     if !ids.is_empty() {
         let dispatched: Vec<(Uuid, String)> = activation_hosts::Entity::find()
@@ -250,25 +316,61 @@ async fn running(db: &impl ConnectionTrait) -> ServiceResult<Vec<RunningActivati
     }
     Ok(rows
         .into_iter()
-        .map(|a| RunningActivation {
-            hosts: hosts.remove(&a.id).unwrap_or_default(),
-            id: a.id.to_string(),
-            launch_setting: a.launch_setting_id,
-            group: a.group_id,
-            application: a.application_id,
-            status: a.status,
-            created_at: a.created_at,
-            started_at: a.started_at,
+        .map(|a| {
+            let member = members.remove(&a.id);
+            let runs_on = member.as_ref().map_or(a.id, |(m, _)| *m);
+            RunningActivation {
+                hosts: hosts.remove(&runs_on).unwrap_or_default(),
+                member: member.and_then(|(_, ls)| ls),
+                id: a.id.to_string(),
+                launch_setting: a.launch_setting_id,
+                group: a.group_id,
+                application: a.application_id,
+                status: a.status,
+                created_at: a.created_at,
+                started_at: a.started_at,
+            }
         })
         .collect())
 }
 
+type DisabledRow = (
+    String,
+    String,
+    Option<String>,
+    Option<DateTime<Utc>>,
+    Option<String>,
+    Option<Uuid>,
+);
+
+fn disabled(rows: Vec<DisabledRow>) -> Vec<Disabled> {
+    rows.into_iter()
+        .map(
+            |(id, application, reason, disabled_at, by, activation)| Disabled {
+                id,
+                application,
+                reason,
+                disabled_at,
+                by,
+                activation: activation.map(|a| a.to_string()),
+            },
+        )
+        .collect()
+}
+
+/// The most recently disabled launch settings first.
 async fn disabled_launch_settings(db: &impl ConnectionTrait) -> ServiceResult<Vec<Disabled>> {
     use launch_settings::Column as C;
-    type Row = (String, String, Option<String>, Option<DateTime<Utc>>);
-    let rows: Vec<Row> = launch_settings::Entity::find()
+    let rows = launch_settings::Entity::find()
         .select_only()
-        .columns([C::Id, C::ApplicationId, C::DisabledReason, C::DisabledAt])
+        .columns([
+            C::Id,
+            C::ApplicationId,
+            C::DisabledReason,
+            C::DisabledAt,
+            C::DisabledBy,
+            C::DisabledActivation,
+        ])
         .filter(C::Enabled.eq(false))
         // Both backends put rows never stamped last (PostgreSQL would put them first).
         .order_by_with_nulls(C::DisabledAt, Order::Desc, NullOrdering::Last)
@@ -277,42 +379,135 @@ async fn disabled_launch_settings(db: &impl ConnectionTrait) -> ServiceResult<Ve
         .into_tuple()
         .all(db)
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, application, reason, disabled_at)| Disabled {
-            id,
-            application,
-            reason,
-            disabled_at,
-        })
-        .collect())
+    Ok(disabled(rows))
 }
 
+/// The most recently disabled groups first.
 async fn disabled_groups(db: &impl ConnectionTrait) -> ServiceResult<Vec<Disabled>> {
     use schedule_groups::Column as C;
-    let rows: Vec<(String, String, Option<String>)> = schedule_groups::Entity::find()
+    let rows = schedule_groups::Entity::find()
         .select_only()
-        .columns([C::Id, C::ApplicationId, C::DisabledReason])
+        .columns([
+            C::Id,
+            C::ApplicationId,
+            C::DisabledReason,
+            C::DisabledAt,
+            C::DisabledBy,
+            C::DisabledActivation,
+        ])
         .filter(C::Enabled.eq(false))
+        .order_by_with_nulls(C::DisabledAt, Order::Desc, NullOrdering::Last)
         .order_by_asc(C::Id)
         .limit(DISABLED_SHOWN)
         .into_tuple()
         .all(db)
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, application, reason)| Disabled {
-            id,
-            application,
-            reason,
-            disabled_at: None,
-        })
-        .collect())
+    Ok(disabled(rows))
 }
 
-type HourRows = Vec<(DateTime<Utc>, String, u64)>;
+#[derive(Debug, FromQueryResult)]
+struct FailingRow {
+    launch_setting: String,
+    n: i64,
+    last_at: DateTime<Utc>,
+}
 
-/// `(hour start, error type, count)` of the failures in `[from, to)`.
+/// `launch_setting, n, last_at` of the launch settings with real failures since `since`.
+fn failing_statement(backend: DbBackend, since: DateTime<Utc>) -> Statement {
+    // SQLite would rather walk a whole index in launch-setting order (to group without sorting)
+    // than read the last hour's range: told which index to use, it reads only the range.
+    let table = match backend {
+        DbBackend::Sqlite => "failure_logs INDEXED BY idx_failure_logs_occurred_at",
+        _ => "failure_logs",
+    };
+    let mut text = format!(
+        "SELECT launch_setting_id AS launch_setting, COUNT(*) AS n, MAX(occurred_at) AS last_at \
+         FROM {table} WHERE occurred_at >= "
+    );
+    let mut values = Vec::new();
+    placeholder(backend, &mut text, &mut values, since.into());
+    // The same rule as `kinds::real_failures`.
+    text.push_str(" AND NOT temporary AND (disposition IS NULL OR disposition <> ");
+    placeholder(backend, &mut text, &mut values, disposition::RETRY.into());
+    text.push_str(") GROUP BY launch_setting_id");
+    Statement::from_sql_and_values(backend, text, values)
+}
+
+/// The launch settings with real failures in the hour before `now`, the most recently failing
+/// first (at most [`FAILING_SHOWN`]), each with its last error, its hosts and since when it
+/// fails; and how many there are in all.
+async fn failing(
+    db: &impl ConnectionTrait,
+    now: DateTime<Utc>,
+) -> ServiceResult<(Vec<Failing>, u64)> {
+    use failure_logs::Column as F;
+    let since = now - Duration::hours(1);
+    let mut rows =
+        FailingRow::find_by_statement(failing_statement(db.get_database_backend(), since))
+            .all(db)
+            .await?;
+    let total = rows.len() as u64;
+    rows.sort_by(|a, b| {
+        b.last_at
+            .cmp(&a.last_at)
+            .then_with(|| a.launch_setting.cmp(&b.launch_setting))
+    });
+    rows.truncate(usize::try_from(FAILING_SHOWN).unwrap_or(usize::MAX));
+    let ids: Vec<String> = rows.iter().map(|r| r.launch_setting.clone()).collect();
+    let catalog: HashMap<String, (String, Option<DateTime<Utc>>)> = launch_settings::Entity::find()
+        .select_only()
+        .columns([
+            launch_settings::Column::Id,
+            launch_settings::Column::ApplicationId,
+            launch_settings::Column::LastSuccessAt,
+        ])
+        .filter(launch_settings::Column::Id.is_in(ids))
+        .into_tuple::<(String, String, Option<DateTime<Utc>>)>()
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|(id, app, success)| (id, (app, success)))
+        .collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let Some(last) = kinds::last_real(db, &r.launch_setting).await? else {
+            continue;
+        };
+        let hosts: Vec<String> = failure_logs::Entity::find()
+            .filter(F::LaunchSettingId.eq(r.launch_setting.as_str()))
+            .filter(kinds::real_failures())
+            .filter(F::OccurredAt.gte(since))
+            .select_only()
+            .column(F::Host)
+            .distinct()
+            .order_by_asc(F::Host)
+            .into_tuple()
+            .all(db)
+            .await?;
+        let (application, last_success) = catalog
+            .get(&r.launch_setting)
+            .cloned()
+            .map_or((None, None), |(a, s)| (Some(a), s));
+        let failing_since = kinds::failing_since(db, &r.launch_setting, last_success).await?;
+        out.push(Failing {
+            application,
+            failures: count(r.n),
+            hosts,
+            last_error_type: last.error_type,
+            last_message: cut(&last.message, MESSAGE_SHOWN),
+            last_host: last.host,
+            last_activation: last.activation_id.to_string(),
+            last_at: last.occurred_at,
+            failing_since: failing_since.unwrap_or(last.occurred_at),
+            launch_setting: r.launch_setting,
+        });
+    }
+    Ok((out, total))
+}
+
+type HourRows = Vec<ChartRow>;
+
+/// The failures in `[from, to)` counted by hour, kind and error type.
 async fn hourly_failures(
     db: &impl ConnectionTrait,
     from: DateTime<Utc>,
@@ -324,13 +519,17 @@ async fn hourly_failures(
         .await?
         .into_iter()
         .filter_map(|r| {
-            let start = DateTime::from_timestamp(r.hour.checked_mul(3600)?, 0)?;
-            Some((start, r.error_type, count(r.n)))
+            Some(ChartRow {
+                start: DateTime::from_timestamp(r.hour.checked_mul(3600)?, 0)?,
+                kind: r.kind,
+                error_type: r.error_type,
+                count: count(r.n),
+            })
         })
         .collect())
 }
 
-/// Failures per hour over the last [`WINDOW_HOURS`] hours, by error type.
+/// Failures per hour over the last [`WINDOW_HOURS`] hours, by kind and error type.
 pub async fn failures_per_hour(
     db: &impl ConnectionTrait,
     now: DateTime<Utc>,
@@ -460,6 +659,7 @@ async fn take(
         Some(c) => failures_per_hour_cached(db, now, c).await?,
         None => failures_per_hour(db, now).await?,
     };
+    let (failing, failing_total) = failing(db, now).await?;
     Ok(Dashboard {
         generated_at: now,
         running: running(db).await?,
@@ -472,7 +672,11 @@ async fn take(
         disabled_groups: disabled_groups(db).await?,
         disabled_groups_total: g.disabled_groups,
         failures_last_hour: g.failures_last_hour,
+        retried_last_hour: g.retried_last_hour,
+        unavailable_last_hour: g.unavailable_last_hour,
         failures_per_hour,
+        failing,
+        failing_total,
         // The caller's replica samples the broker; see `with_backlog`.
         backlog: Default::default(),
     })
@@ -494,6 +698,14 @@ pub async fn explain(
         (
             "failures per hour",
             hourly_failures_statement(backend, from, to),
+        ),
+        (
+            "failures of the last hour by kind",
+            kinds_statement(backend, now - Duration::hours(1)),
+        ),
+        (
+            "failing launch settings",
+            failing_statement(backend, now - Duration::hours(1)),
         ),
     ];
     let prefix = match backend {
@@ -533,10 +745,17 @@ mod tests {
         assert_eq!(pg.values.map(|v| v.0.len()), Some(7 * 2 + 4));
         let lite = hourly_failures_statement(DbBackend::Sqlite, t, t);
         assert!(
-            lite.sql
-                .ends_with("WHERE occurred_at >= ? AND occurred_at < ? GROUP BY hour, error_type"),
+            lite.sql.ends_with(
+                "WHERE occurred_at >= ? AND occurred_at < ? GROUP BY hour, kind, error_type"
+            ),
             "{}",
             lite.sql
+        );
+        let failing = failing_statement(DbBackend::Postgres, t);
+        assert!(
+            failing.sql.contains("occurred_at >= $1") && failing.sql.contains("disposition <> $2"),
+            "{}",
+            failing.sql
         );
     }
 

@@ -10,7 +10,7 @@ use crate::{
     quarantine::Quarantine,
     topology::{Backlog, DepthsHandle},
 };
-use am_domain::catalog::{Catalog, LaunchSetting};
+use am_domain::catalog::{Catalog, LaunchKind, LaunchSetting};
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
@@ -36,6 +36,10 @@ pub struct RunStatus {
     /// out.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub recovery: BTreeMap<String, i64>,
+    /// Stream launch settings only, on their own page: processed, failures and dead letters
+    /// over the last 5 minutes and hour, last failure, failing since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<am_domain::failing::StreamHealth>,
 }
 
 /// Rows per `IN (...)`: far below every database's bound-parameter limit.
@@ -77,6 +81,7 @@ async fn read<E: EntityTrait>(
                         backlog: None,
                         quarantined: Vec::new(),
                         recovery: BTreeMap::new(),
+                        stream: None,
                     },
                 )
             },
@@ -154,17 +159,24 @@ pub async fn of_launch_setting_with_backlog(
     else {
         return Ok(None);
     };
-    let agent: Option<(String, String)> = launch_settings::Entity::find_by_id(id)
+    let agent: Option<(String, String, String)> = launch_settings::Entity::find_by_id(id)
         .select_only()
         .columns([
             launch_settings::Column::ApplicationId,
             launch_settings::Column::AgentId,
+            launch_settings::Column::Kind,
         ])
         .into_tuple()
         .one(db)
         .await?;
+    if agent
+        .as_ref()
+        .is_some_and(|(_, _, kind)| *kind == crate::catalog::rows::enum_to_str(&LaunchKind::Stream))
+    {
+        status.stream = Some(crate::stream_health::of(db, id, chrono::Utc::now()).await?);
+    }
     let data_queue = match agent {
-        Some(key) => agents::Entity::find_by_id(key)
+        Some((application, agent, _)) => agents::Entity::find_by_id((application, agent))
             .select_only()
             .column(agents::Column::DataQueueId)
             .into_tuple::<Option<String>>()

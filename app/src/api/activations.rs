@@ -56,6 +56,7 @@ pub struct ActivationRow {
     pub status: String,
     pub requested_by: Option<String>,
     pub created: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
     pub started: Option<String>,
     pub finished: Option<String>,
     /// From start (or creation) to the end, or until now while running.
@@ -77,6 +78,8 @@ pub struct ActivationsView {
     pub statuses: Vec<String>,
     /// Whether the caller may re-run what the search found.
     pub can_operate: bool,
+    /// When the server read the list: the base of its relative times.
+    pub now: chrono::DateTime<chrono::Utc>,
 }
 
 /// One dispatch of the activation to a host.
@@ -185,7 +188,7 @@ pub(crate) mod present {
     use chrono::{DateTime, Utc};
 
     pub fn time(t: DateTime<Utc>) -> String {
-        t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+        am_domain::display::time(t)
     }
 
     pub fn clock(t: DateTime<Utc>) -> String {
@@ -219,6 +222,7 @@ pub(crate) mod present {
             status: a.status,
             requested_by: a.requested_by,
             created: time(a.created_at),
+            created_at: a.created_at,
             started: a.started_at.map(time),
             finished: a.finished_at.map(time),
             duration: end.map(|e| duration(e - begin)),
@@ -283,6 +287,7 @@ pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView
         groups: catalog.schedule_groups.into_iter().map(|g| g.id).collect(),
         statuses: STATUSES.iter().map(|s| (*s).to_owned()).collect(),
         can_operate: who.role.allows(Role::Operator),
+        now,
     })
 }
 

@@ -66,7 +66,7 @@ pub async fn broker_status() -> Result<BrokerState, UiError> {
     let who = require(Role::Viewer)?;
     let s = services()?;
     let v = am_services::topology::view(&s.db, &who, &s.broker_depths).await?;
-    let time = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    let time = am_domain::display::time;
     Ok(BrokerState {
         catalog_revision: v.catalog_revision,
         applied_revision: v.applied_revision,

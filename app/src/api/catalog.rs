@@ -140,6 +140,10 @@ pub struct StatusView {
     pub quarantined: Vec<QuarantineView>,
     /// Launch settings: how often the runtime recovered it, e.g. `2 start timeouts · 1 lost`.
     pub recovery: Option<String>,
+    /// Stream launch settings: processed, failures and dead letters lately, last failure.
+    pub stream: Option<am_domain::failing::StreamHealth>,
+    /// Launch settings: messages processed per minute lately (from the broker sample).
+    pub per_minute: Option<u64>,
 }
 
 /// A host a `MANY` breaker quarantined, as the status panel lists it.

@@ -42,7 +42,8 @@ pub struct LaunchSettingRow {
     pub total: u64,
     pub by_error_type: Vec<CountView>,
     pub first: Option<String>,
-    pub last: Option<String>,
+    /// The newest matching failure, its message cut.
+    pub last_error: Option<am_domain::failing::LastFailure>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +109,8 @@ pub struct FailuresView {
     pub by_error_type: Vec<CountView>,
     /// Time filters one click away: (label, `from` value).
     pub quick_ranges: Vec<(String, String)>,
+    /// When the server read the page: the base of its relative times.
+    pub now: chrono::DateTime<chrono::Utc>,
 }
 
 /// The page of the drill-down `query` points at.
@@ -235,7 +238,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
                         total: r.total,
                         by_error_type: present::counts(r.by_error_type),
                         first: r.first_at.map(present::time),
-                        last: r.last_at.map(present::time),
+                        last_error: r.last_error,
                     })
                     .collect(),
             },
@@ -254,5 +257,6 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
             ("last 24 h".into(), from(chrono::Duration::hours(24))),
             ("last 7 days".into(), from(chrono::Duration::days(7))),
         ],
+        now,
     })
 }

@@ -93,7 +93,7 @@ mod present {
     use chrono::{DateTime, Utc};
 
     pub fn time(t: DateTime<Utc>) -> String {
-        t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+        am_domain::display::time(t)
     }
 
     pub fn age(t: DateTime<Utc>, now: DateTime<Utc>) -> String {

@@ -1,6 +1,8 @@
 //! Building blocks shared by pages.
 
+pub mod attention;
 pub mod classifier;
+pub mod failure_chart;
 pub mod failures;
 pub mod forms;
 pub mod layout;
@@ -9,3 +11,5 @@ pub mod params;
 pub mod replay;
 pub mod rerun;
 pub mod status;
+pub mod stream_health;
+pub mod when;

@@ -1,7 +1,10 @@
 //! Current status, last result and the operator's enable/disable and *Run now* buttons of a
 //! launch setting or schedule group, and the hosts a launch setting's breaker quarantined.
 
-use crate::api::catalog::{ClearQuarantine, Key, QuarantineView, RunNow, SetEnabled, run_status};
+use crate::{
+    api::catalog::{ClearQuarantine, Key, QuarantineView, RunNow, SetEnabled, run_status},
+    components::stream_health::StreamHealthView,
+};
 use am_domain::roles::Role;
 use leptos::prelude::*;
 
@@ -73,11 +76,19 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                     <span class="label">"Current status"</span>
                                     <span class=format!("pill {}", s.current) data-test="current-status">{s.current.clone()}</span>
                                 </div>
-                                <div>
-                                    <span class="label">"Last result"</span>
-                                    <span class=last_class data-test="last-result">{last}</span>
-                                    {s.last_result_at.map(|t| view! { <span class="muted">{t}</span> })}
-                                </div>
+                                {(s.stream.is_none() || s.last_result.is_some()).then(|| view! {
+                                    <div>
+                                        <span class="label">"Last result"</span>
+                                        <span class=last_class data-test="last-result">{last}</span>
+                                        {s.last_result_at.clone().map(|t| view! { <span class="muted">{t}</span> })}
+                                    </div>
+                                })}
+                                {match (&key, s.stream.clone()) {
+                                    (Key::LaunchSetting(ls), Some(h)) => Some(view! {
+                                        <StreamHealthView launch_setting=ls.clone() h per_minute=s.per_minute />
+                                    }),
+                                    _ => None,
+                                }}
                                 {s.disabled_reason.filter(|_| !enabled).map(|r| view! {
                                     <div><span class="label">"Why"</span><span data-test="disabled-reason">{r}</span></div>
                                 })}

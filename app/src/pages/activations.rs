@@ -12,8 +12,13 @@ use crate::{
         failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
         operation::OperationProgress,
         rerun::RerunPanel,
+        when::Ago,
     },
 };
+use am_domain::dashboard::cut;
+
+/// Characters of an activation's error the list shows; its page has the whole text.
+const LIST_MESSAGE: usize = 160;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -75,7 +80,8 @@ pub fn ActivationsPage() -> impl IntoView {
                         }.into_any(),
                         Err(e) => view! {
                             <Filters q view=ActivationsView { rows: vec![], page: 1, has_more: false, applications: vec![],
-                                launch_settings: vec![], groups: vec![], statuses: vec![], can_operate: false } />
+                                launch_settings: vec![], groups: vec![], statuses: vec![], can_operate: false,
+                                now: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH } />
                             <p class="error" data-test="list-error">{e.to_string()}</p>
                         }.into_any(),
                     }
@@ -216,17 +222,18 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
     }
     let prev = (view.page > 1).then(|| query_href(&q, view.page - 1));
     let next = view.has_more.then(|| query_href(&q, view.page + 1));
+    let now = view.now;
     view! {
         <div class="table-wrap">
             <table class="list" data-test="activation-list">
                 <thead>
                     <tr>
-                        <th>"Activation"</th><th>"Launch setting / group"</th><th>"Status"</th><th>"Trigger"</th>
-                        <th>"Created"</th><th>"Duration"</th><th>"Hosts"</th><th>"Failures"</th>
+                        <th>"Activation"</th><th>"Launch setting / group"</th><th>"Status"</th>
+                        <th>"Created"</th><th>"Hosts"</th><th>"Failures"</th>
                     </tr>
                 </thead>
                 <tbody>
-                    {view.rows.into_iter().map(|a| view! { <ActivationLine a /> }).collect_view()}
+                    {view.rows.into_iter().map(|a| view! { <ActivationLine a now /> }).collect_view()}
                 </tbody>
             </table>
         </div>
@@ -240,16 +247,25 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
 }
 
 #[component]
-fn ActivationLine(a: ActivationRow) -> impl IntoView {
+fn ActivationLine(a: ActivationRow, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
     let href = format!("/activations/{}", a.id);
     view! {
         <tr data-test="activation-row" data-id=a.id.clone() data-status=a.status.clone()>
             <td data-label="Activation"><a href=href data-test="activation-link"><code>{a.short_id.clone()}</code></a></td>
             <td data-label="Launch setting">{what(&a)}</td>
-            <td data-label="Status"><span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span></td>
-            <td data-label="Trigger">{a.trigger.clone()}{a.requested_by.clone().map(|u| view! { <br /><span class="muted">{format!("by {u}")}</span> })}</td>
-            <td data-label="Created">{a.created.clone()}</td>
-            <td data-label="Duration">{a.duration.clone().unwrap_or_else(|| "—".into())}</td>
+            <td data-label="Status" class="error-cell">
+                <span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span>
+                {a.duration.clone().map(|d| view! { " " <span class="muted nowrap" data-test="activation-duration">{d}</span> })}
+                {a.error.clone().map(|e| view! {
+                    <span class="message" data-test="activation-error">{cut(&e, LIST_MESSAGE)}</span>
+                })}
+            </td>
+            <td data-label="Created">
+                <Ago at=a.created_at now />
+                <br /><span class="muted" data-test="activation-trigger">
+                    {a.trigger.clone()}{a.requested_by.clone().map(|u| format!(" by {u}"))}
+                </span>
+            </td>
             <td data-label="Hosts">{a.hosts.join(", ")}</td>
             <td data-label="Failures">{failures_cell(&a)}</td>
         </tr>
@@ -340,7 +356,7 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
         </div>
         <h2 class="section">"Failures"</h2>
         <div class="card" data-test="activation-failures-card">
-            <p><strong data-test="failures-total">{v.failures_total}</strong>" failures"
+            <p><strong data-test="failures-total">{v.failures_total}</strong>{if v.failures_total == 1 { " failure" } else { " failures" }}
                 {drill.clone().filter(|_| v.failures_total > 0).map(|p| view! {
                     " · " <a href=href(&p, &[]) data-test="failures-drill">"by host"</a>
                     " · " <a href=href(&p, &[("view", "failures")]) data-test="failures-all">"all failures"</a>
@@ -366,7 +382,7 @@ fn Lane(lane: LaneView, launch_setting: Option<String>, activation: String) -> i
             <div class="lane-head">
                 <h3>{title}</h3>
                 {failures_link.map(|l| view! {
-                    <a href=l data-test="lane-failures">{format!("{} failures", lane.failures)}</a>
+                    <a href=l data-test="lane-failures">{am_domain::display::plural(lane.failures, "failure")}</a>
                 })}
             </div>
             {(!lane.runs.is_empty()).then(|| view! {

@@ -1,15 +1,25 @@
-//! The dashboard: health of the manager's dependencies, activations by status, the active ones,
-//! live nodes and their load, dead letters waiting, what is disabled and why, and failures per
-//! hour over the last 24 hours by error type.
+//! The dashboard: first what needs the on-call operator (what is disabled, by whom and why,
+//! with *Enable*; which launch settings fail now, with their last error), then health of the
+//! manager's dependencies, runs by status, the active ones, live nodes and their load, dead
+//! letters waiting, and failures per hour over the last 24 hours (real failures by error type,
+//! retries and "unavailable" answers apart).
 //!
 //! The server renders the figures of the moment (complete without JavaScript). Once hydrated,
 //! the page follows the live feed (`/api/v1/dashboard/events`, server-sent events every 2 s) and
 //! closes it when the page is left.
 
-use crate::api::{ComponentStatus, dashboard::dashboard_figures, health};
-use am_domain::dashboard::{
-    BrokerBacklog, Dashboard, Disabled, FailureChart, NodeLoad, OTHER_ERROR_TYPES,
-    RunningActivation, StatusCount,
+use crate::{
+    api::{ComponentStatus, dashboard::dashboard_figures, health, whoami},
+    components::{
+        attention::{DisabledBanner, FailingNow},
+        failure_chart::FailureChartView,
+        when::Ago,
+    },
+};
+use am_domain::display;
+use am_domain::{
+    dashboard::{BrokerBacklog, Dashboard, NodeLoad, RunningActivation, StatusCount},
+    roles::Role,
 };
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -70,14 +80,11 @@ impl Live {
     }
 }
 
-fn time(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-}
-
 #[component]
 pub fn DashboardPage() -> impl IntoView {
     let health = Resource::new(|| (), |_| health());
     let initial = Resource::new(|| (), |_| dashboard_figures());
+    let me = Resource::new(|| (), |_| whoami());
     // Set by the live feed; until its first event the server's figures show.
     let latest = RwSignal::new(None::<Dashboard>);
     let live = RwSignal::new(Live::Off);
@@ -127,8 +134,12 @@ pub fn DashboardPage() -> impl IntoView {
                         Some(d) => Some(Ok(d)),
                         None => initial.get(),
                     };
+                    let can_operate = me
+                        .get()
+                        .and_then(Result::ok)
+                        .is_some_and(|u| u.role.allows(Role::Operator));
                     figures.map(|r| match r {
-                        Ok(d) => view! { <Figures d=d /> }.into_any(),
+                        Ok(d) => view! { <Figures d=d can_operate /> }.into_any(),
                         Err(e) => view! { <p class="error" data-test="dashboard-error">{e.to_string()}</p> }.into_any(),
                     })
                 }}
@@ -138,7 +149,7 @@ pub fn DashboardPage() -> impl IntoView {
 }
 
 #[component]
-fn Figures(d: Dashboard) -> impl IntoView {
+fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
     let (active, finished): (Vec<StatusCount>, Vec<StatusCount>) =
         d.activations.iter().cloned().partition(|c| c.active);
     let running_note = (d.running_total > d.running.len() as u64).then(|| {
@@ -149,10 +160,21 @@ fn Figures(d: Dashboard) -> impl IntoView {
         )
     });
     let nodes = d.nodes.len();
+    let now = d.generated_at;
+    let besides = (d.retried_last_hour + d.unavailable_last_hour > 0).then(|| {
+        format!(
+            "besides: {} retried, {} temporarily unavailable (not failures)",
+            d.retried_last_hour, d.unavailable_last_hour
+        )
+    });
     view! {
         <p class="muted" data-test="generated-at" data-at=d.generated_at.to_rfc3339()>
-            "Figures of " {time(d.generated_at)}
+            "Figures of " {display::time(d.generated_at)}
         </p>
+        <DisabledBanner launch_settings=d.disabled_launch_settings
+            launch_settings_total=d.disabled_launch_settings_total groups=d.disabled_groups
+            groups_total=d.disabled_groups_total now can_operate />
+        <FailingNow rows=d.failing total=d.failing_total now />
         <div class="dash-grid">
             <div class="card dash-counts" data-test="activation-counts">
                 <h2>"Runs"</h2>
@@ -165,10 +187,12 @@ fn Figures(d: Dashboard) -> impl IntoView {
                 <a class="big" href="/dead-letters" data-test="dead-letters-link">{d.dead_letters.to_string()}</a>
                 <p class="muted">"waiting for an operator"</p>
             </div>
-            <div class="card dash-figure" data-test="failures-last-hour" data-count=d.failures_last_hour.to_string()>
+            <div class="card dash-figure" data-test="failures-last-hour" data-count=d.failures_last_hour.to_string()
+                data-retried=d.retried_last_hour.to_string() data-unavailable=d.unavailable_last_hour.to_string()>
                 <h2>"Failures"</h2>
                 <a class="big" href="/failures">{d.failures_last_hour.to_string()}</a>
                 <p class="muted">"in the last hour"</p>
+                {besides.map(|b| view! { <p class="muted" data-test="failures-besides">{b}</p> })}
             </div>
             <BacklogFigure b=d.backlog />
         </div>
@@ -178,12 +202,8 @@ fn Figures(d: Dashboard) -> impl IntoView {
         </div>
         <div class="dash-grid wide">
             <div class="card" data-test="running" data-count=d.running_total.to_string()>
-                <h2>"Active activations " <span class="muted">{format!(
-                    "({} {})",
-                    d.running_total,
-                    if d.running_total == 1 { "run" } else { "runs" }
-                )}</span></h2>
-                <RunningList rows=d.running />
+                <h2>"Active runs " <span class="muted">{format!("({})", d.running_total)}</span></h2>
+                <RunningList rows=d.running now />
                 {running_note.map(|n| view! {
                     <p class="hint">{n} " " <a href="/activations?status=running">"All running"</a></p>
                 })}
@@ -192,14 +212,6 @@ fn Figures(d: Dashboard) -> impl IntoView {
                 <h2>"Live nodes " <span class="muted">{format!("({nodes})")}</span></h2>
                 <NodeLoads nodes=d.nodes />
             </div>
-        </div>
-        <div class="card" data-test="disabled" data-count=d.disabled_launch_settings_total.to_string()
-            data-groups=d.disabled_groups_total.to_string()>
-            <h2>"Disabled"</h2>
-            <DisabledList kind="launch setting" path="/launch-settings" test="disabled-ls"
-                rows=d.disabled_launch_settings total=d.disabled_launch_settings_total />
-            <DisabledList kind="schedule group" path="/schedule-groups" test="disabled-group"
-                rows=d.disabled_groups total=d.disabled_groups_total />
         </div>
     }
 }
@@ -262,7 +274,7 @@ fn StatusCounts(title: &'static str, counts: Vec<StatusCount>) -> impl IntoView 
 }
 
 #[component]
-fn RunningList(rows: Vec<RunningActivation>) -> impl IntoView {
+fn RunningList(rows: Vec<RunningActivation>, now: DateTime<Utc>) -> impl IntoView {
     if rows.is_empty() {
         return view! { <p class="muted" data-test="no-running">"Nothing runs now."</p> }
             .into_any();
@@ -277,20 +289,21 @@ fn RunningList(rows: Vec<RunningActivation>) -> impl IntoView {
                     {rows.into_iter().map(|a| {
                         let href = format!("/activations/{}", a.id);
                         let short: String = a.id.chars().take(8).collect();
-                        let what = match (&a.launch_setting, &a.group) {
-                            (Some(ls), _) => ls.clone(),
-                            (None, Some(g)) => format!("group {g}"),
-                            (None, None) => String::new(),
+                        let what = match (&a.launch_setting, &a.group, &a.member) {
+                            (Some(ls), _, _) => ls.clone(),
+                            (None, Some(g), Some(m)) => format!("group {g}, at {m}"),
+                            (None, Some(g), None) => format!("group {g}"),
+                            (None, None, _) => String::new(),
                         };
                         let hosts = if a.hosts.is_empty() { "—".to_owned() } else { a.hosts.join(", ") };
-                        let since = time(a.started_at.unwrap_or(a.created_at));
+                        let since = a.started_at.unwrap_or(a.created_at);
                         view! {
                             <tr data-test="running-row" data-id=a.id.clone() data-status=a.status.clone()>
                                 <td data-label="Activation"><a href=href data-test="running-link"><code>{short}</code></a></td>
                                 <td data-label="Runs">{what}</td>
                                 <td data-label="Status"><span class=format!("pill {}", a.status)>{a.status.clone()}</span></td>
                                 <td data-label="Hosts" data-test="running-hosts">{hosts}</td>
-                                <td data-label="Since">{since}</td>
+                                <td data-label="Since"><Ago at=since now /></td>
                             </tr>
                         }
                     }).collect_view()}
@@ -331,160 +344,6 @@ fn NodeLoads(nodes: Vec<NodeLoad>) -> impl IntoView {
         </ul>
     }
     .into_any()
-}
-
-#[component]
-fn DisabledList(
-    kind: &'static str,
-    path: &'static str,
-    test: &'static str,
-    rows: Vec<Disabled>,
-    total: u64,
-) -> impl IntoView {
-    if rows.is_empty() {
-        return view! { <p class="muted">{format!("No {kind} is disabled.")}</p> }.into_any();
-    }
-    let more =
-        (total > rows.len() as u64).then(|| format!("… and {} more", total - rows.len() as u64));
-    view! {
-        <ul class="disabled-list">
-            {rows.into_iter().map(|r| {
-                let href = format!("{path}/{}", r.id);
-                let reason = r.reason.clone().unwrap_or_else(|| "no reason recorded".into());
-                view! {
-                    <li data-test=test data-id=r.id.clone()>
-                        <a href=href data-test="disabled-link"><code>{r.id.clone()}</code></a>
-                        " " <span class="muted">{r.application.clone()}</span>
-                        {r.disabled_at.map(|t| view! { " " <span class="muted">{format!("since {}", time(t))}</span> })}
-                        <p class="reason" data-test="disabled-reason">{reason}</p>
-                    </li>
-                }
-            }).collect_view()}
-        </ul>
-        {more.map(|m| view! { <p class="hint">{m}</p> })}
-    }
-    .into_any()
-}
-
-/// Fill colours of the chart's error types, in legend order; the summed rest is grey.
-const PALETTE: [&str; 8] = [
-    "#c2352b", "#2557d6", "#d48a00", "#18794e", "#7b3fb8", "#0b8a9e", "#b8457b", "#5d6575",
-];
-const OTHER_COLOUR: &str = "#aab1be";
-
-const CHART_W: f64 = 720.0;
-const CHART_H: f64 = 200.0;
-const PLOT_LEFT: f64 = 36.0;
-const PLOT_TOP: f64 = 8.0;
-const PLOT_BOTTOM: f64 = 176.0;
-
-/// Failures per hour as stacked bars (one colour per error type), in inline SVG: readable
-/// without JavaScript, each bar segment titled for pointers and screen readers.
-#[component]
-fn FailureChartView(chart: FailureChart) -> impl IntoView {
-    let peak = chart.peak();
-    let total = chart.total();
-    let colour = |error_type: &str| -> &'static str {
-        if error_type == OTHER_ERROR_TYPES {
-            return OTHER_COLOUR;
-        }
-        chart
-            .error_types
-            .iter()
-            .position(|t| t.error_type == error_type)
-            .and_then(|i| PALETTE.get(i).copied())
-            .unwrap_or(OTHER_COLOUR)
-    };
-    let hours = chart.hours.len().max(1) as f64;
-    let slot = (CHART_W - PLOT_LEFT) / hours;
-    let bar = (slot * 0.75).max(1.0);
-    let plot_h = PLOT_BOTTOM - PLOT_TOP;
-    let scale = if peak == 0 { 0.0 } else { plot_h / peak as f64 };
-    let bars = chart
-        .hours
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let x = PLOT_LEFT + i as f64 * slot + (slot - bar) / 2.0;
-            let label = format!(
-                "{}–{} UTC",
-                h.start.format("%H:%M"),
-                (h.start + chrono::Duration::hours(1)).format("%H:%M")
-            );
-            let mut y = PLOT_BOTTOM;
-            let segments = h
-                .by_error_type
-                .iter()
-                .map(|t| {
-                    let height = t.count as f64 * scale;
-                    y -= height;
-                    let title = format!("{label}: {} × {}", t.count, t.error_type);
-                    view! {
-                        <rect x=format!("{x:.1}") y=format!("{y:.1}") width=format!("{bar:.1}")
-                            height=format!("{height:.1}") fill=colour(&t.error_type)
-                            data-error-type=t.error_type.clone() data-count=t.count.to_string()>
-                            <title>{title}</title>
-                        </rect>
-                    }
-                })
-                .collect_view();
-            let tick = (i % 3 == 0).then(|| {
-                view! {
-                    <text class="tick" x=format!("{:.1}", x + bar / 2.0) y=format!("{:.1}", PLOT_BOTTOM + 16.0)
-                        text-anchor="middle">{h.start.format("%H:%M").to_string()}</text>
-                }
-            });
-            view! {
-                <g data-test="chart-hour" data-start=h.start.to_rfc3339() data-total=h.total.to_string()>
-                    <title>{format!("{label}: {} failures", h.total)}</title>
-                    {segments}
-                </g>
-                {tick}
-            }
-        })
-        .collect_view();
-    let summary = if total == 0 {
-        "No failure in the last 24 hours.".to_owned()
-    } else {
-        format!("{total} failures in the last 24 hours, at most {peak} in one hour.")
-    };
-    let legend = chart
-        .error_types
-        .iter()
-        .map(|t| {
-            let href = if t.error_type == OTHER_ERROR_TYPES {
-                "/failures".to_owned()
-            } else {
-                crate::components::failures::href("/failures", &[("error_type", &t.error_type)])
-            };
-            view! {
-                <li data-test="legend-item" data-error-type=t.error_type.clone() data-count=t.count.to_string()>
-                    <span class="swatch" style=format!("background: {}", colour(&t.error_type))></span>
-                    <a href=href>{t.error_type.clone()}</a> " " <span class="muted">{t.count.to_string()}</span>
-                </li>
-            }
-        })
-        .collect_view();
-    view! {
-        <figure class="chart" data-test="failure-chart" data-total=total.to_string() data-peak=peak.to_string()>
-            <svg viewBox=format!("0 0 {CHART_W} {CHART_H}") role="img" aria-labelledby="chart-title chart-desc"
-                preserveAspectRatio="xMidYMid meet">
-                <title id="chart-title">"Failures per hour over the last 24 hours, by error type"</title>
-                <desc id="chart-desc">{summary.clone()}</desc>
-                <line class="axis" x1=PLOT_LEFT.to_string() y1=PLOT_BOTTOM.to_string()
-                    x2=CHART_W.to_string() y2=PLOT_BOTTOM.to_string() />
-                <text class="tick" x=(PLOT_LEFT - 6.0).to_string() y=(PLOT_TOP + 8.0).to_string()
-                    text-anchor="end">{peak.to_string()}</text>
-                <text class="tick" x=(PLOT_LEFT - 6.0).to_string() y=PLOT_BOTTOM.to_string()
-                    text-anchor="end">"0"</text>
-                {bars}
-            </svg>
-            <figcaption>
-                <p class="muted">{summary}</p>
-                <ul class="legend">{legend}</ul>
-            </figcaption>
-        </figure>
-    }
 }
 
 #[cfg(feature = "hydrate")]

@@ -6,7 +6,10 @@
 
 use crate::{
     api::failures::{FailuresQuery, FailuresView, Level, failure_logs},
-    components::failures::{ErrorTypeCounts, FailureCards, href, level_path},
+    components::{
+        failures::{ErrorTypeCounts, FailureCards, href, level_path},
+        when::Ago,
+    },
 };
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
@@ -226,7 +229,7 @@ fn LevelView(q: FailuresQuery, v: FailuresView) -> impl IntoView {
             <div class="level-head">
                 <p>
                     <strong data-test="level-total">{v.total}</strong>
-                    {format!(" failures {scope}")}
+                    {format!(" {} {scope}", if v.total == 1 { "failure" } else { "failures" })}
                     {(!q.error_type.is_empty()).then(|| view! {
                         " of type " <code>{q.error_type.clone()}</code> " · "
                         <a href=c.link(&path, &[("error_type", ""), ("view", view_param)]) data-test="clear-type">"all types"</a>
@@ -261,7 +264,7 @@ fn LevelView(q: FailuresQuery, v: FailuresView) -> impl IntoView {
             </p>
         </div>
         {match v.level {
-            Level::LaunchSettings { rows, next } => view! { <LaunchSettingsTable c=c.clone() rows next /> }.into_any(),
+            Level::LaunchSettings { rows, next } => view! { <LaunchSettingsTable c=c.clone() rows next now=v.now /> }.into_any(),
             Level::Activations { activations, rows, page, has_more } => view! {
                 <ActivationsTable c=c.clone() ls=q.launch_setting.clone() activations rows page has_more />
             }.into_any(),
@@ -297,6 +300,7 @@ fn LaunchSettingsTable(
     c: Carry,
     rows: Vec<crate::api::failures::LaunchSettingRow>,
     next: Option<String>,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> impl IntoView {
     if rows.is_empty() {
         return view! { <p class="muted" data-test="no-launch-settings">"No launch setting has failures that match."</p> }.into_any();
@@ -306,7 +310,7 @@ fn LaunchSettingsTable(
         <div class="table-wrap">
             <table class="list" data-test="launch-setting-failures">
                 <thead><tr>
-                    <th>"Launch setting"</th><th>"Failures"</th><th>"By error type"</th><th>"First"</th><th>"Last"</th>
+                    <th>"Launch setting"</th><th>"Last error"</th><th>"Failures"</th><th>"By error type"</th><th>"First"</th>
                 </tr></thead>
                 <tbody>
                     {rows.into_iter().map(|r| {
@@ -320,10 +324,19 @@ fn LaunchSettingsTable(
                                         _ => "not in the catalog any more".into(),
                                     }}</span>
                                 </td>
+                                <td data-label="Last error" class="error-cell">
+                                    {r.last_error.clone().map(|e| {
+                                        let at = level_path(&r.launch_setting, &e.activation, &e.host);
+                                        view! {
+                                            <a href=c.link(&at, &[]) data-test="last-error"><strong>{e.error_type.clone()}</strong></a>
+                                            " " <span class="muted">{format!("on {}", e.host)}</span> " " <Ago at=e.at now />
+                                            <span class="message" data-test="last-message">{e.message.clone()}</span>
+                                        }
+                                    })}
+                                </td>
                                 <td data-label="Failures" data-test="row-total">{r.total}</td>
                                 <td data-label="By error type"><ErrorTypeCounts counts=r.by_error_type current=c.error_type.clone() link=counts_link(&c, path) max=4 /></td>
                                 <td data-label="First">{or_dash(r.first)}</td>
-                                <td data-label="Last">{or_dash(r.last)}</td>
                             </tr>
                         }
                     }).collect_view()}

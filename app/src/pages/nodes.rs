@@ -99,8 +99,8 @@ fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
             <table class="list" data-test="nodes">
                 <thead>
                     <tr>
-                        <th>"Host"</th><th>"Application"</th><th>"Status"</th><th>"Version"</th>
-                        <th>"Running"</th><th>"Load"</th><th>"Last heartbeat"</th><th>"Agents offered"</th>
+                        <th>"Host"</th><th>"Application"</th><th>"Status"</th>
+                        <th>"Running"</th><th>"Last heartbeat"</th><th>"Agents offered"</th>
                     </tr>
                 </thead>
                 <tbody>
@@ -123,14 +123,22 @@ fn NodeLine(node: NodeRow, can_create: bool) -> impl IntoView {
     view! {
         <tr data-test="node-row" data-host=node.host.clone() data-application=node.application.clone()
             data-status=node.status.clone()>
-            <td data-label="Host"><code>{node.host.clone()}</code></td>
+            <td data-label="Host">
+                <code>{node.host.clone()}</code>
+                <br /><span class="muted" data-test="node-version">{node.version.clone()}</span>
+                " " <span class="muted" data-test="node-protocol"
+                    title=(i64::from(node.protocol) < i64::from(am_domain::wire::PROTOCOL_VERSION))
+                        .then_some("an older node: its failure reports carry no id, so one delivered twice may be counted twice")>
+                    {format!("· protocol {}", node.protocol)}
+                </span>
+            </td>
             <td data-label="Application">
                 <a href=app_href>{node.application.clone()}</a>
                 {node.waiting_for_application.then(|| view! {
                     <br />
                     <span class="pill warn" data-test="node-waiting"
-                        title="what this node published is kept and applied as soon as the application is created">
-                        "application not in the catalog"
+                        title="its application is not in the catalog: what this node published is kept and applied as soon as the application is created">
+                        "not in the catalog"
                     </span>
                     {can_create.then(|| view! {
                         " " <a href="/applications/new" data-test="node-create-application">"Create application"</a>
@@ -140,18 +148,12 @@ fn NodeLine(node: NodeRow, can_create: bool) -> impl IntoView {
             <td data-label="Status">
                 <span class=format!("pill {}", node.status) data-test="node-status">{node.status.clone()}</span>
             </td>
-            <td data-label="Version" data-test="node-version">
-                {node.version.clone()}
-                <br />
-                <span class="muted" data-test="node-protocol"
-                    title=(i64::from(node.protocol) < i64::from(am_domain::wire::PROTOCOL_VERSION))
-                        .then_some("an older node: its failure reports carry no id, so one delivered twice may be counted twice")>
-                    {format!("protocol {}", node.protocol)}
+            <td data-label="Running">
+                <span data-test="node-running" class:warn-text=full title="running activations / capacity">{usage}</span>
+                <br /><span class="muted nowrap" data-test="node-load" title="the host's one-minute load average">
+                    {format!("load {:.2}", node.load)}
                 </span>
             </td>
-            <td data-label="Running" data-test="node-running" class:warn-text=full
-                title="running activations / capacity">{usage}</td>
-            <td data-label="Load" data-test="node-load">{format!("{:.2}", node.load)}</td>
             <td data-label="Last heartbeat" data-test="node-heartbeat">
                 {node.heartbeat_age.clone()}
                 <br /><span class="muted">{node.last_heartbeat.clone()}</span>

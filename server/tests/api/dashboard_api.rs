@@ -155,6 +155,8 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
         "breaker tripped on h1 for demo.echo.1: 3 consecutive failures"
     );
     assert_eq!(d["failures_last_hour"], 3);
+    assert_eq!(d["failing"][0]["launch_setting"], "demo.fail.nightly");
+    assert_eq!(d["failing"][0]["last_error_type"], "DemoFailure");
     assert_eq!(
         d["failures_per_hour"]["error_types"],
         serde_json::json!([{"error_type": "DemoFailure", "count": 3}])
@@ -205,6 +207,8 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
         ("am_disabled_launch_settings", 1.0),
         ("am_disabled_schedule_groups", 0.0),
         ("am_failures_last_hour", 3.0),
+        ("am_retried_last_hour", 0.0),
+        ("am_unavailable_last_hour", 0.0),
         ("am_reports_total", 42.0),
         // 90 reports over a 30-second window.
         ("am_reports_per_second", 3.0),

@@ -237,17 +237,41 @@ fn saved_id(key: &EntityRef) -> &str {
     }
 }
 
+/// Why a launch setting or group is disabled: the text the pages show and, when the breaker
+/// disabled it, the activation whose failures tripped it.
+#[derive(Debug, Clone, Copy)]
+pub struct Cause<'a> {
+    pub text: &'a str,
+    pub activation: Option<uuid::Uuid>,
+}
+
+impl<'a> From<&'a str> for Cause<'a> {
+    fn from(text: &'a str) -> Self {
+        Cause {
+            text,
+            activation: None,
+        }
+    }
+}
+
+impl<'a> From<&'a String> for Cause<'a> {
+    fn from(text: &'a String) -> Self {
+        Cause::from(text.as_str())
+    }
+}
+
 /// Enables or disables a launch setting or schedule group (operators may do this; it is not a
-/// catalog edit). Audited with the cause.
-pub async fn set_enabled(
+/// catalog edit). Audited with the cause; a disabled item records who disabled it and why.
+pub async fn set_enabled<'a>(
     db: &DatabaseConnection,
     actor: &Principal,
     key: &EntityRef,
     enabled: bool,
-    cause: &str,
+    cause: impl Into<Cause<'a>>,
 ) -> ServiceResult<ChangeSummary> {
     actor.require(Role::Operator)?;
-    let (txn, _, summary) = write::write(db, actor, Some(key), Some(cause), |c| {
+    let cause = cause.into();
+    let (txn, _, summary) = write::write(db, actor, Some(key), Some(cause.text), |c| {
         match key {
             EntityRef::LaunchSetting(id) => {
                 let ls = c.launch_settings.iter_mut().find(|l| &l.id == id);
@@ -272,7 +296,7 @@ pub async fn set_enabled(
     if !enabled && !summary.is_empty() {
         // The cause (who disabled it, or why the breaker did) is what the pages show; written
         // in the same transaction, so no reader ever sees the generic reason.
-        set_disabled_reason(&txn, key, cause).await?;
+        set_disabled_reason(&txn, key, actor, cause).await?;
     }
     txn.commit().await?;
     log_change(actor, &summary);
@@ -282,17 +306,20 @@ pub async fn set_enabled(
 async fn set_disabled_reason(
     db: &impl sea_orm::ConnectionTrait,
     key: &EntityRef,
-    cause: &str,
+    actor: &Principal,
+    cause: Cause<'_>,
 ) -> ServiceResult<()> {
     use crate::entity::{launch_settings as ls, schedule_groups as sg};
     use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+    let reason = Expr::value(Some(cause.text.to_owned()));
+    let by = Expr::value(Some(actor.name.clone()));
+    let activation = Expr::value(cause.activation);
     match key {
         EntityRef::LaunchSetting(id) => {
             ls::Entity::update_many()
-                .col_expr(
-                    ls::Column::DisabledReason,
-                    Expr::value(Some(cause.to_owned())),
-                )
+                .col_expr(ls::Column::DisabledReason, reason)
+                .col_expr(ls::Column::DisabledBy, by)
+                .col_expr(ls::Column::DisabledActivation, activation)
                 .filter(ls::Column::Id.eq(id.as_str()))
                 .filter(ls::Column::Enabled.eq(false))
                 .exec(db)
@@ -300,10 +327,9 @@ async fn set_disabled_reason(
         }
         EntityRef::ScheduleGroup(id) => {
             sg::Entity::update_many()
-                .col_expr(
-                    sg::Column::DisabledReason,
-                    Expr::value(Some(cause.to_owned())),
-                )
+                .col_expr(sg::Column::DisabledReason, reason)
+                .col_expr(sg::Column::DisabledBy, by)
+                .col_expr(sg::Column::DisabledActivation, activation)
                 .filter(sg::Column::Id.eq(id.as_str()))
                 .filter(sg::Column::Enabled.eq(false))
                 .exec(db)

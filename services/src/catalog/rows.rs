@@ -285,6 +285,8 @@ pub(crate) fn launch_setting_row(
     if previous_enabled != Some(l.enabled) {
         row.current_status = Set(if l.enabled { "waiting" } else { "disabled" }.to_owned());
         row.disabled_at = Set(if l.enabled { None } else { Some(now) });
+        row.disabled_by = Set(None);
+        row.disabled_activation = Set(None);
         row.disabled_reason = Set(if l.enabled {
             None
         } else {
@@ -338,6 +340,9 @@ pub(crate) fn schedule_group_row(
     };
     if previous_enabled != Some(g.enabled) {
         row.current_status = Set(if g.enabled { "waiting" } else { "disabled" }.to_owned());
+        row.disabled_at = Set(if g.enabled { None } else { Some(now) });
+        row.disabled_by = Set(None);
+        row.disabled_activation = Set(None);
         row.disabled_reason = Set(if g.enabled {
             None
         } else {

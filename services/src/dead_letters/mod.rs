@@ -254,6 +254,33 @@ pub async fn mark_replayed(
     Ok(())
 }
 
+/// Puts back what `previous` (the rows as they were read before [`mark_replayed`]) said of
+/// their replay, for the replays the broker refused; a row replayed again since is left alone.
+pub async fn unmark_replayed(
+    db: &DatabaseConnection,
+    previous: &[dead_letters::Model],
+) -> Result<(), ServiceError> {
+    use dead_letters::Column as C;
+    // Rare (the broker refused a publication): one statement per row.
+    for r in previous {
+        dead_letters::Entity::update_many()
+            .col_expr(C::Status, Expr::value(r.status.clone()))
+            .col_expr(C::ReplayedBy, Expr::value(r.replayed_by.clone()))
+            .col_expr(C::ReplayedAt, Expr::value(r.replayed_at))
+            .col_expr(C::ReplayCount, Expr::value(r.replay_count))
+            .col_expr(C::ReplayOperation, Expr::value(r.replay_operation))
+            .col_expr(C::ReplayResult, Expr::value(r.replay_result.clone()))
+            .col_expr(C::ReplayResultAt, Expr::value(r.replay_result_at))
+            .col_expr(C::ReplayError, Expr::value(r.replay_error.clone()))
+            .col_expr(C::ReplayDeadLetter, Expr::value(r.replay_dead_letter))
+            .filter(C::Id.eq(r.id))
+            .filter(C::ReplayCount.eq(r.replay_count.saturating_add(1)))
+            .exec(db)
+            .await?;
+    }
+    Ok(())
+}
+
 /// The token a dead letter's next replay carries.
 pub fn next_replay_token(row: &dead_letters::Model) -> am_domain::wire::replay::ReplayToken {
     am_domain::wire::replay::ReplayToken {

@@ -24,6 +24,11 @@ pub struct Model {
     pub next_fire_at: Option<DateTimeUtc>,
     #[sea_orm(column_type = "Text")]
     pub disabled_reason: Option<String>,
+    pub disabled_at: Option<DateTimeUtc>,
+    /// Who disabled it: a user's name, `breaker` (the breaker policy), `cli`.
+    pub disabled_by: Option<String>,
+    /// The activation whose failures tripped the breaker that disabled it.
+    pub disabled_activation: Option<Uuid>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -128,6 +128,21 @@ pub async fn launch_settings(
         .into_iter()
         .map(|(id, app, agent)| (id, (app, agent)))
         .collect();
+    // The newest matching failure of each: one short index range per launch setting.
+    let mut last_errors: HashMap<String, am_domain::failing::LastFailure> = HashMap::new();
+    for ls in &ids {
+        let of_ls = Scope {
+            launch_setting: Some(ls.clone()),
+            ..scope.clone()
+        };
+        if let Some(f) = failure_logs::Entity::find()
+            .from_raw_sql(queries::entries(backend, &of_ls, None, 1))
+            .one(db)
+            .await?
+        {
+            last_errors.insert(ls.clone(), super::kinds::last_failure(&f));
+        }
+    }
     let mut page_counts = BTreeMap::new();
     let items: Vec<LaunchSettingFailures> = found
         .into_iter()
@@ -137,6 +152,7 @@ pub async fn launch_settings(
             let (application, agent) = catalog.get(&ls).cloned().unzip();
             LaunchSettingFailures {
                 total: total(&by_error_type),
+                last_error: last_errors.remove(&ls),
                 launch_setting: ls,
                 application,
                 agent,

@@ -26,6 +26,7 @@
 //! over everything its other filters select.
 
 mod entries;
+pub(crate) mod kinds;
 mod levels;
 mod queries;
 
@@ -138,6 +139,9 @@ pub struct LaunchSettingFailures {
     pub by_error_type: Vec<ErrorTypeCount>,
     pub first_at: Option<DateTime<Utc>>,
     pub last_at: Option<DateTime<Utc>>,
+    /// The newest failure matching the filters: what the operator reads first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<am_domain::failing::LastFailure>,
 }
 
 /// One page of launch settings with failures, by id.

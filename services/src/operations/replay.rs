@@ -179,16 +179,25 @@ pub(super) async fn step(
         return Ok(step);
     };
     let last = last.id;
+    // Recorded as sent before they are published: a node can process a replayed message and
+    // report on it before this step would otherwise have written it, and its report must find
+    // the replay it answers (a crash in between leaves a replay recorded but not sent: at
+    // most once, never twice).
+    let now = Utc::now();
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    dead_letters::mark_replayed(db, &ids, &stored.actor.name, id, now).await?;
     let results = publisher.publish(&rows, &stored.actor.name).await;
     let mut replayed = Vec::with_capacity(rows.len());
+    let mut refused = Vec::new();
     for (row, result) in rows.iter().zip(results) {
         if result.is_ok() {
             replayed.push(row.id);
+        } else {
+            refused.push(row.clone());
         }
         step.record(&format!("dead letter {}", row.id), result);
     }
-    let now = Utc::now();
-    dead_letters::mark_replayed(db, &replayed, &stored.actor.name, id, now).await?;
+    dead_letters::unmark_replayed(db, &refused).await?;
     let canary_step = first && canary.is_some();
     if canary_step && replayed.is_empty() {
         // No canary reached the broker: going on would replay the rest unchecked.

@@ -112,7 +112,11 @@ pub async fn apply_trip(
     }
     let breaker = Principal::system("breaker");
     for t in &targets {
-        catalog::set_enabled(db, &breaker, t, false, &cause).await?;
+        let why = catalog::Cause {
+            text: &cause,
+            activation,
+        };
+        catalog::set_enabled(db, &breaker, t, false, why).await?;
         Metrics::inc(&cfg.metrics.breaker_disables);
         tracing::warn!(disabled = %t, %cause, "breaker policy disabled");
     }

@@ -155,6 +155,12 @@ async fn ls_finished(
                 Expr::value(Some(activation)),
             );
     }
+    if result == status::activation::SUCCEEDED {
+        update = update.col_expr(
+            launch_settings::Column::LastSuccessAt,
+            Expr::value(Some(now)),
+        );
+    }
     update.exec(db).await?;
     Ok(())
 }

@@ -1,19 +1,22 @@
 //! The dashboard's figures on both backends: activations by status (active ones whatever their
 //! age, finished ones of the last 24 hours), the newest active ones with their hosts, live
-//! nodes, dead letters, disabled launch settings and groups with their reasons, and failures
-//! per hour by error type; every statement on the big tables reads through an index.
+//! nodes, dead letters, disabled launch settings and groups with who disabled them and why, the
+//! failing launch settings with their last error and since when, and failures per hour by error
+//! type apart from retries and "unavailable" answers; every statement on the big tables reads
+//! through an index.
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
-use am_domain::{roles::Role, usage::EntityRef};
+use am_domain::{roles::Role, usage::EntityRef, wire::disposition};
 use am_services::{
     Principal, catalog, dashboard,
-    entity::{activation_hosts, activations, dead_letters, failure_logs, nodes},
+    entity::{activation_hosts, activations, dead_letters, failure_logs, launch_settings, nodes},
     runtime::RuntimeConfig,
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use sea_orm::{
-    ActiveValue::Set, ConnectionTrait, DatabaseConnection, EntityTrait, TransactionTrait,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    TransactionTrait,
 };
 use uuid::Uuid;
 
@@ -22,6 +25,7 @@ on_both_backends!(
     the_live_chart_reads_the_current_hour_and_keeps_the_complete_ones,
     an_empty_manager_shows_zeros,
     the_big_tables_are_read_through_indexes,
+    a_stream_launch_setting_shows_its_own_health,
 );
 
 /// 10:42:17.25 on a fixed day: the current hour's bucket starts at 10:00.
@@ -99,6 +103,9 @@ fn failure(at: DateTime<Utc>, error_type: &str) -> failure_logs::ActiveModel {
         data_message_id: Set(None),
         attempt: Set(None),
         occurred_at: Set(at),
+        // Every row of a multi-row insert sets the same columns.
+        temporary: Set(false),
+        disposition: Set(None),
         ..Default::default()
     }
 }
@@ -134,7 +141,9 @@ fn node(host: &str, heartbeat: DateTime<Utc>, running: i32) -> nodes::ActiveMode
 }
 
 struct Seed {
+    tripping: Uuid,
     newest_waiting: Uuid,
+    running_group: Uuid,
     running_two_hosts: Uuid,
     running_moved: Uuid,
 }
@@ -145,12 +154,16 @@ async fn seed(db: &DatabaseConnection) -> Seed {
         .await
         .expect("demo catalog imports");
     let breaker = Principal::system("breaker");
+    let tripping = Uuid::now_v7();
     catalog::set_enabled(
         db,
         &breaker,
         &EntityRef::LaunchSetting("demo.echo.1".into()),
         false,
-        "breaker tripped on h1 for demo.echo.1: 3 consecutive failures",
+        catalog::Cause {
+            text: "breaker tripped on h1 for demo.echo.1: 3 consecutive failures",
+            activation: Some(tripping),
+        },
     )
     .await
     .expect("disable the launch setting");
@@ -167,7 +180,10 @@ async fn seed(db: &DatabaseConnection) -> Seed {
     let waiting = activation("waiting", ago(1), "demo.sleep.nightly");
     let two_hosts = activation("running", ago(5), "demo.echo.drain");
     let moved = activation("running", ago(180), "demo.sleep.nightly");
+    let running_group = Uuid::now_v7();
     let ids = Seed {
+        tripping,
+        running_group,
         newest_waiting: *waiting.id.as_ref(),
         running_two_hosts: *two_hosts.id.as_ref(),
         running_moved: *moved.id.as_ref(),
@@ -202,6 +218,23 @@ async fn seed(db: &DatabaseConnection) -> Seed {
         position: Set(Some(0)),
         ..activation("failed", ago(15), "demo.sleep.nightly")
     });
+    // A group's run at its second member: listed once, with that member and its host.
+    let at_member = Uuid::now_v7();
+    rows.push(activations::ActiveModel {
+        id: Set(running_group),
+        launch_setting_id: Set(None),
+        group_id: Set(Some("demo.nightly".into())),
+        ..activation("running", ago(2), "demo.sleep.nightly")
+    });
+    for (position, status, id) in [(0, "succeeded", Uuid::now_v7()), (1, "running", at_member)] {
+        rows.push(activations::ActiveModel {
+            id: Set(id),
+            group_id: Set(Some("demo.nightly".into())),
+            parent_id: Set(Some(running_group)),
+            position: Set(Some(position)),
+            ..activation(status, ago(2), "demo.sleep.nightly")
+        });
+    }
     // Older active ones, beyond what the list shows.
     for i in 0..20 {
         rows.push(activation(
@@ -220,6 +253,7 @@ async fn seed(db: &DatabaseConnection) -> Seed {
         // Moved from h1 to h2 after a start timeout: only h2 runs it.
         dispatch(ids.running_moved, "h1", 1, "superseded"),
         dispatch(ids.running_moved, "h2", 2, "running"),
+        dispatch(at_member, "h1", 1, "running"),
     ])
     .exec(db)
     .await
@@ -258,10 +292,38 @@ async fn seed(db: &DatabaseConnection) -> Seed {
         failure(hour(11, 0) - Duration::days(1), "Boom"),
         // Just before the window.
         failure(hour(10, 59) - Duration::days(1), "Boom"),
+        // Not real failures: an attempt retried and an "unavailable" answer, both newer than
+        // the last real one.
+        failure_logs::ActiveModel {
+            disposition: Set(Some(disposition::RETRY.into())),
+            ..failure(now() - Duration::seconds(1), "Timeout")
+        },
+        failure_logs::ActiveModel {
+            temporary: Set(true),
+            disposition: Set(Some(disposition::RETRY.into())),
+            ..failure(now() - Duration::milliseconds(500), "NotThereYet")
+        },
+        // Another launch setting, failing on another host.
+        failure_logs::ActiveModel {
+            launch_setting_id: Set("demo.echo.drain".into()),
+            host: Set("h2".into()),
+            message: Set("x".repeat(400)),
+            ..failure(hour(10, 10), "Crash")
+        },
     ])
     .exec(db)
     .await
     .expect("failures");
+    // demo.fail.nightly last succeeded at 09:50: it fails since the first real failure after.
+    launch_settings::Entity::update_many()
+        .col_expr(
+            launch_settings::Column::LastSuccessAt,
+            sea_orm::sea_query::Expr::value(Some(hour(9, 50))),
+        )
+        .filter(launch_settings::Column::Id.eq("demo.fail.nightly"))
+        .exec(db)
+        .await
+        .expect("last success");
     ids
 }
 
@@ -283,7 +345,8 @@ async fn the_snapshot_has_the_exact_figures(db: &DatabaseConnection) {
         [
             ("waiting", 1, true),
             ("dispatched", 1, true),
-            ("running", 22, true),
+            // The group's run once, its running member not again.
+            ("running", 23, true),
             ("succeeded", 3, false),
             // Two launch settings' runs and one group's run (its failed member not again).
             ("failed", 3, false),
@@ -291,23 +354,35 @@ async fn the_snapshot_has_the_exact_figures(db: &DatabaseConnection) {
             ("skipped", 1, false),
         ]
     );
-    assert_eq!(d.activations_with("running"), 22);
-    assert_eq!(d.running_total, 24);
+    assert_eq!(d.activations_with("running"), 23);
+    assert_eq!(d.running_total, 25);
 
     // The newest 20 active ones, newest first, each with the hosts running it now.
     assert_eq!(d.running.len(), 20);
     assert_eq!(d.running[0].id, s.newest_waiting.to_string());
     assert_eq!(d.running[0].status, "waiting");
     assert!(d.running[0].hosts.is_empty());
-    assert_eq!(d.running[1].id, s.running_two_hosts.to_string());
+    let group = &d.running[1];
+    assert_eq!(group.id, s.running_group.to_string());
+    assert_eq!(group.group.as_deref(), Some("demo.nightly"));
+    assert_eq!(group.launch_setting, None);
+    assert_eq!(group.member.as_deref(), Some("demo.sleep.nightly"));
+    assert_eq!(group.hosts, ["h1"]);
+    assert_eq!(d.running[2].id, s.running_two_hosts.to_string());
     assert_eq!(
-        d.running[1].launch_setting.as_deref(),
+        d.running[2].launch_setting.as_deref(),
         Some("demo.echo.drain")
     );
-    assert_eq!(d.running[1].hosts, ["h1", "h2"]);
-    assert_eq!(d.running[2].id, s.running_moved.to_string());
-    assert_eq!(d.running[2].hosts, ["h2"]);
-    assert_eq!(d.running[3].status, "dispatched");
+    assert_eq!(d.running[2].hosts, ["h1", "h2"]);
+    assert_eq!(d.running[3].id, s.running_moved.to_string());
+    assert_eq!(d.running[3].hosts, ["h2"]);
+    assert_eq!(d.running[4].status, "dispatched");
+    assert!(
+        d.running
+            .iter()
+            .all(|r| r.group.is_none() || r.launch_setting.is_none()),
+        "no member run listed beside its group's run"
+    );
     assert!(
         d.running
             .windows(2)
@@ -335,11 +410,60 @@ async fn the_snapshot_has_the_exact_figures(db: &DatabaseConnection) {
         Some("breaker tripped on h1 for demo.echo.1: 3 consecutive failures")
     );
     assert!(ls.disabled_at.is_some());
+    // Who, and the activation that tripped the breaker.
+    assert_eq!(ls.by.as_deref(), Some("breaker"));
+    assert_eq!(ls.activation, Some(s.tripping.to_string()));
     assert_eq!(d.disabled_groups_total, 1);
-    assert_eq!(d.disabled_groups[0].id, "demo.failing");
-    assert_eq!(d.disabled_groups[0].reason.as_deref(), Some("maintenance"));
+    let g = &d.disabled_groups[0];
+    assert_eq!(g.id, "demo.failing");
+    assert_eq!(g.reason.as_deref(), Some("maintenance"));
+    assert!(g.disabled_at.is_some(), "groups say since when too");
+    assert_eq!(g.by, Some(actor(Role::Operator).name));
+    assert_eq!(g.activation, None);
 
-    assert_eq!(d.failures_last_hour, 5);
+    // Real failures only; retries and "unavailable" answers apart.
+    assert_eq!(d.failures_last_hour, 6);
+    assert_eq!((d.retried_last_hour, d.unavailable_last_hour), (1, 1));
+
+    // What fails now, the most recently failing first, with its last real error.
+    assert_eq!(d.failing_total, 2);
+    let failing: Vec<(&str, u64, &str, &str)> = d
+        .failing
+        .iter()
+        .map(|f| {
+            (
+                f.launch_setting.as_str(),
+                f.failures,
+                f.last_error_type.as_str(),
+                f.last_host.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failing,
+        [
+            ("demo.fail.nightly", 5, "Timeout", "h1"),
+            ("demo.echo.drain", 1, "Crash", "h2")
+        ]
+    );
+    let f = &d.failing[0];
+    assert_eq!(f.last_at, now() - Duration::milliseconds(1500));
+    assert_eq!(f.hosts, ["h1"]);
+    assert_eq!(f.application.as_deref(), Some("demo"));
+    assert_eq!(f.last_activation, Uuid::nil().to_string());
+    assert_eq!(
+        f.failing_since,
+        hour(9, 59) + Duration::microseconds(123_456),
+        "the first real failure after the last success"
+    );
+    let other = &d.failing[1];
+    // Never succeeded: failing since its first failure kept.
+    assert_eq!(other.failing_since, hour(10, 10));
+    assert_eq!(
+        other.last_message.chars().count(),
+        301,
+        "cut, with an ellipsis"
+    );
     let chart = &d.failures_per_hour;
     assert_eq!(chart.hours.len(), 24);
     assert_eq!(chart.hours[23].start, hour(10, 0));
@@ -349,7 +473,7 @@ async fn the_snapshot_has_the_exact_figures(db: &DatabaseConnection) {
         .iter()
         .map(|t| (t.error_type.as_str(), t.count))
         .collect();
-    assert_eq!(legend, [("Timeout", 4), ("Boom", 3)]);
+    assert_eq!(legend, [("Timeout", 4), ("Boom", 3), ("Crash", 1)]);
     let by_hour = |i: usize| -> Vec<(&str, u64)> {
         chart.hours[i]
             .by_error_type
@@ -357,12 +481,18 @@ async fn the_snapshot_has_the_exact_figures(db: &DatabaseConnection) {
             .map(|t| (t.error_type.as_str(), t.count))
             .collect()
     };
-    assert_eq!(by_hour(23), [("Timeout", 3)]);
+    assert_eq!(by_hour(23), [("Timeout", 3), ("Crash", 1)]);
+    assert_eq!(
+        (chart.hours[23].retried, chart.hours[23].unavailable),
+        (1, 1)
+    );
+    assert_eq!((chart.retried, chart.unavailable), (1, 1));
     assert_eq!(by_hour(22), [("Timeout", 1), ("Boom", 2)]);
     assert_eq!(chart.hours[22].total, 3);
     assert_eq!(by_hour(0), [("Boom", 1)]);
-    assert_eq!(chart.hours.iter().map(|h| h.total).sum::<u64>(), 7);
-    assert_eq!(chart.peak(), 3);
+    assert_eq!(chart.hours.iter().map(|h| h.total).sum::<u64>(), 8);
+    // The current hour: 4 real failures, 1 retried, 1 unavailable.
+    assert_eq!(chart.peak(), 6);
 
     // The gauges of /metrics are the same figures.
     let g = dashboard::gauges(db, now()).await.expect("gauges");
@@ -373,9 +503,11 @@ async fn the_snapshot_has_the_exact_figures(db: &DatabaseConnection) {
             g.dead_letters,
             g.disabled_launch_settings,
             g.disabled_groups,
-            g.failures_last_hour
+            g.failures_last_hour,
+            g.retried_last_hour,
+            g.unavailable_last_hour,
         ),
-        (24, 3, 1, 1, 5)
+        (25, 3, 1, 1, 6, 1, 1)
     );
 
     // The JSON the API and the live feed send reads back the same.
@@ -411,9 +543,9 @@ async fn the_big_tables_are_read_through_indexes(db: &DatabaseConnection) {
             .expect("set");
     }
     let plans = dashboard::explain(&txn, now()).await.expect("explain");
-    assert_eq!(plans.len(), 2);
+    assert_eq!(plans.len(), 4);
     for (statement, plan) in &plans {
-        let wanted = if statement.starts_with("failures") {
+        let wanted = if statement.contains("FROM failure_logs") {
             "idx_failure_logs_occurred_at"
         } else {
             "idx_activations_status"
@@ -460,7 +592,7 @@ async fn the_live_chart_reads_the_current_hour_and_keeps_the_complete_ones(
         .expect("cached");
     let chart = &d.failures_per_hour;
     assert_eq!(
-        chart.hours[23].total, 4,
+        chart.hours[23].total, 5,
         "the current hour is read every time"
     );
     assert_eq!(chart.hours[22].total, 3, "the complete hours are kept");
@@ -476,5 +608,91 @@ async fn the_live_chart_reads_the_current_hour_and_keeps_the_complete_ones(
         dashboard::failures_per_hour(db, later)
             .await
             .expect("uncached")
+    );
+}
+
+async fn a_stream_launch_setting_shows_its_own_health(db: &DatabaseConnection) {
+    catalog::import(db, &actor(Role::Admin), demo_catalog())
+        .await
+        .expect("demo catalog imports");
+    let ls = "demo.poison.1";
+    let run = activation("running", ago(30), ls);
+    let id = *run.id.as_ref();
+    activations::Entity::insert(run)
+        .exec(db)
+        .await
+        .expect("activation");
+    activation_hosts::Entity::insert_many([
+        activation_hosts::ActiveModel {
+            processed: Set(40),
+            started_at: Set(Some(ago(30))),
+            ..dispatch(id, "h1", 1, "running")
+        },
+        activation_hosts::ActiveModel {
+            processed: Set(2),
+            started_at: Set(Some(ago(20))),
+            ..dispatch(id, "h2", 1, "running")
+        },
+    ])
+    .exec(db)
+    .await
+    .expect("hosts");
+    let of_ls = |at: DateTime<Utc>, error_type: &str| failure_logs::ActiveModel {
+        launch_setting_id: Set(ls.into()),
+        ..failure(at, error_type)
+    };
+    failure_logs::Entity::insert_many([
+        of_ls(ago(90), "Poison"),
+        of_ls(ago(30), "Poison"),
+        failure_logs::ActiveModel {
+            message: Set("poisoned at offset 7".into()),
+            ..of_ls(ago(2), "Poison")
+        },
+        failure_logs::ActiveModel {
+            disposition: Set(Some(disposition::RETRY.into())),
+            ..of_ls(ago(1), "Timeout")
+        },
+        failure_logs::ActiveModel {
+            temporary: Set(true),
+            ..of_ls(ago(50), "NotThereYet")
+        },
+        // Another launch setting's failure is not counted.
+        failure(ago(1), "Timeout"),
+    ])
+    .exec(db)
+    .await
+    .expect("failures");
+    dead_letters::Entity::insert_many([
+        dead_letter("old", "dead"),
+        dead_letters::ActiveModel {
+            received_at: Set(ago(3)),
+            ..dead_letter("new", "replayed")
+        },
+    ])
+    .exec(db)
+    .await
+    .expect("dead letters");
+
+    let h = am_services::stream_health::of(db, ls, now())
+        .await
+        .expect("health");
+    assert_eq!(h.as_of, now());
+    assert_eq!(h.processed, 42, "both hosts' counters");
+    assert_eq!(h.running_since, Some(ago(30)));
+    let w = |c: &am_domain::failing::WindowCounts| {
+        (c.failed, c.retried, c.unavailable, c.dead_lettered)
+    };
+    assert_eq!(w(&h.last_5_min), (1, 1, 0, 1));
+    assert_eq!(w(&h.last_hour), (2, 1, 1, 2));
+    let last = h.last_failure.expect("last failure");
+    assert_eq!(
+        (last.error_type.as_str(), last.message.as_str(), last.at),
+        ("Poison", "poisoned at offset 7", ago(2)),
+        "the newest real failure, not the newer retry"
+    );
+    assert_eq!(
+        h.failing_since,
+        Some(ago(90)),
+        "never succeeded: since the first failure kept"
     );
 }

@@ -236,6 +236,22 @@ async fn every_level_counts_by_error_type_and_pages(db: &DatabaseConnection) {
     assert_eq!(page.items[0].agent.as_deref(), Some("flaky"));
     assert_eq!(page.items[0].first_at, Some(at(1)));
     assert_eq!(page.items[0].last_at, Some(at(31)));
+    // The newest failure is read at the first level: type, host and activation of it.
+    let last = page.items[0].last_error.as_ref().expect("last error");
+    assert_eq!(
+        (
+            last.error_type.as_str(),
+            last.host.as_str(),
+            last.activation.clone(),
+            last.at
+        ),
+        ("Parse", "h1", s.a2.to_string(), at(31))
+    );
+    let c_last = page.items[2].last_error.as_ref().expect("last error of C");
+    assert_eq!(
+        (c_last.host.as_str(), c_last.activation.clone()),
+        ("h3", s.c1.to_string())
+    );
     assert_eq!(
         page.items[2].application, None,
         "deleted launch settings still show"
@@ -355,6 +371,14 @@ async fn filters_narrow_every_level(db: &DatabaseConnection) {
     assert_eq!(
         (page.items[0].first_at, page.items[0].last_at),
         (Some(at(3)), Some(at(31)))
+    );
+    assert_eq!(
+        page.items[0]
+            .last_error
+            .as_ref()
+            .map(|e| e.error_type.as_str()),
+        Some("Parse"),
+        "the newest failure matching the filter"
     );
 
     // Filtered pages still page: Timeout failures are in A and C only.

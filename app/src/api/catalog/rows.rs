@@ -83,19 +83,19 @@ pub fn status_view(s: RunStatus) -> StatusView {
     let backlog = s.backlog.is_some().then(|| backlog_cell(Some(&s)));
     StatusView {
         backlog,
+        per_minute: s.backlog.as_ref().and_then(|b| b.processed_per_minute),
+        stream: s.stream,
         recovery: recovery_cell(&s.recovery),
         current: s.current,
         last_result: s.last_result,
-        last_result_at: s
-            .last_result_at
-            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
+        last_result_at: s.last_result_at.map(am_domain::display::time),
         disabled_reason: s.disabled_reason,
         quarantined: s
             .quarantined
             .into_iter()
             .map(|q| super::QuarantineView {
                 host: q.host,
-                since: q.since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+                since: am_domain::display::time(q.since),
                 cause: q.cause,
                 activation: q.activation_id.map(|a| a.to_string()),
             })

@@ -1,0 +1,28 @@
+//! Times as every page shows them: how long ago (against the time the server read the data,
+//! so the server's page and the browser's agree) beside the absolute UTC time
+//! (`am_domain::display`).
+
+use am_domain::display;
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+
+/// `3 min ago (2026-11-25 08:17:03 UTC)`, machine-readable in `datetime`.
+#[component]
+pub fn When(at: DateTime<Utc>, now: DateTime<Utc>) -> impl IntoView {
+    view! {
+        <span class="when">
+            <time datetime=at.to_rfc3339() data-test="when">{display::ago(at, now)}</time>
+            " " <span class="muted abs">{format!("({})", display::time(at))}</span>
+        </span>
+    }
+}
+
+/// `3 min ago`, with the absolute time as its title: for tight table cells.
+#[component]
+pub fn Ago(at: DateTime<Utc>, now: DateTime<Utc>) -> impl IntoView {
+    view! {
+        <time datetime=at.to_rfc3339() title=display::time(at) data-test="when">
+            {display::ago(at, now)}
+        </time>
+    }
+}
