@@ -9,6 +9,7 @@ pub mod dead_letters;
 pub mod failures;
 pub mod nodes;
 pub mod operations;
+pub mod search;
 
 use crate::error::UiError;
 use am_domain::roles::Role;

@@ -97,6 +97,10 @@ test("the dashboard updates without reload", async ({ page }) => {
   await expect(failing.locator(`${t("failing-since")} time`)).toHaveAttribute("datetime", /T/);
   await stillMarked(page);
   await expect(page).toHaveURL(/\/$/);
+  // The launch settings list says it failed lately.
+  await open(page, `/launch-settings?q=${encodeURIComponent(ls)}`);
+  await expect(page.locator(`${t("list-row")}[data-id="${ls}"] td[data-label="Last run"]`)).toContainText("24 h: 1 failure");
+  await open(page, "/");
   // One click to the drill-down of that launch setting.
   await failing.locator(t("failing-link")).click();
   await expect(page).toHaveURL(new RegExp(`/failures/${ls.replace(/\./g, "\\.")}$`));

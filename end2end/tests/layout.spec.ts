@@ -7,7 +7,7 @@ import { loginAdmin, open } from "./catalog-helpers";
 const PAGES = [
   "/", "/applications", "/nodes", "/pools", "/data-queues", "/broker", "/agents",
   "/launch-settings", "/schema-drift", "/schedule-groups", "/activations", "/failures",
-  "/dead-letters", "/operations",
+  "/dead-letters", "/operations", "/search?q=e2e",
 ];
 const WIDTHS: [number, number][] = [[1024, 768], [1280, 900]];
 
@@ -45,7 +45,11 @@ async function overflowing(page: Page): Promise<string[]> {
       if (wrap.offsetParent === null) continue;
       if (wrap.scrollWidth > wrap.clientWidth + 1) {
         const t = wrap.querySelector("table")?.getAttribute("data-test") ?? "table";
-        out.push(`${t} needs ${wrap.scrollWidth} px of ${wrap.clientWidth} px`);
+        // The columns' widths say which one to slim.
+        const columns = [...wrap.querySelectorAll("th")]
+          .map((th) => `${(th.textContent ?? "").trim() || "·"} ${th.offsetWidth}`)
+          .join(", ");
+        out.push(`${t} needs ${wrap.scrollWidth} px of ${wrap.clientWidth} px (${columns})`);
       }
     }
     return out;

@@ -25,6 +25,7 @@ pub mod registry;
 pub mod retention;
 pub mod run_status;
 pub mod runtime;
+pub mod search;
 pub mod stream_health;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -40,7 +40,33 @@ pub struct RunStatus {
     /// over the last 5 minutes and hour, last failure, failing since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<am_domain::failing::StreamHealth>,
+    /// Schedule groups only: when it fires next (`None` while disabled or never again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_fire_at: Option<DateTime<Utc>>,
+    /// Launch settings only: real failures and dead letters of the last 24 hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_24h: Option<RecentCounts>,
 }
+
+/// Real failures and dead letters of a launch setting over a window.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
+)]
+pub struct RecentCounts {
+    pub failures: u64,
+    pub dead_letters: u64,
+}
+
+/// How far back [`RunStatus::last_24h`] counts.
+pub const RECENT: chrono::Duration = chrono::Duration::hours(24);
 
 /// Rows per `IN (...)`: far below every database's bound-parameter limit.
 const CHUNK: usize = 500;
@@ -82,6 +108,8 @@ async fn read<E: EntityTrait>(
                         quarantined: Vec::new(),
                         recovery: BTreeMap::new(),
                         stream: None,
+                        next_fire_at: None,
+                        last_24h: None,
                     },
                 )
             },
@@ -120,7 +148,55 @@ pub async fn of_launch_settings(
             status.recovery = counts;
         }
     }
+    let recent = recent_counts(db, ids, chrono::Utc::now() - RECENT).await?;
+    for (id, status) in &mut statuses {
+        status.last_24h = Some(recent.get(id).copied().unwrap_or_default());
+    }
     Ok(statuses)
+}
+
+/// Real failures and dead letters since `since` of each of `ids` that has any: one counted
+/// index range per launch setting (`idx_failure_logs_ls_occurred_at`,
+/// `idx_dead_letters_ls_received_at`).
+pub async fn recent_counts(
+    db: &impl ConnectionTrait,
+    ids: &[String],
+    since: DateTime<Utc>,
+) -> ServiceResult<HashMap<String, RecentCounts>> {
+    use crate::entity::{dead_letters, failure_logs};
+    let mut out: HashMap<String, RecentCounts> = HashMap::new();
+    for chunk in ids.chunks(CHUNK) {
+        let failures: Vec<(String, i64)> = failure_logs::Entity::find()
+            .select_only()
+            .column(failure_logs::Column::LaunchSettingId)
+            .column_as(failure_logs::Column::Id.count(), "n")
+            .filter(failure_logs::Column::LaunchSettingId.is_in(chunk.iter().cloned()))
+            .filter(failure_logs::Column::OccurredAt.gte(since))
+            .filter(crate::failures::kinds::real_failures())
+            .group_by(failure_logs::Column::LaunchSettingId)
+            .into_tuple()
+            .all(db)
+            .await?;
+        for (ls, n) in failures {
+            out.entry(ls).or_default().failures = u64::try_from(n).unwrap_or(0);
+        }
+        let dead: Vec<(Option<String>, i64)> = dead_letters::Entity::find()
+            .select_only()
+            .column(dead_letters::Column::LaunchSettingId)
+            .column_as(dead_letters::Column::Id.count(), "n")
+            .filter(dead_letters::Column::LaunchSettingId.is_in(chunk.iter().cloned()))
+            .filter(dead_letters::Column::ReceivedAt.gte(since))
+            .group_by(dead_letters::Column::LaunchSettingId)
+            .into_tuple()
+            .all(db)
+            .await?;
+        for (ls, n) in dead {
+            if let Some(ls) = ls {
+                out.entry(ls).or_default().dead_letters = u64::try_from(n).unwrap_or(0);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// As [`of_launch_settings`] for `settings`, each with its backlog.
@@ -200,7 +276,7 @@ pub async fn of_schedule_groups(
 ) -> ServiceResult<HashMap<String, RunStatus>> {
     use schedule_groups::Column as C;
     actor.require(Role::Viewer)?;
-    read::<schedule_groups::Entity>(
+    let mut statuses = read::<schedule_groups::Entity>(
         db,
         C::Id,
         [
@@ -211,5 +287,21 @@ pub async fn of_schedule_groups(
         ],
         ids,
     )
-    .await
+    .await?;
+    for chunk in ids.chunks(CHUNK) {
+        let next: Vec<(String, Option<DateTime<Utc>>)> = schedule_groups::Entity::find()
+            .select_only()
+            .columns([C::Id, C::NextFireAt])
+            .filter(C::Id.is_in(chunk.iter().cloned()))
+            .filter(C::Enabled.eq(true))
+            .into_tuple()
+            .all(db)
+            .await?;
+        for (id, at) in next {
+            if let Some(status) = statuses.get_mut(&id) {
+                status.next_fire_at = at;
+            }
+        }
+    }
+    Ok(statuses)
 }

@@ -65,15 +65,8 @@ impl Kind {
             Kind::Pools => &["Title", "Hosts"],
             Kind::DataQueues => &["Title", "Kind", "Address", "Delay"],
             Kind::Agents => &["Application", "Title", "Input", "Concurrency", "Overlap"],
-            Kind::LaunchSettings => &[
-                "Application",
-                "Agent",
-                "Kind",
-                "Status",
-                "Last result",
-                "Backlog",
-            ],
-            Kind::ScheduleGroups => &["Application", "Cron", "Members", "Status", "Last result"],
+            Kind::LaunchSettings => &["Application", "Status", "Last run", "Next fire", "Backlog"],
+            Kind::ScheduleGroups => &["Application", "Schedule", "Status", "Last run", "Next fire"],
         }
     }
 }
@@ -87,12 +80,45 @@ pub struct ListQuery {
     pub page: u64,
 }
 
-/// One row of a list: the id, the link to the entity and the other cells as text.
+/// One row of a list: the id (and title, where there is one), the link to the entity and the
+/// other cells.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ListRow {
     pub id: String,
+    pub title: Option<String>,
     pub href: String,
-    pub cells: Vec<String>,
+    pub cells: Vec<Cell>,
+}
+
+/// One cell of a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Cell {
+    Text(String),
+    /// A main line and a muted second line.
+    Two(String, String),
+    /// A status as a badge (its CSS class is its value), and when it came: `failed 3 min ago`;
+    /// `None` shows "—".
+    Badge {
+        value: Option<String>,
+        at: Option<chrono::DateTime<chrono::Utc>>,
+        /// A muted line beneath.
+        note: Option<String>,
+    },
+    /// A time as "in 3 min" or "3 min ago", the absolute time as its title; `None` shows the
+    /// text.
+    Time(Option<chrono::DateTime<chrono::Utc>>, String),
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Self {
+        Cell::Text(text)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Self {
+        Cell::Text(text.to_owned())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +130,8 @@ pub struct ListView {
     /// Applications, for the filter's choices.
     pub applications: Vec<String>,
     pub role: Role,
+    /// When the server read the page: the base of its relative times.
+    pub now: chrono::DateTime<chrono::Utc>,
 }
 
 /// The catalog as forms need it (classifier values left out) and who is looking.
@@ -280,12 +308,34 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
                 &settings,
             )
             .await?;
+            // A scheduled launch setting fires with its groups: the earliest of theirs.
+            let groups: Vec<String> = catalog
+                .schedule_groups
+                .iter()
+                .filter(|g| {
+                    g.members
+                        .iter()
+                        .any(|m| settings.iter().any(|l| &l.id == m))
+                })
+                .map(|g| g.id.clone())
+                .collect();
+            let group_status =
+                am_services::run_status::of_schedule_groups(db, &who, &groups).await?;
+            let next_fire = |ls: &str| {
+                catalog
+                    .schedule_groups
+                    .iter()
+                    .filter(|g| g.members.iter().any(|m| m == ls))
+                    .filter_map(|g| group_status.get(&g.id).and_then(|s| s.next_fire_at))
+                    .min()
+            };
             let rows = p
                 .items
                 .into_iter()
                 .map(|l| {
+                    let next = next_fire(&l.id);
                     let s = st.get(&l.id);
-                    rows::launch_setting(l, s)
+                    rows::launch_setting(l, s, next)
                 })
                 .collect();
             (rows, p.total)
@@ -312,6 +362,7 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
         page_size: PAGE_SIZE,
         applications: catalog.applications.into_iter().map(|a| a.id).collect(),
         role: who.role,
+        now: chrono::Utc::now(),
     })
 }
 

@@ -7,6 +7,7 @@ use crate::{
     api::catalog::{Key, SetEnabled},
     components::{
         failures::level_path,
+        ids::Id,
         when::{Ago, When},
     },
 };
@@ -156,7 +157,7 @@ fn FailingRow(f: Failing, now: DateTime<Utc>) -> impl IntoView {
     view! {
         <tr data-test="failing-row" data-id=f.launch_setting.clone()>
             <td data-label="Launch setting">
-                <a href=drill data-test="failing-link"><code>{f.launch_setting.clone()}</code></a>
+                <a href=drill data-test="failing-link"><code><Id id=f.launch_setting.clone() /></code></a>
                 {f.application.clone().map(|a| view! { <br /><span class="muted">{a}</span> })}
             </td>
             <td data-label="Last error" class="error-cell">

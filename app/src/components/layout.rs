@@ -1,4 +1,5 @@
-//! The frame around every page: navigation to the sections of the product, the user and logout.
+//! The frame around every page: navigation to the sections of the product, the global search
+//! (`/` focuses it), the user and logout.
 
 use crate::api::{Logout, whoami};
 use leptos::prelude::*;
@@ -28,6 +29,27 @@ pub const SECTIONS: &[(&str, &str)] = &[
 pub fn Layout() -> impl IntoView {
     let user = Resource::new(|| (), |_| whoami());
     let logout = ServerAction::<Logout>::new();
+    let search_box = NodeRef::<leptos::html::Input>::new();
+    #[cfg(feature = "hydrate")]
+    {
+        // `/` from anywhere but a field goes to the search box, as on GitHub or Grafana.
+        let handle = window_event_listener(leptos::ev::keydown, move |e| {
+            if e.key() != "/" || e.ctrl_key() || e.meta_key() || e.alt_key() {
+                return;
+            }
+            let typing = document().active_element().is_some_and(|el| {
+                matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
+            });
+            if typing {
+                return;
+            }
+            if let Some(input) = search_box.get() {
+                e.prevent_default();
+                let _ = input.focus();
+            }
+        });
+        on_cleanup(move || handle.remove());
+    }
     Effect::new(move |_| {
         if let Some(Ok(())) = logout.value().get() {
             let _ = window().location().set_href("/login");
@@ -38,6 +60,11 @@ pub fn Layout() -> impl IntoView {
         <div class="shell">
             <header class="topbar">
                 <a class="brand" href="/">"Agent Manager"</a>
+                <form class="global-search" method="get" action="/search" role="search">
+                    <input type="search" name="q" node_ref=search_box data-test="global-search"
+                        placeholder="Search ids and titles   /"
+                        aria-label="Search ids and titles of the catalog, activation ids, message ids (shortcut: /)" />
+                </form>
                 <Suspense fallback=|| ()>
                     {move || {
                         user.get()

@@ -5,6 +5,7 @@ pub mod classifier;
 pub mod failure_chart;
 pub mod failures;
 pub mod forms;
+pub mod ids;
 pub mod layout;
 pub mod operation;
 pub mod params;

@@ -10,6 +10,7 @@ use crate::{
     api::operations::RerunActivations,
     components::{
         failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
+        ids::Id,
         operation::OperationProgress,
         rerun::RerunPanel,
         when::Ago,
@@ -190,13 +191,13 @@ fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
 fn what(a: &ActivationRow) -> AnyView {
     match (&a.launch_setting, &a.group, a.position) {
         (Some(ls), Some(g), Some(p)) => view! {
-            <a href=format!("/launch-settings/{ls}")>{ls.clone()}</a>
-            <br /><span class="muted">{format!("member {} of ", p + 1)}<a href=format!("/schedule-groups/{g}")>{g.clone()}</a></span>
+            <a href=format!("/launch-settings/{ls}")><Id id=ls.clone() /></a>
+            <br /><span class="muted">{format!("member {} of ", p + 1)}<a href=format!("/schedule-groups/{g}")><Id id=g.clone() /></a></span>
         }
         .into_any(),
-        (Some(ls), _, _) => view! { <a href=format!("/launch-settings/{ls}")>{ls.clone()}</a> }.into_any(),
+        (Some(ls), _, _) => view! { <a href=format!("/launch-settings/{ls}")><Id id=ls.clone() /></a> }.into_any(),
         (None, Some(g), _) => view! {
-            <span class="muted">"group "</span><a href=format!("/schedule-groups/{g}")>{g.clone()}</a>
+            <span class="muted">"group "</span><a href=format!("/schedule-groups/{g}")><Id id=g.clone() /></a>
         }
         .into_any(),
         (None, None, _) => view! { <span class="muted">"—"</span> }.into_any(),
@@ -228,7 +229,7 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
             <table class="list" data-test="activation-list">
                 <thead>
                     <tr>
-                        <th>"Activation"</th><th>"Launch setting / group"</th><th>"Status"</th>
+                        <th>"Activation"</th><th>"Runs"</th><th>"Status"</th>
                         <th>"Created"</th><th>"Hosts"</th><th>"Failures"</th>
                     </tr>
                 </thead>
@@ -252,7 +253,7 @@ fn ActivationLine(a: ActivationRow, now: chrono::DateTime<chrono::Utc>) -> impl 
     view! {
         <tr data-test="activation-row" data-id=a.id.clone() data-status=a.status.clone()>
             <td data-label="Activation"><a href=href data-test="activation-link"><code>{a.short_id.clone()}</code></a></td>
-            <td data-label="Launch setting">{what(&a)}</td>
+            <td data-label="Runs">{what(&a)}</td>
             <td data-label="Status" class="error-cell">
                 <span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span>
                 {a.duration.clone().map(|d| view! { " " <span class="muted nowrap" data-test="activation-duration">{d}</span> })}

@@ -1,8 +1,12 @@
 //! The list page of one kind of catalog entity: filtered and paginated on the server, the
 //! filters in the URL so a view can be shared and reloaded, readable without JavaScript.
 
-use crate::api::catalog::{Kind, ListQuery, ListView, catalog_list};
+use crate::{
+    api::catalog::{Cell, Kind, ListQuery, ListView, catalog_list},
+    components::{ids::Id, when::Ago},
+};
 use am_domain::roles::Role;
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -136,6 +140,7 @@ fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
     };
     let prev = (view.page > 1).then(|| query_string(&query, view.page - 1));
     let next = (view.page < pages).then(|| query_string(&query, view.page + 1));
+    let now = view.now;
     view! {
         <div class="table-wrap">
             <table class="list" data-test="list">
@@ -152,10 +157,13 @@ fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
                         .map(|r| {
                             view! {
                                 <tr data-test="list-row" data-id=r.id.clone()>
-                                    <td>
-                                        <a href=r.href data-test="list-link">{r.id.clone()}</a>
+                                    <td data-label="Id">
+                                        <a href=r.href data-test="list-link"><Id id=r.id.clone() /></a>
+                                        {r.title.map(|t| view! { <br /><span class="muted" data-test="list-title">{t}</span> })}
                                     </td>
-                                    {r.cells.into_iter().zip(kind.columns()).map(|(c, h)| view! { <td data-label=*h>{c}</td> }).collect_view()}
+                                    {r.cells.into_iter().zip(kind.columns()).map(|(c, h)| view! {
+                                        <td data-label=*h>{cell(c, now)}</td>
+                                    }).collect_view()}
                                 </tr>
                             }
                         })
@@ -169,5 +177,27 @@ fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
             <span data-test="page-number">{format!("page {} of {pages}", view.page)}</span>
             {next.map(|q| view! { <a href=format!("{}{q}", kind.path()) data-test="page-next">"Next →"</a> })}
         </nav>
+    }
+}
+
+fn cell(c: Cell, now: DateTime<Utc>) -> AnyView {
+    match c {
+        Cell::Text(t) => t.into_any(),
+        Cell::Two(main, second) => {
+            view! { {main} <br /><span class="muted">{second}</span> }.into_any()
+        }
+        Cell::Badge { value: None, .. } => view! { <span class="muted">"—"</span> }.into_any(),
+        Cell::Badge {
+            value: Some(v),
+            at,
+            note,
+        } => view! {
+            <span class=format!("pill {v}") data-test="list-badge">{v.clone()}</span>
+            {at.map(|t| view! { " " <Ago at=t now /> })}
+            {note.map(|n| view! { <br /><span class="muted">{n}</span> })}
+        }
+        .into_any(),
+        Cell::Time(Some(t), _) => view! { <Ago at=t now /> }.into_any(),
+        Cell::Time(None, text) => view! { <span class="muted">{text}</span> }.into_any(),
     }
 }

@@ -14,6 +14,7 @@ pub mod nodes;
 pub mod operations;
 pub mod published;
 pub mod schedule_groups;
+pub mod search;
 
 use leptos::prelude::*;
 

@@ -72,6 +72,8 @@ fn move_item(v: &mut Vec<String>, from: usize, to: usize) {
 #[component]
 fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
+    // A disabled group fires nothing: its page says so instead of listing fire times.
+    let disabled = existing.as_ref().is_some_and(|g| !g.enabled);
     let role = view.role;
     let can_edit = role.allows(Role::Admin);
     let catalog = StoredValue::new(view.catalog.clone());
@@ -326,7 +328,10 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
                     hint="IANA name, e.g. Europe/Paris" />
             </div>
             <div class="preview" data-test="fire-preview">
-                <span class="label">"Next fire times"</span>
+                <span class="label">{if disabled { "Fire times once enabled" } else { "Next fire times" }}</span>
+                {disabled.then(|| view! {
+                    <p class="muted" data-test="fire-preview-disabled">"Disabled: nothing fires until it is enabled."</p>
+                })}
                 {move || match preview.get() {
                     None => view! { <p class="muted">"…"</p> }.into_any(),
                     Some(Ok(times)) if times.is_empty() => view! { <p class="muted">"This schedule never fires again."</p> }.into_any(),

@@ -17,6 +17,9 @@
 mod fields;
 #[cfg(test)]
 mod tests;
+mod words;
+
+pub use words::in_words;
 
 use crate::ValidationErrors;
 use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, Offset, TimeZone, Timelike, Utc};

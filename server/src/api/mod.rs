@@ -13,6 +13,7 @@ pub mod json;
 mod nodes;
 mod operations;
 mod paging;
+mod search;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
@@ -70,6 +71,7 @@ impl Modify for BearerAuth {
         operations::start, operations::list, operations::get, operations::cancel,
         dashboard::get, dashboard::events,
         broker::get, broker::reconcile,
+        search::find,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -83,6 +85,7 @@ impl Modify for BearerAuth {
         (name = "operations", description = "Bulk operations in the background, with progress; cancellable"),
         (name = "dashboard", description = "The manager's state at a glance, now and live"),
         (name = "broker", description = "The broker topology the manager keeps from the catalog"),
+        (name = "search", description = "Anything by id or title, from one box"),
     )
 )]
 pub struct ApiDoc;
@@ -112,6 +115,7 @@ pub fn router() -> Router<AppState> {
             "/api/v1/broker/reconcile",
             axum::routing::post(broker::reconcile),
         )
+        .route("/api/v1/search", get(search::find))
         .route("/api/v1/dashboard", get(dashboard::get))
         .route("/api/v1/dashboard/events", get(dashboard::events))
         .route("/api/v1/activations", get(activations::list))

@@ -16,6 +16,7 @@ mod reports;
 mod rerun;
 mod retention;
 mod runtime;
+mod search;
 mod sweep;
 
 use am_domain::{catalog::Catalog, roles::Role};

@@ -4,6 +4,10 @@ use super::*;
 use am_domain::catalog::{Concurrency, DataQueueKind, InputKind, LaunchKind, OverlapPolicy};
 use am_services::run_status::RunStatus;
 
+fn text(cells: Vec<String>) -> Vec<Cell> {
+    cells.into_iter().map(Cell::Text).collect()
+}
+
 pub fn application(a: Application, catalog: &Catalog) -> ListRow {
     let agents = catalog
         .agents
@@ -12,7 +16,8 @@ pub fn application(a: Application, catalog: &Catalog) -> ListRow {
         .count();
     ListRow {
         href: entity_href(&EntityRef::Application(a.id.clone())),
-        cells: vec![a.title, a.default_pool, agents.to_string()],
+        cells: text(vec![a.title, a.default_pool, agents.to_string()]),
+        title: None,
         id: a.id,
     }
 }
@@ -20,7 +25,8 @@ pub fn application(a: Application, catalog: &Catalog) -> ListRow {
 pub fn pool(p: Pool) -> ListRow {
     ListRow {
         href: entity_href(&EntityRef::Pool(p.id.clone())),
-        cells: vec![p.title, p.hosts.join(", ")],
+        cells: text(vec![p.title, p.hosts.join(", ")]),
+        title: None,
         id: p.id,
     }
 }
@@ -28,7 +34,8 @@ pub fn pool(p: Pool) -> ListRow {
 pub fn data_queue(q: DataQueue) -> ListRow {
     ListRow {
         href: entity_href(&EntityRef::DataQueue(q.id.clone())),
-        cells: vec![
+        title: None,
+        cells: text(vec![
             q.title.clone(),
             match q.kind {
                 DataQueueKind::Queue => "queue",
@@ -37,7 +44,7 @@ pub fn data_queue(q: DataQueue) -> ListRow {
             .into(),
             q.effective_address().to_owned(),
             q.delay.map(|d| d.to_string()).unwrap_or_default(),
-        ],
+        ]),
         id: q.id,
     }
 }
@@ -45,7 +52,8 @@ pub fn data_queue(q: DataQueue) -> ListRow {
 pub fn agent(a: Agent) -> ListRow {
     ListRow {
         href: entity_href(&EntityRef::agent(&a.application, &a.id)),
-        cells: vec![
+        title: None,
+        cells: text(vec![
             a.application,
             a.title,
             match a.input {
@@ -64,19 +72,26 @@ pub fn agent(a: Agent) -> ListRow {
                 OverlapPolicy::Interrupt => "interrupt",
             }
             .into(),
-        ],
+        ]),
         id: a.id,
     }
 }
 
-fn status_cells(enabled: bool, s: Option<&RunStatus>) -> [String; 2] {
-    match s {
-        Some(s) => [
-            s.current.clone(),
-            s.last_result.clone().unwrap_or_else(|| "—".into()),
-        ],
-        None => [catalog_status(enabled).into(), "—".into()],
-    }
+/// The current status as a badge (with `note` beneath), and the last result with when it came.
+fn status_cells(enabled: bool, s: Option<&RunStatus>, note: String) -> [Cell; 2] {
+    let current = s.map_or_else(|| catalog_status(enabled).to_owned(), |s| s.current.clone());
+    [
+        Cell::Badge {
+            value: Some(current),
+            at: None,
+            note: Some(note),
+        },
+        Cell::Badge {
+            value: s.and_then(|s| s.last_result.clone()),
+            at: s.and_then(|s| s.last_result_at),
+            note: None,
+        },
+    ]
 }
 
 pub fn status_view(s: RunStatus) -> StatusView {
@@ -103,60 +118,95 @@ pub fn status_view(s: RunStatus) -> StatusView {
     }
 }
 
-/// Messages waiting in the broker, the nodes taking them and how fast the launch setting
-/// processes them lately; `—` before the first sample.
-fn backlog_cell(s: Option<&RunStatus>) -> String {
-    match s.and_then(|s| s.backlog.as_ref()) {
-        Some(b) => format!(
-            "{} waiting · {} {}{}{}",
-            b.ready,
-            b.consumers,
-            if b.consumers == 1 {
-                "consumer"
-            } else {
-                "consumers"
-            },
+/// What waits for a launch setting in the broker, and who takes it how fast lately
+/// (`1 consumer (shared) · 12/min`); `None` before the first sample.
+fn backlog_parts(s: Option<&RunStatus>) -> Option<(String, String)> {
+    let b = s.and_then(|s| s.backlog.as_ref())?;
+    Some((
+        format!("{} waiting", b.ready),
+        format!(
+            "{}{}{}",
+            am_domain::display::plural(u64::from(b.consumers), "consumer"),
             if b.shared { " (shared)" } else { "" },
             b.processed_per_minute
                 .map(|n| format!(" · {n}/min"))
                 .unwrap_or_default()
         ),
-        None => "—".into(),
-    }
+    ))
 }
 
-pub fn launch_setting(l: LaunchSetting, s: Option<&RunStatus>) -> ListRow {
-    let [current, last] = status_cells(l.enabled, s);
-    let backlog = backlog_cell(s);
+/// The backlog on one line (the status panel), `—` before the first sample.
+fn backlog_cell(s: Option<&RunStatus>) -> String {
+    backlog_parts(s).map_or_else(
+        || "—".into(),
+        |(waiting, taking)| format!("{waiting} · {taking}"),
+    )
+}
+
+/// The backlog on two lines (lists).
+fn backlog_lines(s: Option<&RunStatus>) -> Cell {
+    backlog_parts(s).map_or_else(
+        || Cell::Text("—".into()),
+        |(waiting, taking)| Cell::Two(waiting, taking),
+    )
+}
+
+pub fn launch_setting(
+    l: LaunchSetting,
+    s: Option<&RunStatus>,
+    next_fire: Option<chrono::DateTime<chrono::Utc>>,
+) -> ListRow {
+    let stream = l.kind == LaunchKind::Stream;
+    let kind = if stream { "stream" } else { "scheduled" };
+    let [current, mut last] = status_cells(l.enabled, s, kind.into());
+    // What went wrong lately, beneath the last run.
+    if let (Cell::Badge { note, .. }, Some(r)) = (&mut last, s.and_then(|s| s.last_24h))
+        && r.failures + r.dead_letters > 0
+    {
+        *note = Some(format!(
+            "24 h: {} · {}",
+            am_domain::display::plural(r.failures, "failure"),
+            am_domain::display::plural(r.dead_letters, "dead letter")
+        ));
+    }
+    let next = match (stream, l.enabled, next_fire) {
+        (true, _, _) => Cell::Text("—".into()),
+        (false, false, _) => Cell::Text("—".into()),
+        (false, true, at) => Cell::Time(at, "in no enabled group".into()),
+    };
     ListRow {
         href: entity_href(&EntityRef::LaunchSetting(l.id.clone())),
+        title: (!l.title.is_empty()).then(|| l.title.clone()),
         cells: vec![
-            l.application,
-            l.agent,
-            match l.kind {
-                LaunchKind::Stream => "stream",
-                LaunchKind::Scheduled => "scheduled",
-            }
-            .into(),
+            Cell::Two(l.application, l.agent),
             current,
             last,
-            backlog,
+            next,
+            backlog_lines(s),
         ],
         id: l.id,
     }
 }
 
 pub fn schedule_group(g: ScheduleGroup, s: Option<&RunStatus>) -> ListRow {
-    let [current, last] = status_cells(g.enabled, s);
+    let members = am_domain::display::plural(g.members.len() as u64, "member");
+    let [current, last] = status_cells(g.enabled, s, members);
+    let schedule = match am_domain::schedule::parse_cron(&g.cron)
+        .ok()
+        .and_then(|c| am_domain::schedule::in_words(&c, &g.time_zone))
+    {
+        Some(words) => Cell::Two(words, g.cron.clone()),
+        None => Cell::Two(g.cron.clone(), g.time_zone.clone()),
+    };
+    let next = if g.enabled {
+        Cell::Time(s.and_then(|s| s.next_fire_at), "not planned".into())
+    } else {
+        Cell::Text("—".into())
+    };
     ListRow {
         href: entity_href(&EntityRef::ScheduleGroup(g.id.clone())),
-        cells: vec![
-            g.application,
-            format!("{} ({})", g.cron, g.time_zone),
-            g.members.len().to_string(),
-            current,
-            last,
-        ],
+        title: (!g.title.is_empty()).then(|| g.title.clone()),
+        cells: vec![Cell::Text(g.application), schedule, current, last, next],
         id: g.id,
     }
 }

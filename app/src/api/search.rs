@@ -1,0 +1,66 @@
+//! Server function of the global search: one call per search page.
+
+use crate::error::UiError;
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde::{Deserialize, Serialize};
+
+/// One hit as the search page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HitView {
+    /// `launch setting`, `activation`, `dead letter`, ...
+    pub kind: String,
+    pub id: String,
+    pub label: String,
+    pub href: String,
+}
+
+/// Everything matching `q`.
+#[server(prefix = "/ui", endpoint = "search", input = Json)]
+pub async fn search(q: String) -> Result<Vec<HitView>, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    use am_services::search::{self, Found};
+    let who = require(Role::Viewer)?;
+    let hits = search::find(&services()?.db, &who, &q).await?;
+    Ok(hits
+        .into_iter()
+        .map(|h| {
+            let (kind, id, href) = match &h.found {
+                Found::Activation { id } => {
+                    ("activation", id.to_string(), format!("/activations/{id}"))
+                }
+                Found::DeadLetter { id } => (
+                    "dead letter",
+                    format!("#{id}"),
+                    format!("/dead-letters/{id}"),
+                ),
+                found => {
+                    let entity = found.entity();
+                    let href = entity
+                        .as_ref()
+                        .map(super::catalog::entity_href)
+                        .unwrap_or_default();
+                    let (kind, id) = match found {
+                        Found::Application { id } => ("application", id.clone()),
+                        Found::Pool { id } => ("pool", id.clone()),
+                        Found::DataQueue { id } => ("data queue", id.clone()),
+                        Found::Agent { application, id } => {
+                            ("agent", format!("{application}/{id}"))
+                        }
+                        Found::LaunchSetting { id } => ("launch setting", id.clone()),
+                        Found::ScheduleGroup { id } => ("schedule group", id.clone()),
+                        Found::Activation { .. } | Found::DeadLetter { .. } => ("", String::new()),
+                    };
+                    (kind, id, href)
+                }
+            };
+            HitView {
+                kind: kind.to_owned(),
+                id,
+                label: h.label,
+                href,
+            }
+        })
+        .collect())
+}

@@ -1,0 +1,53 @@
+//! The global search's page (`/search?q=`): what matches, by kind, each a link. The box in
+//! the top bar (focused by `/` from any page) leads here; readable without JavaScript.
+
+use crate::api::search::search;
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+#[component]
+pub fn SearchPage() -> impl IntoView {
+    let query_map = use_query_map();
+    let q = Memo::new(move |_| query_map.get().get("q").unwrap_or_default());
+    let hits = Resource::new(move || q.get(), search);
+    view! {
+        <section data-test="search">
+            <h1>"Search"</h1>
+            <form method="get" action="/search" class="filters" role="search">
+                <label>
+                    <span class="label">"Id, title, activation id, message id or #dead letter"</span>
+                    <input type="search" name="q" value=move || q.get() data-test="search-q" />
+                </label>
+                <button type="submit">"Search"</button>
+            </form>
+            <Suspense fallback=|| view! { <p class="muted">"Searching…"</p> }>
+                {move || hits.get().map(|r| match r {
+                    Ok(list) if q.get().trim().is_empty() => {
+                        drop(list);
+                        view! { <p class="muted">"Type what you are looking for."</p> }.into_any()
+                    }
+                    Ok(list) if list.is_empty() => view! {
+                        <p class="muted" data-test="no-hits">{format!("Nothing matches “{}”.", q.get().trim())}</p>
+                    }.into_any(),
+                    Ok(list) => view! {
+                        <div class="table-wrap">
+                            <table class="list" data-test="hits">
+                                <thead><tr><th>"Kind"</th><th>"Id"</th><th>"Title"</th></tr></thead>
+                                <tbody>
+                                    {list.into_iter().map(|h| view! {
+                                        <tr data-test="hit" data-kind=h.kind.clone() data-id=h.id.clone()>
+                                            <td data-label="Kind" class="muted">{h.kind.clone()}</td>
+                                            <td data-label="Id"><a href=h.href.clone() data-test="hit-link"><code>{h.id.clone()}</code></a></td>
+                                            <td data-label="Title">{h.label.clone()}</td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        </div>
+                    }.into_any(),
+                    Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+                })}
+            </Suspense>
+        </section>
+    }
+}

@@ -1,0 +1,32 @@
+//! `GET /api/v1/search?q=`: the global search (docs/concepts.md, Finding anything).
+
+use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
+use am_services::search::{self, Hit};
+use axum::{
+    Json,
+    extract::{Query, State},
+};
+
+/// Query of `GET /api/v1/search`.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// Part of an id or title of a catalog entity, an activation's id, a dead letter's
+    /// message id or `#number`.
+    #[serde(default)]
+    pub q: String,
+}
+
+/// What matches: catalog entities whose id or title contains the text (at most 10 of each
+/// kind), the activation with that id, the dead letters with that message id or number.
+#[utoipa::path(get, path = "/api/v1/search", tag = "search", params(SearchQuery), responses(
+    (status = 200, body = Vec<Hit>),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn find(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Query(q): Query<SearchQuery>,
+) -> ApiResult<Json<Vec<Hit>>> {
+    Ok(Json(search::find(&state.services.db, &who, &q.q).await?))
+}

@@ -1,0 +1,180 @@
+//! The global search (docs/concepts.md, Finding anything): what an operator pastes or types —
+//! part of an id or title of any catalog entity, an activation's id, a dead letter's message id
+//! or `#number` — found from every page.
+//!
+//! Catalog tables hold thousands of rows at most: each is matched on `LOWER(id)` and
+//! `LOWER(title)` containing the text, a bounded number of hits each. Activations and dead
+//! letters hold millions: they are looked up only by what identifies them exactly (the UUID,
+//! the message id through `idx_dead_letters_message_id`, the number), never scanned.
+
+use crate::{
+    Principal,
+    entity::{
+        activations, agents, applications, data_queues, dead_letters, launch_settings, pools,
+        schedule_groups,
+    },
+    error::ServiceResult,
+};
+use am_domain::{roles::Role, usage::EntityRef};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    sea_query::{Expr, ExprTrait, Func},
+};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Hits of one kind at most.
+pub const HITS_PER_KIND: u64 = 10;
+
+/// What a hit points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Found {
+    Application { id: String },
+    Pool { id: String },
+    DataQueue { id: String },
+    Agent { application: String, id: String },
+    LaunchSetting { id: String },
+    ScheduleGroup { id: String },
+    Activation { id: Uuid },
+    DeadLetter { id: i64 },
+}
+
+impl Found {
+    /// The catalog entity, if it is one.
+    pub fn entity(&self) -> Option<EntityRef> {
+        Some(match self {
+            Found::Application { id } => EntityRef::Application(id.clone()),
+            Found::Pool { id } => EntityRef::Pool(id.clone()),
+            Found::DataQueue { id } => EntityRef::DataQueue(id.clone()),
+            Found::Agent { application, id } => EntityRef::agent(application, id),
+            Found::LaunchSetting { id } => EntityRef::LaunchSetting(id.clone()),
+            Found::ScheduleGroup { id } => EntityRef::ScheduleGroup(id.clone()),
+            Found::Activation { .. } | Found::DeadLetter { .. } => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Hit {
+    #[serde(flatten)]
+    pub found: Found,
+    /// The title, or what else tells the hit apart (a dead letter's message id, an
+    /// activation's launch setting).
+    pub label: String,
+}
+
+/// `LOWER(column) LIKE '%text%'` with the text's own `%`, `_` and `\` taken literally.
+fn contains<C: ColumnTrait>(column: C, lowered: &str) -> Condition {
+    let escaped = lowered
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    Condition::all().add(
+        Expr::expr(Func::lower(Expr::col(column)))
+            .like(sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')),
+    )
+}
+
+fn id_or_title<C: ColumnTrait>(id: C, title: C, lowered: &str) -> Condition {
+    Condition::any()
+        .add(contains(id, lowered))
+        .add(contains(title, lowered))
+}
+
+/// Everything matching `text` (trimmed; nothing for an empty text), catalog entities first.
+pub async fn find(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    text: &str,
+) -> ServiceResult<Vec<Hit>> {
+    actor.require(Role::Viewer)?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let q = text.to_lowercase();
+    let mut hits = Vec::new();
+
+    macro_rules! by_id_and_title {
+        ($entity:ident, $found:expr) => {{
+            use $entity::Column as C;
+            let rows: Vec<(String, String)> = $entity::Entity::find()
+                .select_only()
+                .columns([C::Id, C::Title])
+                .filter(id_or_title(C::Id, C::Title, &q))
+                .order_by_asc(C::Id)
+                .limit(HITS_PER_KIND)
+                .into_tuple()
+                .all(db)
+                .await?;
+            hits.extend(rows.into_iter().map(|(id, label)| Hit {
+                found: $found(id),
+                label,
+            }));
+        }};
+    }
+    by_id_and_title!(launch_settings, |id| Found::LaunchSetting { id });
+    by_id_and_title!(schedule_groups, |id| Found::ScheduleGroup { id });
+    by_id_and_title!(applications, |id| Found::Application { id });
+    by_id_and_title!(data_queues, |id| Found::DataQueue { id });
+    by_id_and_title!(pools, |id| Found::Pool { id });
+    {
+        use agents::Column as C;
+        let rows: Vec<(String, String, String)> = agents::Entity::find()
+            .select_only()
+            .columns([C::ApplicationId, C::Id, C::Title])
+            .filter(id_or_title(C::Id, C::Title, &q))
+            .order_by_asc(C::ApplicationId)
+            .order_by_asc(C::Id)
+            .limit(HITS_PER_KIND)
+            .into_tuple()
+            .all(db)
+            .await?;
+        hits.extend(rows.into_iter().map(|(application, id, label)| Hit {
+            found: Found::Agent { application, id },
+            label,
+        }));
+    }
+
+    if let Ok(id) = Uuid::parse_str(text) {
+        let run: Option<(Uuid, Option<String>, Option<String>)> =
+            activations::Entity::find_by_id(id)
+                .select_only()
+                .columns([
+                    activations::Column::Id,
+                    activations::Column::LaunchSettingId,
+                    activations::Column::GroupId,
+                ])
+                .into_tuple()
+                .one(db)
+                .await?;
+        if let Some((id, ls, group)) = run {
+            hits.push(Hit {
+                found: Found::Activation { id },
+                label: ls
+                    .or(group.map(|g| format!("group {g}")))
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    let number = text.strip_prefix('#').and_then(|n| n.parse::<i64>().ok());
+    let dead: Vec<(i64, Option<String>)> = dead_letters::Entity::find()
+        .select_only()
+        .columns([dead_letters::Column::Id, dead_letters::Column::MessageId])
+        .filter(
+            Condition::any()
+                .add(dead_letters::Column::MessageId.eq(text))
+                .add_option(number.map(|n| dead_letters::Column::Id.eq(n))),
+        )
+        .order_by_desc(dead_letters::Column::Id)
+        .limit(HITS_PER_KIND)
+        .into_tuple()
+        .all(db)
+        .await?;
+    hits.extend(dead.into_iter().map(|(id, message)| Hit {
+        found: Found::DeadLetter { id },
+        label: message.unwrap_or_default(),
+    }));
+    Ok(hits)
+}

@@ -1,0 +1,145 @@
+//! The global search on both backends: parts of ids and titles of every kind of catalog entity,
+//! whatever the case; an activation by its id; a dead letter by its message id or number; the
+//! text's `%` and `_` taken literally.
+
+use super::{actor, demo_catalog};
+use crate::on_both_backends;
+use am_domain::roles::Role;
+use am_services::{
+    catalog,
+    entity::{activations, dead_letters},
+    search::{self, Found},
+};
+use sea_orm::{ActiveValue::Set, DatabaseConnection, EntityTrait};
+use uuid::Uuid;
+
+on_both_backends!(anything_is_found_by_what_identifies_it);
+
+fn kinds(hits: &[search::Hit]) -> Vec<(String, String)> {
+    hits.iter()
+        .map(|h| {
+            let v = serde_json::to_value(&h.found).expect("serializes");
+            (
+                v["kind"].as_str().unwrap_or_default().to_owned(),
+                v["id"].to_string().trim_matches('"').to_owned(),
+            )
+        })
+        .collect()
+}
+
+async fn anything_is_found_by_what_identifies_it(db: &DatabaseConnection) {
+    catalog::import(db, &actor(Role::Admin), demo_catalog())
+        .await
+        .expect("demo catalog imports");
+    let viewer = actor(Role::Viewer);
+
+    // Part of an id, any case: the launch setting and the agent.
+    let hits = search::find(db, &viewer, "ECHO").await.expect("search");
+    let found = kinds(&hits);
+    assert!(
+        found.contains(&("launch_setting".into(), "demo.echo.1".into())),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("launch_setting".into(), "demo.echo.drain".into())),
+        "{found:?}"
+    );
+    assert!(
+        hits.iter().any(|h| h.found
+            == Found::Agent {
+                application: "demo".into(),
+                id: "echo".into()
+            }),
+        "{found:?}"
+    );
+    // Part of a title.
+    let hits = search::find(db, &viewer, "every event")
+        .await
+        .expect("search");
+    assert_eq!(
+        kinds(&hits),
+        [("launch_setting".to_owned(), "demo.echo.1".to_owned())]
+    );
+    assert_eq!(hits[0].label, "Echo every event");
+    // Wildcards are text: nothing has a `%` or `_` in it.
+    assert!(
+        search::find(db, &viewer, "%")
+            .await
+            .expect("search")
+            .is_empty()
+    );
+    assert!(
+        search::find(db, &viewer, "_")
+            .await
+            .expect("search")
+            .is_empty()
+    );
+    assert!(
+        search::find(db, &viewer, "  ")
+            .await
+            .expect("search")
+            .is_empty()
+    );
+
+    // An activation by its id; a dead letter by its message id and by its number.
+    let run = Uuid::now_v7();
+    activations::Entity::insert(activations::ActiveModel {
+        id: Set(run),
+        launch_setting_id: Set(Some("demo.echo.1".into())),
+        group_id: Set(None),
+        parent_id: Set(None),
+        position: Set(None),
+        trigger: Set("manual".into()),
+        fire_key: Set(None),
+        status: Set("running".into()),
+        requested_by: Set(None),
+        created_at: Set(chrono::Utc::now()),
+        started_at: Set(None),
+        finished_at: Set(None),
+        error: Set(None),
+        application_id: Set(Some("demo".into())),
+        fencing_token: Set(1),
+        pinned_host: Set(None),
+        wait_until: Set(None),
+    })
+    .exec(db)
+    .await
+    .expect("activation");
+    let hits = search::find(db, &viewer, &run.to_string())
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].found, Found::Activation { id: run });
+    assert_eq!(hits[0].label, "demo.echo.1");
+
+    let dl = dead_letters::Entity::insert(dead_letters::ActiveModel {
+        dedupe_key: Set("k".into()),
+        launch_setting_id: Set(Some("demo.poison.1".into())),
+        message_id: Set(Some("order-4711".into())),
+        headers: Set(serde_json::json!({})),
+        body: Set(b"poison".to_vec()),
+        attempts: Set(3),
+        received_at: Set(chrono::Utc::now()),
+        status: Set("dead".into()),
+        replay_count: Set(0),
+        ..Default::default()
+    })
+    .exec(db)
+    .await
+    .expect("dead letter")
+    .last_insert_id;
+    let hits = search::find(db, &viewer, "order-4711")
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].found, Found::DeadLetter { id: dl });
+    let hits = search::find(db, &viewer, &format!("#{dl}"))
+        .await
+        .expect("search");
+    assert_eq!(
+        hits.iter()
+            .filter(|h| h.found == Found::DeadLetter { id: dl })
+            .count(),
+        1
+    );
+}
