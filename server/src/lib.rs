@@ -2,6 +2,13 @@
 //! broker connection, the runtime (scheduler, outbox relay, report consumer, watchdog) and the
 //! command-line commands. `main.rs` only parses arguments.
 
+/// jemalloc instead of glibc's malloc for the manager (and everything linking this library):
+/// glibc gives threads that allocate arenas of their own and keeps what was freed in them, so
+/// the manager's resident memory grew with its threads (tokio workers, one per SQLite
+/// connection, lapin's) to several times its live heap (docs/benchmarks.md, P2).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 pub mod api;
 pub mod auth;
 pub mod broker;

@@ -288,7 +288,7 @@ fn RunningList(rows: Vec<RunningActivation>, now: DateTime<Utc>) -> impl IntoVie
                 <tbody>
                     {rows.into_iter().map(|a| {
                         let href = format!("/activations/{}", a.id);
-                        let short: String = a.id.chars().take(8).collect();
+                        let short = crate::api::activations::short_id(&a.id);
                         let what = match (&a.launch_setting, &a.group, &a.member) {
                             (Some(ls), _, _) => ls.clone(),
                             (None, Some(g), Some(m)) => format!("group {g}, at {m}"),
