@@ -8,6 +8,7 @@ pub mod dashboard;
 pub mod dead_letters;
 pub mod failures;
 pub mod nodes;
+pub mod notifications;
 pub mod operations;
 pub mod search;
 

@@ -118,9 +118,15 @@ pub struct Application {
     pub title: String,
     /// Pool used by launch settings that name none.
     pub default_pool: String,
-    /// Called when a breaker trips, something is disabled or dead letters pile up.
+    /// Gets every notification of the application (docs/notifications.md) as a signed JSON
+    /// POST, unless a launch setting names its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_url: Option<String>,
+    /// The key that signs what the webhook gets (`X-Agent-Manager-Signature`). Write-only:
+    /// never serialized (pages, API answers, export, audit); a write that leaves it out keeps
+    /// the stored one and an empty string removes it ([`crate::notify::keep_secrets`]).
+    #[serde(default, skip_serializing)]
+    pub webhook_secret: Option<String>,
 }
 
 /// A named list of host names. A host may be in several pools.
@@ -507,6 +513,11 @@ pub struct LaunchSetting {
     /// Overrides the application's webhook for this launch setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_url: Option<String>,
+    /// The key that signs what the webhook gets (`X-Agent-Manager-Signature`). Write-only:
+    /// never serialized (pages, API answers, export, audit); a write that leaves it out keeps
+    /// the stored one and an empty string removes it ([`crate::notify::keep_secrets`]).
+    #[serde(default, skip_serializing)]
+    pub webhook_secret: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -77,6 +77,9 @@ pub struct Dashboard {
     /// waits, nothing counts them against the launch setting).
     #[serde(default)]
     pub unavailable_last_hour: u64,
+    /// Notifications given up on after their retry budget (docs/notifications.md).
+    #[serde(default)]
+    pub failed_notifications: u64,
     pub failures_per_hour: FailureChart,
     /// Launch settings with real failures in the last 60 minutes, the most recently failing
     /// first (at most [`FAILING_SHOWN`]), each with its last error.

@@ -12,6 +12,8 @@ pub mod duration;
 pub mod error;
 pub mod failing;
 pub mod ids;
+pub mod links;
+pub mod notify;
 pub mod params;
 pub mod policy;
 pub mod publication;

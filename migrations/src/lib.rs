@@ -63,6 +63,7 @@ pub mod m20261125_000013_recovery;
 pub mod m20261125_000014_replay_outcomes;
 pub mod m20261125_000015_run_counts;
 pub mod m20261125_000016_disabled_and_success;
+pub mod m20261125_000017_notifications;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -88,6 +89,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000014_replay_outcomes::Migration),
             Box::new(m20261125_000015_run_counts::Migration),
             Box::new(m20261125_000016_disabled_and_success::Migration),
+            Box::new(m20261125_000017_notifications::Migration),
         ]
     }
 }

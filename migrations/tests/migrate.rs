@@ -185,8 +185,20 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: nobody recorded as having disabled anything, no last success.
+    // One step down: notifications as first made, no webhook secrets.
     let manager = SchemaManager::new(db);
+    assert!(manager.has_column("notifications", "fold_key").await?);
+    assert!(manager.has_column("applications", "webhook_secret").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("notifications", "fold_key").await?);
+    assert!(manager.has_column("notifications", "kind").await?);
+    assert!(!manager.has_column("applications", "webhook_secret").await?);
+    assert!(
+        !manager
+            .has_column("launch_settings", "webhook_secret")
+            .await?
+    );
+    // One more: nobody recorded as having disabled anything, no last success.
     for (table, column) in [
         ("launch_settings", "disabled_by"),
         ("launch_settings", "disabled_activation"),

@@ -4,7 +4,7 @@
 use crate::{broker, config::Config, http, jobs, runtime, state::AppState};
 use agent_client::Topology;
 use am_domain::{catalog::Catalog, roles::Role};
-use am_services::runtime::RuntimeConfig;
+use am_services::runtime::{NotifySettings, RuntimeConfig};
 use am_services::{
     Principal, ServiceError, Services, Settings, accounts, catalog, db, health::BrokerStatus,
 };
@@ -134,6 +134,11 @@ pub fn runtime_config(config: &Config) -> RuntimeConfig {
         node_timeout: chrono_duration(config.runtime.node_timeout),
         wait_timeout: chrono_duration(config.runtime.wait_timeout),
         misfire_threshold: chrono_duration(config.runtime.misfire_threshold),
+        notify: NotifySettings {
+            public_url: config.http.public_url.clone(),
+            give_up: chrono_duration(config.runtime.notify_give_up),
+            ..NotifySettings::default()
+        },
         ..RuntimeConfig::new(&config.broker.prefix)
     }
 }

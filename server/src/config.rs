@@ -45,6 +45,9 @@ pub struct RuntimeTunables {
     /// Failure logs older than this before a launch setting's last activation, when that
     /// failed or was interrupted, are deleted (docs/concepts.md, Failure logs; default 30 days).
     pub failure_retention: std::time::Duration,
+    /// A notification not delivered this long after it was raised is given up
+    /// (`AM_NOTIFY_GIVE_UP`, default 24 h; docs/notifications.md).
+    pub notify_give_up: std::time::Duration,
 }
 
 /// Longest `AM_FAILURE_RETENTION_DAYS` (100 years): longer means "keep", and a bound keeps the
@@ -63,6 +66,9 @@ pub struct HttpConfig {
     pub allowed_hosts: AllowedHosts,
     /// Mark the session cookie `Secure` (set when served over HTTPS).
     pub secure_cookies: bool,
+    /// The manager's address as operators reach it (`AM_PUBLIC_URL`, e.g.
+    /// `https://manager.example.com`): notifications link to pages under it.
+    pub public_url: Option<String>,
 }
 
 #[derive(Clone)]
@@ -107,6 +113,8 @@ struct FileConfig {
     wait_timeout: Option<String>,
     misfire_threshold: Option<String>,
     failure_retention_days: Option<Days>,
+    public_url: Option<String>,
+    notify_give_up: Option<String>,
 }
 
 /// A number of days in the file: `30` or `"30"` (the environment's spelling).
@@ -195,6 +203,8 @@ impl Config {
             wait_timeout,
             misfire_threshold,
             failure_retention_days,
+            public_url,
+            notify_give_up,
         } = file_cfg;
         let src = Source { env, file_path };
 
@@ -335,6 +345,22 @@ impl Config {
             });
         }
         let queue_expiry = duration(src.get("AM_QUEUE_EXPIRY", queue_expiry, "queue_expiry"))?;
+        let public_url = match src.get("AM_PUBLIC_URL", public_url, "public_url") {
+            Some((key, raw)) => match url::Url::parse(&raw) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") => {
+                    Some(raw.trim_end_matches('/').to_owned())
+                }
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        key,
+                        message: format!(
+                            "`{raw}` is not an http(s) address (expected e.g. https://manager.example.com)"
+                        ),
+                    });
+                }
+            },
+            None => None,
+        };
         let runtime = RuntimeTunables {
             node_timeout: duration(src.get("AM_NODE_TIMEOUT", node_timeout, "node_timeout"))?
                 .unwrap_or(secs(30)),
@@ -355,6 +381,12 @@ impl Config {
                 .unwrap_or(DEFAULT_FAILURE_RETENTION_DAYS)
                     * 86_400,
             ),
+            notify_give_up: duration(src.get(
+                "AM_NOTIFY_GIVE_UP",
+                notify_give_up,
+                "notify_give_up",
+            ))?
+            .unwrap_or(secs(86_400)),
         };
 
         Ok(Config {
@@ -370,6 +402,7 @@ impl Config {
                 allowed_origins,
                 allowed_hosts,
                 secure_cookies,
+                public_url,
             },
             admin: AdminConfig { initial_password },
         })

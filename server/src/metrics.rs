@@ -132,6 +132,11 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
                     "\"temporarily unavailable\" answers of the last 60 minutes (redelivered, not counted as failures)",
                     g.unavailable_last_hour,
                 ),
+                (
+                    "am_failed_notifications",
+                    "notifications given up on after their retry budget (resend them from the Notifications page)",
+                    g.failed_notifications,
+                ),
             ] {
                 gauge(&mut out, name, help, v);
             }

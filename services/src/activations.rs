@@ -259,6 +259,23 @@ pub async fn list(
     })
 }
 
+/// One activation as lists show it (status, hosts, failures), without its timeline: what a
+/// page polls to show the outcome of a re-run or an interrupt.
+pub async fn summary(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    id: &str,
+) -> ServiceResult<ActivationSummary> {
+    actor.require(Role::Viewer)?;
+    let not_found = || ServiceError::NotFound(format!("activation '{id}'"));
+    let uuid = Uuid::parse_str(id.trim()).map_err(|_| not_found())?;
+    let row = activations::Entity::find_by_id(uuid)
+        .one(db)
+        .await?
+        .ok_or_else(not_found)?;
+    summaries(db, vec![row]).await?.pop().ok_or_else(not_found)
+}
+
 /// One activation: its member runs (for a group activation), its timeline per host with each
 /// host's dispatches, and its failures.
 pub async fn get(

@@ -18,6 +18,7 @@ pub mod failures;
 pub mod filters;
 pub mod health;
 pub mod login_limit;
+pub mod notifications;
 pub mod operations;
 pub mod quarantine;
 pub mod recovery;

@@ -17,12 +17,16 @@ pub use views::{
     application_publication, drift, list, offered_agents,
 };
 
-use crate::{entity::nodes, error::ServiceResult};
+use crate::{
+    entity::nodes,
+    error::ServiceResult,
+    notifications::{self, events},
+};
 use am_domain::wire;
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, sea_query::OnConflict,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, TransactionTrait, sea_query::OnConflict,
 };
 
 /// `nodes.status` of a node heard from recently.
@@ -57,6 +61,7 @@ pub async fn record_heartbeat(
     hb: &wire::Heartbeat,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
+    back_if_lost(db, &hb.application, &hb.host, now).await?;
     let running: usize = hb.running.iter().map(|r| r.activations.len()).sum();
     let load = hb.load.filter(|l| l.is_finite()).unwrap_or(0.0);
     let row = nodes::ActiveModel {
@@ -106,18 +111,19 @@ pub async fn live_nodes(
 }
 
 /// Marks the live nodes not heard from within `timeout` as lost and returns those this call
-/// flipped, as (application, host). Each flip is a compare-and-set (still live, still stale),
-/// so concurrent watchdogs and a heartbeat arriving meanwhile are never overruled.
+/// flipped, as (application, host), each with its `node_lost` notification in the same
+/// transaction. Each flip is a compare-and-set (still live, still stale), so concurrent
+/// watchdogs and a heartbeat arriving meanwhile are never overruled, and one replica tells it.
 pub async fn mark_lost(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     now: DateTime<Utc>,
     timeout: chrono::Duration,
 ) -> ServiceResult<Vec<(String, String)>> {
     use nodes::Column as C;
     let cutoff = now - timeout;
-    let stale: Vec<(String, String)> = nodes::Entity::find()
+    let stale: Vec<(String, String, DateTime<Utc>)> = nodes::Entity::find()
         .select_only()
-        .columns([C::ApplicationId, C::Host])
+        .columns([C::ApplicationId, C::Host, C::LastHeartbeatAt])
         .filter(C::Status.eq(LIVE))
         .filter(C::LastHeartbeatAt.lte(cutoff))
         .order_by_asc(C::ApplicationId)
@@ -126,19 +132,48 @@ pub async fn mark_lost(
         .all(db)
         .await?;
     let mut flipped = Vec::with_capacity(stale.len());
-    for (application, host) in stale {
+    for (application, host, last) in stale {
+        let txn = db.begin().await?;
         let r = nodes::Entity::update_many()
             .col_expr(C::Status, sea_orm::sea_query::Expr::value(LOST))
             .filter(C::ApplicationId.eq(application.as_str()))
             .filter(C::Host.eq(host.as_str()))
             .filter(C::Status.eq(LIVE))
             .filter(C::LastHeartbeatAt.lte(cutoff))
-            .exec(db)
+            .exec(&txn)
             .await?;
+        if r.rows_affected == 1 {
+            let notice = events::node(true, &application, &host, Some(last), now);
+            notifications::raise(&txn, notice, now).await?;
+        }
+        txn.commit().await?;
         if r.rows_affected == 1 {
             tracing::warn!(application = %application, host = %host, "node lost: no heartbeat within {}s", timeout.num_seconds());
             flipped.push((application, host));
         }
     }
     Ok(flipped)
+}
+
+/// A node marked lost is heard from again (a heartbeat or a publication): flips it live by
+/// compare-and-set, so of several replicas one tells it, and raises `node_back`.
+pub(crate) async fn back_if_lost(
+    db: &impl ConnectionTrait,
+    application: &str,
+    host: &str,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    use nodes::Column as C;
+    let r = nodes::Entity::update_many()
+        .col_expr(C::Status, sea_orm::sea_query::Expr::value(LIVE))
+        .filter(C::ApplicationId.eq(application))
+        .filter(C::Host.eq(host))
+        .filter(C::Status.eq(LOST))
+        .exec(db)
+        .await?;
+    if r.rows_affected == 1 {
+        tracing::info!(%application, %host, "node back");
+        notifications::raise(db, events::node(false, application, host, None, now), now).await?;
+    }
+    Ok(())
 }

@@ -54,6 +54,10 @@ pub struct ActivationRow {
     pub application: Option<String>,
     pub trigger: String,
     pub status: String,
+    /// Still waiting, dispatched or running: it can be interrupted, not re-run.
+    pub active: bool,
+    /// Ended without succeeding: worth a re-run.
+    pub rerunnable: bool,
     pub requested_by: Option<String>,
     pub created: String,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -165,6 +169,8 @@ pub struct ActivationDetailView {
     pub more_failures: bool,
     /// What a re-run may start from, when the caller may re-run and the activation has ended.
     pub rerun: Option<am_domain::recovery::RerunChoices>,
+    /// Whether the caller may interrupt or re-run it.
+    pub can_operate: bool,
 }
 
 /// The first 8 and last 4 characters of an id.
@@ -206,6 +212,7 @@ pub(crate) mod present {
     }
 
     pub fn activation(a: ActivationSummary, now: DateTime<Utc>) -> ActivationRow {
+        use am_services::runtime::status::activation as status;
         let begin = a.started_at.unwrap_or(a.created_at);
         let end = a
             .finished_at
@@ -219,6 +226,9 @@ pub(crate) mod present {
             position: a.position,
             application: a.application,
             trigger: a.trigger,
+            active: status::ACTIVE.contains(&a.status.as_str()),
+            rerunnable: !status::ACTIVE.contains(&a.status.as_str())
+                && a.status != status::SUCCEEDED,
             status: a.status,
             requested_by: a.requested_by,
             created: time(a.created_at),
@@ -348,6 +358,7 @@ pub async fn activation_detail(id: String) -> Result<ActivationDetailView, UiErr
     let rerun = am_services::runtime::run::choices(&s.db, &s.runtime, &who, &id).await?;
     Ok(ActivationDetailView {
         rerun,
+        can_operate: who.role.allows(Role::Operator),
         activation: present::activation(d.activation, now),
         members: d
             .members
@@ -380,4 +391,25 @@ pub async fn rerun_activation(
     let s = services()?;
     let started = am_services::runtime::run::rerun(&s.db, &s.runtime, &who, &id, &how).await?;
     Ok(started.to_string())
+}
+
+/// Interrupts an activation still waiting or running (operators).
+#[server(prefix = "/ui", endpoint = "interrupt_activation", input = Json)]
+pub async fn interrupt_activation(id: String) -> Result<(), UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Operator)?;
+    let s = services()?;
+    am_services::runtime::interrupt::interrupt(&s.db, &s.runtime, &who, &id).await?;
+    Ok(())
+}
+
+/// One activation as a list row: what a page polls for the outcome of a re-run or interrupt.
+#[server(prefix = "/ui", endpoint = "activation_summary", input = Json)]
+pub async fn activation_summary(id: String) -> Result<ActivationRow, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Viewer)?;
+    let a = am_services::activations::summary(&services()?.db, &who, &id).await?;
+    Ok(present::activation(a, chrono::Utc::now()))
 }

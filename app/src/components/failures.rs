@@ -4,44 +4,7 @@
 use crate::api::activations::{CountView, FailureRow};
 use leptos::prelude::*;
 
-/// Percent-encodes one query value or path segment.
-pub fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// `path?k=v&...` with the empty values left out.
-pub fn href(path: &str, pairs: &[(&str, &str)]) -> String {
-    let q: Vec<String> = pairs
-        .iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| format!("{k}={}", enc(v)))
-        .collect();
-    if q.is_empty() {
-        path.to_owned()
-    } else {
-        format!("{path}?{}", q.join("&"))
-    }
-}
-
-/// The path of a level of the drill-down.
-pub fn level_path(launch_setting: &str, activation: &str, host: &str) -> String {
-    let mut p = "/failures".to_owned();
-    for seg in [launch_setting, activation, host] {
-        if seg.is_empty() {
-            break;
-        }
-        p.push('/');
-        p.push_str(&enc(seg));
-    }
-    p
-}
+pub use am_domain::links::{enc, href, level_path};
 
 /// Counts by error type, each a link (built by `link`) that narrows to that type; the
 /// current type, if any, is marked.

@@ -21,6 +21,7 @@ pub const SECTIONS: &[(&str, &str)] = &[
     ("/failures", "Failure logs"),
     ("/dead-letters", "Dead letters"),
     ("/operations", "Operations"),
+    ("/notifications", "Notifications"),
     ("/audit", "Audit log"),
     ("/users", "Users"),
 ];

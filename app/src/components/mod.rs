@@ -11,6 +11,8 @@ pub mod operation;
 pub mod params;
 pub mod replay;
 pub mod rerun;
+pub mod run_actions;
 pub mod status;
 pub mod stream_health;
+pub mod webhook;
 pub mod when;

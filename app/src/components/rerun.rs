@@ -1,7 +1,7 @@
 //! The activation page's re-run buttons: a group from its failed member (or any member), a
 //! launch setting's run on the hosts that failed or on another node of its pool.
 
-use crate::api::activations::RerunActivation;
+use crate::{api::activations::RerunActivation, components::run_actions::RunOutcome};
 use am_domain::recovery::{Rerun, RerunChoices};
 use leptos::prelude::*;
 
@@ -81,6 +81,7 @@ pub fn RerunPanel(activation: String, choices: RerunChoices) -> impl IntoView {
                     <p class="banner good" role="status">
                         "Started re-run "
                         <a href=format!("/activations/{id}") data-test="rerun-started-link"><code>{id.clone()}</code></a>
+                        " · " <RunOutcome id=id.clone() />
                     </p>
                 }.into_any(),
                 Err(e) => view! { <p class="error" role="alert" data-test="rerun-error">{e.to_string()}</p> }.into_any(),

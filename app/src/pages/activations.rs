@@ -13,6 +13,7 @@ use crate::{
         ids::Id,
         operation::OperationProgress,
         rerun::RerunPanel,
+        run_actions::{InterruptButton, RerunButton},
         when::Ago,
     },
 };
@@ -224,6 +225,7 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
     let prev = (view.page > 1).then(|| query_href(&q, view.page - 1));
     let next = view.has_more.then(|| query_href(&q, view.page + 1));
     let now = view.now;
+    let can_operate = view.can_operate;
     view! {
         <div class="table-wrap">
             <table class="list" data-test="activation-list">
@@ -234,7 +236,7 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
                     </tr>
                 </thead>
                 <tbody>
-                    {view.rows.into_iter().map(|a| view! { <ActivationLine a now /> }).collect_view()}
+                    {view.rows.into_iter().map(|a| view! { <ActivationLine a now can_operate /> }).collect_view()}
                 </tbody>
             </table>
         </div>
@@ -248,7 +250,12 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
 }
 
 #[component]
-fn ActivationLine(a: ActivationRow, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+fn ActivationLine(
+    a: ActivationRow,
+    now: chrono::DateTime<chrono::Utc>,
+    /// Whether the row offers *Interrupt* or *Re-run*.
+    can_operate: bool,
+) -> impl IntoView {
     let href = format!("/activations/{}", a.id);
     view! {
         <tr data-test="activation-row" data-id=a.id.clone() data-status=a.status.clone()>
@@ -260,6 +267,7 @@ fn ActivationLine(a: ActivationRow, now: chrono::DateTime<chrono::Utc>) -> impl 
                 {a.error.clone().map(|e| view! {
                     <span class="message" data-test="activation-error">{cut(&e, LIST_MESSAGE)}</span>
                 })}
+                {can_operate.then(|| row_action(&a))}
             </td>
             <td data-label="Created">
                 <Ago at=a.created_at now />
@@ -270,6 +278,18 @@ fn ActivationLine(a: ActivationRow, now: chrono::DateTime<chrono::Utc>) -> impl 
             <td data-label="Hosts">{a.hosts.join(", ")}</td>
             <td data-label="Failures">{failures_cell(&a)}</td>
         </tr>
+    }
+}
+
+/// *Interrupt* on an active row; *Re-run* on an ended one that did not succeed (a member run
+/// re-runs its group from that member).
+fn row_action(a: &ActivationRow) -> Option<AnyView> {
+    if a.active {
+        Some(view! { <InterruptButton id=a.id.clone() /> }.into_any())
+    } else if a.rerunnable {
+        Some(view! { <RerunButton id=a.id.clone() /> }.into_any())
+    } else {
+        None
     }
 }
 
@@ -324,6 +344,9 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
             </dl>
             {a.error.clone().map(|e| view! { <p class="banner bad" data-test="activation-error-text">{e}</p> })}
             {v.rerun.clone().map(|choices| view! { <RerunPanel activation=a.id.clone() choices /> })}
+            {(v.can_operate && a.active).then(|| view! {
+                <div class="actions" data-test="interrupt-panel"><InterruptButton id=a.id.clone() /></div>
+            })}
             <p class="links">
                 {a.launch_setting.clone().map(|ls| view! {
                     <a href=href("/activations", &[("launch_setting", &ls)])>"Other activations of this launch setting"</a>

@@ -195,6 +195,13 @@ fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
                 {besides.map(|b| view! { <p class="muted" data-test="failures-besides">{b}</p> })}
             </div>
             <BacklogFigure b=d.backlog />
+            {(d.failed_notifications > 0).then(|| view! {
+                <div class="card dash-figure" data-test="failed-notifications" data-count=d.failed_notifications.to_string()>
+                    <h2>"Notifications"</h2>
+                    <a class="big bad" href="/notifications?status=failed">{d.failed_notifications.to_string()}</a>
+                    <p class="muted">"not delivered: nobody was told"</p>
+                </div>
+            })}
         </div>
         <div class="card">
             <h2>"Failures per hour, last 24 h"</h2>

@@ -158,6 +158,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
             .map(|p| p.id.clone())
             .unwrap_or_default(),
         webhook_url: None,
+        webhook_secret: None,
     });
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
@@ -176,6 +177,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 title: title.get_untracked(),
                 default_pool: pool.get_untracked(),
                 webhook_url: opt(webhook.get_untracked()),
+                webhook_secret: None,
             }),
             create: creating,
         });
@@ -196,10 +198,14 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
             <SelectField label="Default pool" test="field-default-pool" value=pool options=pools
                 errors=errors.at("default_pool") disabled=!can_edit hint="used by launch settings that name no pool" />
             <TextField label="Webhook URL" test="field-webhook" value=webhook errors=errors.at("webhook_url") readonly=!can_edit
-                placeholder="https://…" hint="called when a breaker trips, something is disabled or dead letters pile up" />
+                placeholder="https://…" hint="gets every notification of the application: breaker trips, disabled items, lost runs and nodes" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
-        {(!creating).then(|| view! { <ApplicationPublished application=base.id.clone() /> })}
+        {(!creating).then(|| view! {
+            <crate::components::webhook::WebhookTools key=crate::api::catalog::Key::Application(base.id.clone())
+                can_edit can_operate=view.role.allows(Role::Operator) />
+            <ApplicationPublished application=base.id.clone() />
+        })}
     }
 }
 

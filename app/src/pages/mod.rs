@@ -11,6 +11,7 @@ pub mod failures;
 pub mod launch_settings;
 pub mod login;
 pub mod nodes;
+pub mod notifications;
 pub mod operations;
 pub mod published;
 pub mod schedule_groups;

@@ -121,7 +121,7 @@ fn NodeLine(node: NodeRow, can_create: bool) -> impl IntoView {
     let full = node.capacity > 0 && node.running >= node.capacity;
     let agents = node.agents.clone();
     view! {
-        <tr data-test="node-row" data-host=node.host.clone() data-application=node.application.clone()
+        <tr data-test="node-row" id=am_domain::links::node_anchor(&node.host) data-host=node.host.clone() data-application=node.application.clone()
             data-status=node.status.clone()>
             <td data-label="Host">
                 <code>{node.host.clone()}</code>

@@ -21,6 +21,7 @@ fn base() -> Catalog {
         title: String::new(),
         default_pool: "p".into(),
         webhook_url: None,
+        webhook_secret: None,
     });
     c.data_queues.push(DataQueue {
         id: "invoices".into(),
@@ -96,6 +97,7 @@ fn stream(id: &str, parameters: serde_json::Value) -> LaunchSetting {
         recovery: Default::default(),
         idle_timeout: None,
         webhook_url: None,
+        webhook_secret: None,
     }
 }
 

@@ -55,6 +55,9 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
         if let Some(url) = &a.webhook_url {
             text.long(|| format!("applications[{i}].webhook_url"), url);
         }
+        if let Some(secret) = &a.webhook_secret {
+            text.long(|| format!("applications[{i}].webhook_secret"), secret);
+        }
     }
     for (i, p) in catalog.pools.iter().enumerate() {
         text.title(|| format!("pools[{i}].title"), &p.title);
@@ -118,6 +121,9 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
         text.title(|| format!("{at}.title"), &l.title);
         if let Some(url) = &l.webhook_url {
             text.long(|| format!("{at}.webhook_url"), url);
+        }
+        if let Some(secret) = &l.webhook_secret {
+            text.long(|| format!("{at}.webhook_secret"), secret);
         }
         let bytes = serde_json::to_vec(&l.parameters).map_or(0, |v| v.len());
         if bytes > MAX_PARAMETER_BYTES {

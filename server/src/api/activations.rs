@@ -1,5 +1,6 @@
 //! `GET /api/v1/activations` (filtered, newest first), `GET /api/v1/activations/{id}` (its
-//! member runs, per-host timeline and failures) and `POST /api/v1/activations/{id}/rerun`.
+//! member runs, per-host timeline and failures), `POST /api/v1/activations/{id}/rerun` and
+//! `POST /api/v1/activations/{id}/interrupt`.
 
 use super::json::ApiJson;
 use super::paging::PageQuery;
@@ -10,7 +11,10 @@ use crate::{
 };
 use am_services::{
     activations::{self, ActivationDetail, ActivationFilter, ActivationPage},
-    runtime::run::{self, Rerun},
+    runtime::{
+        interrupt,
+        run::{self, Rerun},
+    },
 };
 use axum::{
     Json,
@@ -89,6 +93,39 @@ pub async fn rerun(
         Json(RerunStarted {
             id: started.to_string(),
             rerun_of: id.trim().to_owned(),
+        }),
+    ))
+}
+
+/// What an interrupt asked for.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct InterruptRequested {
+    /// The activation being interrupted.
+    pub id: String,
+}
+
+/// Interrupts an activation still waiting or running (operators). A waiting one ends at once;
+/// a running one gets *interrupt* on each host still running it and ends `interrupted` when
+/// they confirm; a group's run ends at once and its running member is interrupted.
+#[utoipa::path(post, path = "/api/v1/activations/{id}/interrupt", tag = "activations",
+    params(("id" = String, Path, description = "activation id (UUID)")),
+    responses(
+    (status = 202, body = InterruptRequested),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 409, body = ErrorBody, description = "the activation has already ended"),
+))]
+pub async fn interrupt(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<InterruptRequested>)> {
+    let s = &state.services;
+    interrupt::interrupt(&s.db, &s.runtime, &who, &id).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(InterruptRequested {
+            id: id.trim().to_owned(),
         }),
     ))
 }

@@ -11,6 +11,7 @@ mod failures;
 mod health;
 pub mod json;
 mod nodes;
+mod notifications;
 mod operations;
 mod paging;
 mod search;
@@ -65,9 +66,10 @@ impl Modify for BearerAuth {
         entities::schedule_groups::enable, entities::schedule_groups::disable,
         entities::schedule_groups::run,
         nodes::list,
-        activations::list, activations::get, activations::rerun,
+        activations::list, activations::get, activations::rerun, activations::interrupt,
         failures::list, failures::launch_settings, failures::activations, failures::hosts,
         dead_letters::list, dead_letters::get, dead_letters::replay, dead_letters::delete,
+        notifications::list, notifications::get, notifications::resend,
         operations::start, operations::list, operations::get, operations::cancel,
         dashboard::get, dashboard::events,
         broker::get, broker::reconcile,
@@ -86,6 +88,7 @@ impl Modify for BearerAuth {
         (name = "dashboard", description = "The manager's state at a glance, now and live"),
         (name = "broker", description = "The broker topology the manager keeps from the catalog"),
         (name = "search", description = "Anything by id or title, from one box"),
+        (name = "notifications", description = "What operators were told (breaker trips, disabled items, lost runs and nodes), with each delivery's status"),
     )
 )]
 pub struct ApiDoc;
@@ -116,6 +119,12 @@ pub fn router() -> Router<AppState> {
             axum::routing::post(broker::reconcile),
         )
         .route("/api/v1/search", get(search::find))
+        .route("/api/v1/notifications", get(notifications::list))
+        .route("/api/v1/notifications/{id}", get(notifications::get))
+        .route(
+            "/api/v1/notifications/{id}/resend",
+            axum::routing::post(notifications::resend),
+        )
         .route("/api/v1/dashboard", get(dashboard::get))
         .route("/api/v1/dashboard/events", get(dashboard::events))
         .route("/api/v1/activations", get(activations::list))
@@ -123,6 +132,10 @@ pub fn router() -> Router<AppState> {
         .route(
             "/api/v1/activations/{id}/rerun",
             axum::routing::post(activations::rerun),
+        )
+        .route(
+            "/api/v1/activations/{id}/interrupt",
+            axum::routing::post(activations::interrupt),
         )
         .route("/api/v1/failures", get(failures::list))
         .route(

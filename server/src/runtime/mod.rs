@@ -1,11 +1,13 @@
 //! The manager runtime's moving parts around the database transitions of
 //! `am_services::runtime`: the scheduler's timers, the outbox relay, the report consumer, the
-//! dead-letter consumer and forwarder, the broker reconciler and the watchdog's ticks. Each is a task that survives broker outages (it waits for the next
-//! connection) and database errors (it logs and tries again on its next round).
+//! dead-letter consumer and forwarder, the broker reconciler, the notifier and the watchdog's
+//! ticks. Each is a task that survives broker outages (it waits for the next connection) and
+//! database errors (it logs and tries again on its next round).
 
 mod batches;
 mod dead_letters;
 mod forwarder;
+pub mod notifier;
 mod relay;
 mod reports;
 mod scheduler;
@@ -57,6 +59,7 @@ pub fn spawn(
         stop.clone(),
     ));
     tasks.spawn(forwarder::run(db.clone(), link.clone(), stop.clone()));
+    tasks.spawn(notifier::run(db.clone(), cfg.clone(), stop.clone()));
     tasks.spawn(reports::run(db.clone(), cfg.clone(), link, stop.clone()));
     tasks.spawn(async move {
         let mut every = tokio::time::interval(WATCHDOG_EVERY);

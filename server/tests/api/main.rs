@@ -101,6 +101,7 @@ impl TestApp {
                 allowed_hosts: server::host_check::AllowedHosts::parse(["manager.example.com"])
                     .expect("host names"),
                 secure_cookies: false,
+                public_url: None,
             }),
         };
         TestApp {

@@ -11,6 +11,7 @@ mod forward;
 mod getting_started;
 mod harness;
 mod misfire;
+mod notify;
 mod outage;
 mod replicas;
 mod schedule;

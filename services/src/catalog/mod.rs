@@ -238,11 +238,13 @@ fn saved_id(key: &EntityRef) -> &str {
 }
 
 /// Why a launch setting or group is disabled: the text the pages show and, when the breaker
-/// disabled it, the activation whose failures tripped it.
+/// disabled it, the activation whose failures tripped it and the trip itself (its notification
+/// is `breaker_tripped`, with the failure).
 #[derive(Debug, Clone, Copy)]
 pub struct Cause<'a> {
     pub text: &'a str,
     pub activation: Option<uuid::Uuid>,
+    pub trip: Option<&'a am_domain::wire::BreakerTripped>,
 }
 
 impl<'a> From<&'a str> for Cause<'a> {
@@ -250,6 +252,7 @@ impl<'a> From<&'a str> for Cause<'a> {
         Cause {
             text,
             activation: None,
+            trip: None,
         }
     }
 }
@@ -258,6 +261,43 @@ impl<'a> From<&'a String> for Cause<'a> {
     fn from(text: &'a String) -> Self {
         Cause::from(text.as_str())
     }
+}
+
+/// Sets (or, with an empty `secret`, removes) the secret that signs the webhook of an
+/// application or launch setting (admins). It is write-only: nothing reads it back but the
+/// notifier (docs/notifications.md).
+pub async fn set_webhook_secret(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    key: &EntityRef,
+    secret: &str,
+) -> ServiceResult<()> {
+    let cause = if secret.is_empty() {
+        "webhook secret removed"
+    } else {
+        "webhook secret set"
+    };
+    apply(db, actor, Role::Admin, Some(key), Some(cause), |c| {
+        let slot = match key {
+            EntityRef::Application(id) => c
+                .applications
+                .iter_mut()
+                .find(|a| &a.id == id)
+                .map(|a| &mut a.webhook_secret),
+            EntityRef::LaunchSetting(id) => c
+                .launch_settings
+                .iter_mut()
+                .find(|l| &l.id == id)
+                .map(|l| &mut l.webhook_secret),
+            other => {
+                return Err(ServiceError::invalid("", format!("{other} has no webhook")));
+            }
+        };
+        *slot.ok_or_else(|| ServiceError::NotFound(key.to_string()))? = Some(secret.to_owned());
+        Ok(())
+    })
+    .await?;
+    Ok(())
 }
 
 /// Enables or disables a launch setting or schedule group (operators may do this; it is not a
@@ -297,6 +337,18 @@ pub async fn set_enabled<'a>(
         // The cause (who disabled it, or why the breaker did) is what the pages show; written
         // in the same transaction, so no reader ever sees the generic reason.
         set_disabled_reason(&txn, key, actor, cause).await?;
+        let now = chrono::Utc::now();
+        let notice = crate::notifications::events::disabled(
+            key,
+            &actor.name,
+            cause.text,
+            cause.activation,
+            cause.trip,
+            now,
+        );
+        if let Some(notice) = notice {
+            crate::notifications::raise(&txn, notice, now).await?;
+        }
     }
     txn.commit().await?;
     log_change(actor, &summary);

@@ -58,6 +58,7 @@ pub(crate) fn application(m: applications::Model) -> Application {
         title: m.title,
         default_pool: m.default_pool_id,
         webhook_url: m.webhook_url,
+        webhook_secret: m.webhook_secret,
     }
 }
 
@@ -71,6 +72,7 @@ pub(crate) fn application_row(
         title: Set(a.title.clone()),
         default_pool_id: Set(a.default_pool.clone()),
         webhook_url: Set(a.webhook_url.clone()),
+        webhook_secret: Set(a.webhook_secret.clone()),
         created_at: if insert { Set(now) } else { NotSet },
         updated_at: Set(now),
     }
@@ -242,6 +244,7 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
         enabled: m.enabled,
         pool: m.pool_id,
         webhook_url: m.webhook_url,
+        webhook_secret: m.webhook_secret,
     })
 }
 
@@ -279,6 +282,7 @@ pub(crate) fn launch_setting_row(
         on_lost: Set(enum_to_str(&l.recovery.on_lost)),
         idle_timeout_ms: Set(l.idle_timeout.map(ms)),
         webhook_url: Set(l.webhook_url.clone()),
+        webhook_secret: Set(l.webhook_secret.clone()),
         updated_at: Set(now),
         ..Default::default()
     };

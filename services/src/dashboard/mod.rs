@@ -79,6 +79,8 @@ pub struct Gauges {
     pub retried_last_hour: u64,
     /// "Temporarily unavailable" answers of the last 60 minutes.
     pub unavailable_last_hour: u64,
+    /// Notifications given up on.
+    pub failed_notifications: u64,
 }
 
 pub(super) fn count(n: i64) -> u64 {
@@ -245,6 +247,7 @@ pub async fn gauges(db: &impl ConnectionTrait, now: DateTime<Utc>) -> ServiceRes
         failures_last_hour: of_kind(failure_kind::FAILED),
         retried_last_hour: of_kind(failure_kind::RETRIED),
         unavailable_last_hour: of_kind(failure_kind::UNAVAILABLE),
+        failed_notifications: crate::notifications::failed_count(db).await?,
     })
 }
 
@@ -506,6 +509,7 @@ async fn take(
         failures_last_hour: g.failures_last_hour,
         retried_last_hour: g.retried_last_hour,
         unavailable_last_hour: g.unavailable_last_hour,
+        failed_notifications: g.failed_notifications,
         failures_per_hour,
         failing,
         failing_total,

@@ -13,6 +13,9 @@ pub struct Model {
     pub default_pool_id: String,
     #[sea_orm(column_type = "Text")]
     pub webhook_url: Option<String>,
+    /// Signs the webhook's body; never shown.
+    #[sea_orm(column_type = "Text")]
+    pub webhook_secret: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -35,6 +35,9 @@ pub struct Model {
     pub idle_timeout_ms: Option<i64>,
     #[sea_orm(column_type = "Text")]
     pub webhook_url: Option<String>,
+    /// Signs the webhook's body; never shown.
+    #[sea_orm(column_type = "Text")]
+    pub webhook_secret: Option<String>,
     /// `running` | `waiting` | `disabled`.
     pub current_status: String,
     /// `succeeded` | `failed` | `interrupted`; never `running`.

@@ -147,6 +147,7 @@ async fn upsert_node(
     waiting: bool,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
+    super::back_if_lost(txn, &p.application, &p.host, now).await?;
     let row = nodes::ActiveModel {
         application_id: Set(p.application.clone()),
         host: Set(p.host.clone()),

@@ -16,8 +16,9 @@ use crate::{
     Principal, catalog,
     entity::{activations, agents, launch_settings, schedule_group_members, schedule_groups},
     error::ServiceResult,
+    notifications::events,
 };
-use am_domain::{policy::many_disables, usage::EntityRef, wire::BreakerTripped};
+use am_domain::{notify::action, policy::many_disables, usage::EntityRef, wire::BreakerTripped};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect, TransactionTrait,
@@ -99,6 +100,9 @@ pub async fn apply_trip(
                 crate::quarantine::add(&txn, &ls.id, &trip.host, activation, &cause, now).await?;
             if new {
                 crate::recovery::count(&txn, &ls.id, crate::recovery::kind::QUARANTINE).await?;
+                let did = format!("host {} is quarantined for it", trip.host);
+                let notice = events::breaker_tripped(trip, action::QUARANTINED, &did, now);
+                crate::notifications::raise(&txn, notice, now).await?;
             }
             txn.commit().await?;
             if new {
@@ -115,6 +119,7 @@ pub async fn apply_trip(
         let why = catalog::Cause {
             text: &cause,
             activation,
+            trip: Some(trip),
         };
         catalog::set_enabled(db, &breaker, t, false, why).await?;
         Metrics::inc(&cfg.metrics.breaker_disables);

@@ -410,7 +410,7 @@ pub(crate) async fn member_settled(
 }
 
 /// Ends a group activation (compare-and-set from `running`) and updates the group's status.
-async fn finish_group(
+pub(crate) async fn finish_group(
     db: &impl ConnectionTrait,
     parent: &activations::Model,
     result: &'static str,

@@ -73,6 +73,12 @@ counters! {
     outbox_published,
     /// Outbox publications that failed and will be retried.
     outbox_failures,
+    /// Notifications an endpoint accepted.
+    notifications_delivered,
+    /// Notification deliveries that failed and are tried again later.
+    notification_failures,
+    /// Notifications given up on after their retry budget.
+    notifications_given_up,
     /// Lag of the latest fire behind its fire time, in milliseconds (gauge).
     scheduler_lag_ms,
 }

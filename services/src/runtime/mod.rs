@@ -10,6 +10,7 @@
 pub mod activate;
 pub mod breaker;
 pub mod groups;
+pub mod interrupt;
 pub mod metrics;
 pub mod outbox;
 mod plan;
@@ -19,6 +20,7 @@ pub mod run;
 pub mod schedule;
 pub mod settle;
 pub mod status;
+mod stopping;
 pub mod sweep;
 pub mod watchdog;
 
@@ -46,7 +48,39 @@ pub struct RuntimeConfig {
     /// A fire found late by more than this on start-up is a misfire (handled per group policy);
     /// a later but smaller lag just fires.
     pub misfire_threshold: chrono::Duration,
+    /// How notifications are delivered (docs/notifications.md).
+    pub notify: NotifySettings,
     pub metrics: Arc<Metrics>,
+}
+
+/// Tunables of notification delivery.
+#[derive(Debug, Clone)]
+pub struct NotifySettings {
+    /// The manager's address as operators reach it (`AM_PUBLIC_URL`), put before each
+    /// notification's link; without it links are paths.
+    pub public_url: Option<String>,
+    /// A notification not delivered this long after it was raised (or resent) is given up
+    /// (`AM_NOTIFY_GIVE_UP`, default 24 h).
+    pub give_up: chrono::Duration,
+    /// The wait after a failed try (10 s), doubling with each, at most 10 minutes.
+    pub retry_first: chrono::Duration,
+    /// How long one delivery may take, connection included (10 s).
+    pub timeout: std::time::Duration,
+    /// At most this many deliveries per endpoint and minute, per manager process (60); the
+    /// rest wait their turn.
+    pub per_endpoint_per_minute: u32,
+}
+
+impl Default for NotifySettings {
+    fn default() -> Self {
+        Self {
+            public_url: None,
+            give_up: chrono::Duration::hours(24),
+            retry_first: chrono::Duration::seconds(10),
+            timeout: std::time::Duration::from_secs(10),
+            per_endpoint_per_minute: 60,
+        }
+    }
 }
 
 impl RuntimeConfig {
@@ -57,6 +91,7 @@ impl RuntimeConfig {
             wait_timeout: chrono::Duration::minutes(10),
             stream_restart_delay: chrono::Duration::seconds(5),
             misfire_threshold: chrono::Duration::seconds(60),
+            notify: NotifySettings::default(),
             metrics: Arc::new(Metrics::default()),
         }
     }

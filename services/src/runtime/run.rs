@@ -191,7 +191,7 @@ pub async fn choices(
     Ok(Some(out))
 }
 
-async fn find(db: &DatabaseConnection, id: &str) -> ServiceResult<activations::Model> {
+pub(crate) async fn find(db: &DatabaseConnection, id: &str) -> ServiceResult<activations::Model> {
     let not_found = || ServiceError::NotFound(format!("activation '{id}'"));
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| not_found())?;
     activations::Entity::find_by_id(uuid)

@@ -19,11 +19,12 @@ use super::{
     resolve::Resolver,
     settle,
     status::{self, Trigger},
+    stopping::mark_stop_requested,
 };
 use crate::{
     entity::{activation_hosts, activations, launch_settings},
     error::ServiceResult,
-    recovery, registry,
+    notifications, recovery, registry,
 };
 use am_domain::{
     catalog::Concurrency,
@@ -196,6 +197,14 @@ async fn start_timeouts(
         if many || row.fencing_token != a.fencing_token {
             if host_cas(&txn, &row, status::host::LOST, &why, now).await? {
                 event(&txn, a.id, Some(&row.host), "lost", &why, now).await?;
+                let notice = notifications::events::activation_lost(
+                    a.id,
+                    Some(&ls).filter(|l| !l.is_empty()).map(String::as_str),
+                    &row.host,
+                    &why,
+                    now,
+                );
+                notifications::raise(&txn, notice, now).await?;
                 Metrics::inc(&cfg.metrics.lost);
                 recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
                 settle::settle(&txn, cfg, a.id, None, now).await?;
@@ -233,6 +242,14 @@ async fn work_timeouts(
             txn.commit().await?;
             continue;
         };
+        let notice = notifications::events::activation_lost(
+            a.id,
+            a.launch_setting_id.as_deref(),
+            &row.host,
+            &why,
+            now,
+        );
+        notifications::raise(&txn, notice, now).await?;
         let restart = match &a.launch_setting_id {
             Some(ls) => {
                 recovery::count(&txn, ls, recovery::kind::LOST).await?;
@@ -314,24 +331,6 @@ async fn max_run_times(
         }
     }
     Ok(())
-}
-
-async fn mark_stop_requested(
-    db: &impl ConnectionTrait,
-    row: &activation_hosts::Model,
-    now: DateTime<Utc>,
-) -> ServiceResult<bool> {
-    let r = activation_hosts::Entity::update_many()
-        .col_expr(
-            activation_hosts::Column::StopRequestedAt,
-            Expr::value(Some(now)),
-        )
-        .filter(activation_hosts::Column::Id.eq(row.id))
-        .filter(activation_hosts::Column::StopRequestedAt.is_null())
-        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-        .exec(db)
-        .await?;
-    Ok(r.rows_affected == 1)
 }
 
 async fn waiting(

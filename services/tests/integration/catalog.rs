@@ -108,6 +108,7 @@ async fn entity_crud_is_validated_and_audited(db: &DatabaseConnection) {
         title: "Billing".into(),
         default_pool: "p1".into(),
         webhook_url: None,
+        webhook_secret: None,
     };
     catalog::create(db, &admin, app.clone()).await.expect("app");
 

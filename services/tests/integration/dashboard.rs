@@ -163,6 +163,7 @@ async fn seed(db: &DatabaseConnection) -> Seed {
         catalog::Cause {
             text: "breaker tripped on h1 for demo.echo.1: 3 consecutive failures",
             activation: Some(tripping),
+            trip: None,
         },
     )
     .await

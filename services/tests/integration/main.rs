@@ -8,6 +8,8 @@ mod catalog;
 mod dashboard;
 mod dead_letters;
 mod failures;
+mod interrupt;
+mod notifications;
 mod operations;
 mod quarantine;
 mod registry;

@@ -58,6 +58,7 @@ fn base_catalog() -> Catalog {
         title: "Demo".into(),
         default_pool: "demo-pool".into(),
         webhook_url: None,
+        webhook_secret: None,
     });
     for id in ["demo.events", "demo.other"] {
         c.data_queues.push(DataQueue {
@@ -404,6 +405,7 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
         recovery: Default::default(),
         idle_timeout: None,
         webhook_url: None,
+        webhook_secret: None,
     };
     catalog::save_launch_setting(db, &admin, ls, None, true)
         .await
@@ -497,6 +499,7 @@ async fn an_unknown_application_waits_and_is_applied_once_created(db: &DatabaseC
             title: String::new(),
             default_pool: "demo-pool".into(),
             webhook_url: None,
+            webhook_secret: None,
         },
     )
     .await

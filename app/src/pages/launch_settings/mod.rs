@@ -73,6 +73,7 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
         recovery: Default::default(),
         idle_timeout: None,
         webhook_url: None,
+        webhook_secret: None,
     }
 }
 
@@ -518,6 +519,10 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 placeholder="the application's" hint="overrides the application's webhook for this launch setting" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
+        {(!creating).then(|| view! {
+            <crate::components::webhook::WebhookTools key=crate::api::catalog::Key::LaunchSetting(base.id.clone())
+                can_edit can_operate=role.allows(Role::Operator) />
+        })}
     }
 }
 

@@ -3,7 +3,10 @@
 //! launch setting itself may run alone meanwhile), and the group then ends.
 
 use super::*;
-use crate::entity::schedule_groups;
+use crate::{
+    entity::schedule_groups,
+    runtime::stopping::{Ending, end_activation},
+};
 
 /// Nodes still running a disabled launch setting get *stop*; activations of it that wait end.
 pub(super) async fn stop_disabled(
@@ -108,75 +111,4 @@ async fn disabled<E: EntityTrait>(
         .into_iter()
         .map(|(id, r)| (id, r.unwrap_or_else(|| "disabled".to_owned())))
         .collect())
-}
-
-/// How an activation that must end is told to.
-enum Ending<'a> {
-    /// This *stop* to every node running it.
-    Stop(&'a ToNode),
-    /// An *interrupt* of this activation only.
-    Interrupt,
-}
-
-/// Ends an activation that must no longer run: a waiting one at once (interrupted), a running
-/// one by a command to each host still running it, once per host (compare-and-set on the
-/// host's stop request).
-async fn end_activation(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    a: &activations::Model,
-    reason: &str,
-    ending: Ending<'_>,
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
-    let txn = crate::runtime::begin_write(db).await?;
-    if a.status == status::activation::WAITING {
-        settle::finish(
-            &txn,
-            cfg,
-            a,
-            status::activation::INTERRUPTED,
-            Some(reason.to_owned()),
-            now,
-        )
-        .await?;
-        txn.commit().await?;
-        return Ok(());
-    }
-    let rows = activation_hosts::Entity::find()
-        .filter(activation_hosts::Column::ActivationId.eq(a.id))
-        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-        .filter(activation_hosts::Column::StopRequestedAt.is_null())
-        .all(&txn)
-        .await?;
-    let mut plan = Plan::default();
-    for row in rows {
-        if !mark_stop_requested(&txn, &row, now).await? {
-            continue;
-        }
-        let (command, key, kind) = match &ending {
-            Ending::Stop(stop) => ((*stop).clone(), "stop", "stop-requested"),
-            Ending::Interrupt => (
-                ToNode::Interrupt(Interrupt {
-                    activation_id: ActivationId(a.id.to_string()),
-                    reason: reason.to_owned(),
-                }),
-                "interrupt",
-                "interrupt-requested",
-            ),
-        };
-        plan.command(
-            &cfg.names,
-            &row.application_id,
-            &row.host,
-            &command,
-            format!("{key}:{}:{}:{}", a.id, row.host, row.fencing_token),
-            now,
-        );
-        plan.event(a.id, Some(&row.host), kind, reason, now);
-        Metrics::inc(&cfg.metrics.stops);
-    }
-    plan.write(&txn).await?;
-    txn.commit().await?;
-    Ok(())
 }

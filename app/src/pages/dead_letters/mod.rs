@@ -7,20 +7,24 @@
 
 use crate::{
     api::dead_letters::{
-        BulkAction, DeadLetterRow, DeadLetterView, DeadLettersBulk, DeadLettersQuery,
-        DeadLettersView, dead_letter, list_dead_letters,
+        BulkAction, DeadLetterView, DeadLettersBulk, DeadLettersQuery, DeadLettersView,
+        dead_letter, list_dead_letters,
     },
     api::operations::operation,
     components::{
         failures::{FailureCards, href},
         operation::OperationProgress,
-        replay::{ReplayBadge, ReplayConfirm},
+        replay::ReplayConfirm,
     },
     error::UiError,
 };
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use std::{collections::BTreeSet, time::Duration};
+
+mod row;
+
+use row::{Row, Status};
 
 /// How often the page checks whether its operation ended.
 const POLL: Duration = Duration::from_secs(1);
@@ -304,6 +308,8 @@ fn List(
         .map(|r| r.id)
         .collect();
     let can_operate = v.can_operate;
+    // The dead letter whose own *Replay* waits for its confirmation, under its row.
+    let replaying = RwSignal::new(None::<i64>);
     let matching = v.total > 0 && q.status != "replayed";
     let all_ticked = {
         let ids = dead_on_page.clone();
@@ -345,7 +351,7 @@ fn List(
                             <th>"Body"</th><th>"Status"</th>
                         </tr></thead>
                         <tbody>
-                            {v.rows.into_iter().map(|r| view! { <Row r q=q.clone() can_operate selected /> }).collect_view()}
+                            {v.rows.into_iter().map(|r| view! { <Row r q=q.clone() can_operate selected bulk replaying /> }).collect_view()}
                         </tbody>
                     </table>
                 </div>
@@ -355,85 +361,6 @@ fn List(
             {first.map(|h| view! { <a href=h data-test="page-first">"← Newest"</a> })}
             {more.map(|h| view! { <a href=h data-test="page-next">"Older →"</a> })}
         </nav>
-    }
-}
-
-#[component]
-fn Row(
-    r: DeadLetterRow,
-    q: DeadLettersQuery,
-    can_operate: bool,
-    selected: RwSignal<BTreeSet<i64>>,
-) -> impl IntoView {
-    let id = r.id;
-    let dead = r.status == "dead";
-    let narrow = |k: &'static str, v: &str| {
-        let mut n = DeadLettersQuery {
-            after: String::new(),
-            ..q.clone()
-        };
-        match k {
-            "launch_setting" => n.launch_setting = v.to_owned(),
-            "data_queue" => n.data_queue = v.to_owned(),
-            _ => n.error_type = v.to_owned(),
-        }
-        query_href(&n, "")
-    };
-    view! {
-        <tr data-test="dead-letter-row" data-id=id.to_string() data-status=r.status.clone()
-            data-launch-setting=r.launch_setting.clone().unwrap_or_default()>
-            {can_operate.then(|| view! {
-                <td>{dead.then(|| view! {
-                    <input type="checkbox" data-test="dl-select" aria-label=format!("Select dead letter {id}")
-                        prop:checked=move || selected.with(|s| s.contains(&id))
-                        on:change=move |ev| {
-                            let on = event_target_checked(&ev);
-                            selected.update(|s| { if on { s.insert(id); } else { s.remove(&id); } });
-                        } />
-                })}</td>
-            })}
-            <td data-label="Dead letter">
-                <a href=format!("/dead-letters/{id}") data-test="dl-open">{format!("#{id}")}</a>
-                <br /><span class="muted">{r.received.clone()}</span>
-                {r.message_id.clone().map(|m| view! { <br /><code class="dl-message-id">{m}</code> })}
-            </td>
-            <td data-label="Launch setting">
-                {match r.launch_setting.clone() {
-                    Some(ls) => view! { <a href=narrow("launch_setting", &ls) data-test="dl-ls">{ls.clone()}</a> }.into_any(),
-                    None => view! { <span class="muted">"unknown"</span> }.into_any(),
-                }}
-                {r.data_queue.clone().map(|dq| view! {
-                    <br /><span class="muted">"from "</span><a href=narrow("data_queue", &dq) class="muted">{dq.clone()}</a>
-                })}
-            </td>
-            <td data-label="Error">
-                {r.error_type.clone().map(|t| view! { <a class="tag type" href=narrow("error_type", &t) data-test="dl-error-type">{t.clone()}</a> })}
-                <br /><span class="dl-error-message">{or_dash(r.error_message.clone())}</span>
-                {r.host.clone().map(|h| view! { <br /><span class="muted">{format!("on {h}, {}", or_dash(r.last_failure.clone()))}</span> })}
-            </td>
-            <td data-label="Attempts">
-                {if r.attempts > 0 { r.attempts.to_string() } else { "—".into() }}
-                {r.parked_at.clone().map(|p| view! {
-                    <br /><span class="pill parked" data-test="dl-parked" title=format!("parked at {p}")>"parked before"</span>
-                })}
-            </td>
-            <td data-label="Body"><code class="dl-preview">{r.body_preview.clone()}</code></td>
-            <td data-label="Status"><Status r=r.clone() /></td>
-        </tr>
-    }
-}
-
-#[component]
-fn Status(r: DeadLetterRow) -> impl IntoView {
-    view! {
-        <span class=format!("pill dl-{}", r.status) data-test="dl-status">{r.status.clone()}</span>
-        {r.replay.clone().map(|replay| view! { <br /><ReplayBadge r=replay /> })}
-        {r.replayed_by.clone().map(|by| view! {
-            <br /><span class="muted" data-test="dl-replayed-by">
-                {format!("replayed by {by}, {}", or_dash(r.replayed_at.clone()))}
-                {(r.replay_count > 1).then(|| format!(" ({} times)", r.replay_count))}
-            </span>
-        })}
     }
 }
 

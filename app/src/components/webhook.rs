@@ -1,0 +1,118 @@
+//! The webhook tools under an application's or launch setting's form: the signing secret
+//! (write-only: set or removed, never shown) and *Send test*, which queues a `test`
+//! notification and shows what the endpoint answered (docs/notifications.md).
+
+use crate::api::{
+    catalog::Key,
+    notifications::{SendTestNotification, SetWebhookSecret, notification},
+};
+use am_domain::notify::Delivery;
+use leptos::prelude::*;
+use std::time::Duration;
+
+const POLL: Duration = Duration::from_secs(1);
+
+#[component]
+pub fn WebhookTools(key: Key, can_edit: bool, can_operate: bool) -> impl IntoView {
+    view! {
+        <div class="card webhook-tools" data-test="webhook-tools">
+            <h2>"Webhook"</h2>
+            {can_edit.then(|| view! { <Secret key=key.clone() /> })}
+            {can_operate.then(|| view! { <SendTest key=key.clone() /> })}
+        </div>
+    }
+}
+
+#[component]
+fn Secret(key: Key) -> impl IntoView {
+    let action = ServerAction::<SetWebhookSecret>::new();
+    let secret = RwSignal::new(String::new());
+    let send = move |value: String| {
+        action.dispatch(SetWebhookSecret {
+            key: key.clone(),
+            secret: value,
+        });
+        secret.set(String::new());
+    };
+    let (set, remove) = (send.clone(), send);
+    view! {
+        <div class="inline-form">
+            <label>
+                <span class="label">"Signing secret"</span>
+                <input type="password" autocomplete="new-password" data-test="webhook-secret"
+                    placeholder="write-only: never shown again"
+                    prop:value=move || secret.get() on:input=move |ev| secret.set(event_target_value(&ev)) />
+            </label>
+            <button type="button" class="small" data-test="webhook-secret-set"
+                disabled=move || secret.with(|s| s.trim().is_empty()) || action.pending().get()
+                on:click=move |_| set(secret.get_untracked())>"Set secret"</button>
+            <button type="button" class="small danger" data-test="webhook-secret-remove"
+                disabled=move || action.pending().get()
+                on:click=move |_| remove(String::new())>"Remove secret"</button>
+            {move || action.value().get().map(|r| match r {
+                Ok(()) => view! { <span class="muted" role="status" data-test="webhook-secret-saved">"saved"</span> }.into_any(),
+                Err(e) => view! { <span class="error" role="alert">{e.to_string()}</span> }.into_any(),
+            })}
+        </div>
+        <p class="muted">"With a secret, each body is signed: X-Agent-Manager-Signature: sha256=<HMAC of the body>."</p>
+    }
+}
+
+#[component]
+fn SendTest(key: Key) -> impl IntoView {
+    let action = ServerAction::<SendTestNotification>::new();
+    let go = move |_| {
+        action.dispatch(SendTestNotification { key: key.clone() });
+    };
+    view! {
+        <div class="inline-form">
+            <button type="button" class="small" data-test="webhook-test" disabled=move || action.pending().get()
+                on:click=go>"Send test"</button>
+            {move || action.value().get().map(|r| match r {
+                Ok(id) => view! { <Answer id /> }.into_any(),
+                Err(e) => view! { <span class="error" role="alert" data-test="webhook-test-error">{e.to_string()}</span> }.into_any(),
+            })}
+        </div>
+    }
+}
+
+/// What became of test notification `id`, read every second until its first try is over.
+#[component]
+fn Answer(id: i64) -> impl IntoView {
+    let row = Resource::new(|| (), move |_| notification(id));
+    Effect::new(move |_| {
+        if let Ok(handle) = set_interval_with_handle(
+            move || {
+                let tried = row
+                    .get_untracked()
+                    .and_then(Result::ok)
+                    .is_some_and(|n| n.status != Delivery::Pending || n.attempts > 0);
+                if !tried {
+                    row.refetch();
+                }
+            },
+            POLL,
+        ) {
+            on_cleanup(move || handle.clear());
+        }
+    });
+    view! {
+        <Transition fallback=|| view! { <span class="muted">"sending…"</span> }>
+            {move || row.get().map(|r| match r {
+                Ok(n) if n.status == Delivery::Delivered => view! {
+                    <span class="good" data-test="webhook-test-answer" data-status="delivered">
+                        {format!("delivered to {}{}", n.endpoint, if n.signed { ", signed" } else { "" })}
+                    </span>
+                }.into_any(),
+                Ok(n) if n.attempts > 0 || n.status == Delivery::Failed => view! {
+                    <span class="error" data-test="webhook-test-answer" data-status="failed">
+                        {format!("not delivered: {}", n.last_error.unwrap_or_default())}
+                    </span>
+                }.into_any(),
+                Ok(_) => view! { <span class="muted" data-test="webhook-test-answer" data-status="pending">"sending…"</span> }.into_any(),
+                Err(e) => view! { <span class="error">{e.to_string()}</span> }.into_any(),
+            })}
+        </Transition>
+        " " <a href=format!("/notifications#n-{id}") data-test="webhook-test-link">"on the Notifications page"</a>
+    }
+}

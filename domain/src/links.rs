@@ -1,0 +1,96 @@
+//! The paths of the manager's pages, built in one place: the UI links with them and
+//! notifications carry them (after the manager's public address) as their deep link.
+
+/// Percent-encodes one query value or path segment.
+pub fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `path?k=v&...` with the empty values left out.
+pub fn href(path: &str, pairs: &[(&str, &str)]) -> String {
+    let q: Vec<String> = pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", enc(v)))
+        .collect();
+    if q.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", q.join("&"))
+    }
+}
+
+/// The path of a level of the drill-down.
+pub fn level_path(launch_setting: &str, activation: &str, host: &str) -> String {
+    let mut p = "/failures".to_owned();
+    for seg in [launch_setting, activation, host] {
+        if seg.is_empty() {
+            break;
+        }
+        p.push('/');
+        p.push_str(&enc(seg));
+    }
+    p
+}
+
+/// An activation's page.
+pub fn activation(id: &str) -> String {
+    format!("/activations/{}", enc(id))
+}
+
+/// A launch setting's page.
+pub fn launch_setting(id: &str) -> String {
+    format!("/launch-settings/{}", enc(id))
+}
+
+/// A schedule group's page.
+pub fn schedule_group(id: &str) -> String {
+    format!("/schedule-groups/{}", enc(id))
+}
+
+/// The dead letters of one launch setting, those still dead.
+pub fn dead_letters_of(launch_setting: &str) -> String {
+    href(
+        "/dead-letters",
+        &[("launch_setting", launch_setting), ("status", "dead")],
+    )
+}
+
+/// The nodes page, at one host's row.
+pub fn node(host: &str) -> String {
+    format!("/nodes#{}", node_anchor(host))
+}
+
+/// The element id of a host's row on the nodes page.
+pub fn node_anchor(host: &str) -> String {
+    format!("host-{}", enc(host))
+}
+
+/// A bulk operation's page.
+pub fn operation(id: &str) -> String {
+    format!("/operations/{}", enc(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_and_values_are_encoded_and_empty_values_left_out() {
+        assert_eq!(enc("a b/c"), "a%20b%2Fc");
+        assert_eq!(href("/x", &[("a", ""), ("b", "1 2")]), "/x?b=1%202");
+        assert_eq!(level_path("ls", "", "h"), "/failures/ls");
+        assert_eq!(level_path("ls", "act", "h/1"), "/failures/ls/act/h%2F1");
+        assert_eq!(
+            dead_letters_of("billing.sync"),
+            "/dead-letters?launch_setting=billing.sync&status=dead"
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! Notifications (docs/notifications.md): the events operators are told about, the payload each
+//! channel receives, the retry schedule of a delivery and how repeats are folded. Pure: the
+//! manager writes and delivers them, the browser shows them.
+
+use crate::catalog::Catalog;
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Something that needs an operator. The serde name is the stable `event` of the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    /// A launch setting's breaker tripped (it is disabled with it).
+    BreakerTripped,
+    /// A launch setting was disabled by an operator or the command line.
+    LaunchSettingDisabled,
+    /// A schedule group was disabled, by its breaker or by someone.
+    ScheduleGroupDisabled,
+    /// The watchdog gave an activation up as lost: no heartbeat within the work timeout.
+    ActivationLost,
+    /// A node stopped sending heartbeats.
+    NodeLost,
+    /// A lost node is heard from again.
+    NodeBack,
+    /// A channel's *Send test*.
+    Test,
+}
+
+impl Event {
+    pub const ALL: [Event; 7] = [
+        Event::BreakerTripped,
+        Event::LaunchSettingDisabled,
+        Event::ScheduleGroupDisabled,
+        Event::ActivationLost,
+        Event::NodeLost,
+        Event::NodeBack,
+        Event::Test,
+    ];
+
+    /// The serde name, as stored, sent and filtered on.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::BreakerTripped => "breaker_tripped",
+            Event::LaunchSettingDisabled => "launch_setting_disabled",
+            Event::ScheduleGroupDisabled => "schedule_group_disabled",
+            Event::ActivationLost => "activation_lost",
+            Event::NodeLost => "node_lost",
+            Event::NodeBack => "node_back",
+            Event::Test => "test",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+}
+
+/// What a notification says: the JSON body of a generic webhook, and what the other channel
+/// kinds render. Empty fields are left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Notice {
+    pub event: Event,
+    /// When it happened (the first time, for folded repeats).
+    pub at: DateTime<Utc>,
+    /// One sentence an operator understands without opening anything.
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_setting: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Why: the error type of the failure that caused it, or who did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// What the manager did about it ([`action`]): a breaker's trip that disabled something
+    /// and one that quarantined a host are told apart, and not folded into one another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// How many times it happened within the folding window (1 unless repeats were folded in).
+    pub count: u32,
+    /// The page that explains it, absolute when the manager knows its public address.
+    pub url: String,
+}
+
+impl Notice {
+    /// A notice of `event` now-ish with only the summary and link; the raiser fills the rest.
+    pub fn new(event: Event, at: DateTime<Utc>, summary: impl Into<String>, path: &str) -> Self {
+        Self {
+            event,
+            at,
+            summary: summary.into(),
+            application: None,
+            launch_setting: None,
+            group: None,
+            activation: None,
+            host: None,
+            reason: None,
+            error_type: None,
+            error_message: None,
+            action: None,
+            count: 1,
+            url: path.to_owned(),
+        }
+    }
+
+    /// What makes two notices repeats of one another: the event, what it is about and what
+    /// the manager did.
+    pub fn fold_key(&self) -> String {
+        let part = |v: &Option<String>| v.as_deref().unwrap_or("").replace('|', "||");
+        format!(
+            "{}|{}|{}|{}|{}",
+            self.event.as_str(),
+            part(&self.launch_setting),
+            part(&self.group),
+            part(&self.host),
+            part(&self.action)
+        )
+    }
+}
+
+/// The [`Notice::action`]s.
+pub mod action {
+    /// A launch setting or schedule group was disabled.
+    pub const DISABLED: &str = "disabled";
+    /// A host was quarantined for a launch setting (`MANY` breaker).
+    pub const QUARANTINED: &str = "quarantined";
+}
+
+/// How a notification reaches its endpoint. The serde name is what is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// A JSON `POST` of the [`Notice`], signed when the endpoint has a secret.
+    Webhook,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Webhook => "webhook",
+        }
+    }
+}
+
+/// Delivery state of a notification. The serde name is what is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// Not delivered yet; tried again at its next attempt time.
+    Pending,
+    Delivered,
+    /// Given up on after the retry budget; *Resend* makes it pending again.
+    Failed,
+}
+
+impl Delivery {
+    pub const ALL: [Delivery; 3] = [Delivery::Pending, Delivery::Delivered, Delivery::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::Pending => "pending",
+            Delivery::Delivered => "delivered",
+            Delivery::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+/// Longest wait between two tries of a delivery.
+pub const MAX_RETRY_DELAY: Duration = Duration::minutes(10);
+
+/// How long after failed try number `attempts` (1 = the first) the next one is made: `first`,
+/// doubling, at most [`MAX_RETRY_DELAY`].
+pub fn retry_delay(attempts: u32, first: Duration) -> Duration {
+    let exp = attempts.saturating_sub(1).min(20);
+    let ms = first.num_milliseconds().max(1).saturating_mul(1_i64 << exp);
+    Duration::milliseconds(ms).min(MAX_RETRY_DELAY)
+}
+
+/// Whether a delivery first tried at `first` is given up on at `now` after a failed try.
+pub fn give_up(first: DateTime<Utc>, now: DateTime<Utc>, budget: Duration) -> bool {
+    now - first >= budget
+}
+
+/// Applies the write-only rule of webhook secrets to `new`, a catalog about to replace `old`:
+/// an application or launch setting that leaves its secret out keeps the one `old` has, and an
+/// empty secret removes it. Every catalog write goes through it, so an export (which never
+/// carries secrets) imported back changes none.
+pub fn keep_secrets(new: &mut Catalog, old: &Catalog) {
+    fn keep(new: &mut Option<String>, old: Option<&String>) {
+        match new.as_deref() {
+            None => new.clone_from(&old.cloned()),
+            Some("") => *new = None,
+            Some(_) => {}
+        }
+    }
+    for a in &mut new.applications {
+        let stored = old
+            .application(&a.id)
+            .and_then(|o| o.webhook_secret.as_ref());
+        keep(&mut a.webhook_secret, stored);
+    }
+    for l in &mut new.launch_settings {
+        let stored = old
+            .launch_setting(&l.id)
+            .and_then(|o| o.webhook_secret.as_ref());
+        keep(&mut l.webhook_secret, stored);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_and_states_are_stored_by_their_serde_names() {
+        for e in Event::ALL {
+            let json = serde_json::to_string(&e).expect("json");
+            assert_eq!(json, format!("\"{}\"", e.as_str()));
+            assert_eq!(Event::parse(e.as_str()), Some(e));
+        }
+        assert_eq!(
+            serde_json::to_string(&Channel::Webhook).expect("json"),
+            format!("\"{}\"", Channel::Webhook.as_str())
+        );
+        for d in Delivery::ALL {
+            let json = serde_json::to_string(&d).expect("json");
+            assert_eq!(json, format!("\"{}\"", d.as_str()));
+            assert_eq!(Delivery::parse(d.as_str()), Some(d));
+        }
+        assert_eq!(Event::parse("breaker"), None);
+    }
+
+    #[test]
+    fn retries_grow_and_are_capped() {
+        let ten = Duration::seconds(10);
+        let secs: Vec<i64> = (1..=9).map(|a| retry_delay(a, ten).num_seconds()).collect();
+        assert_eq!(secs, [10, 20, 40, 80, 160, 320, 600, 600, 600]);
+        assert_eq!(retry_delay(0, ten).num_seconds(), 10);
+        assert_eq!(retry_delay(u32::MAX, ten).num_seconds(), 600);
+        assert_eq!(
+            retry_delay(3, Duration::milliseconds(100)).num_milliseconds(),
+            400
+        );
+    }
+
+    #[test]
+    fn repeats_fold_by_event_and_subject_only() {
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        let mut a = Notice::new(Event::BreakerTripped, at, "x", "/failures/ls");
+        a.launch_setting = Some("ls".into());
+        let mut b = a.clone();
+        b.summary = "other words".into();
+        b.at = at + Duration::minutes(3);
+        assert_eq!(a.fold_key(), b.fold_key());
+        b.host = Some("h1".into());
+        assert_ne!(a.fold_key(), b.fold_key());
+        let mut quarantined = b.clone();
+        quarantined.action = Some(action::QUARANTINED.into());
+        b.action = Some(action::DISABLED.into());
+        assert_ne!(quarantined.fold_key(), b.fold_key());
+        // A separator inside an id cannot make two subjects collide.
+        let mut c = Notice::new(Event::NodeLost, at, "x", "/");
+        c.launch_setting = Some("a|".into());
+        let mut d = Notice::new(Event::NodeLost, at, "x", "/");
+        d.group = Some("|a".into());
+        assert_ne!(c.fold_key(), d.fold_key());
+    }
+
+    #[test]
+    fn secrets_are_kept_when_left_out_removed_when_empty_and_never_serialized() {
+        use crate::catalog::Application;
+        let app = |id: &str, secret: Option<&str>| Application {
+            id: id.into(),
+            title: String::new(),
+            default_pool: "p".into(),
+            webhook_url: Some("https://hooks.example/x".into()),
+            webhook_secret: secret.map(str::to_owned),
+        };
+        let mut old = Catalog::new();
+        old.applications = vec![app("a", Some("s1")), app("b", Some("s2")), app("c", None)];
+        let mut new = Catalog::new();
+        new.applications = vec![
+            app("a", None),
+            app("b", Some("")),
+            app("c", Some("s3")),
+            app("d", None),
+        ];
+        keep_secrets(&mut new, &old);
+        let secrets: Vec<Option<&str>> = new
+            .applications
+            .iter()
+            .map(|a| a.webhook_secret.as_deref())
+            .collect();
+        assert_eq!(secrets, [Some("s1"), None, Some("s3"), None]);
+        let json = serde_json::to_string(&new).expect("json");
+        assert!(
+            !json.contains("s1") && !json.contains("webhook_secret"),
+            "{json}"
+        );
+        // ...but a document may carry one in.
+        let read: Application =
+            serde_json::from_str(r#"{"id":"a","default_pool":"p","webhook_secret":"k"}"#)
+                .expect("parse");
+        assert_eq!(read.webhook_secret.as_deref(), Some("k"));
+    }
+
+    #[test]
+    fn the_budget_is_counted_from_the_first_try() {
+        let first = DateTime::<Utc>::UNIX_EPOCH;
+        assert!(!give_up(
+            first,
+            first + Duration::minutes(59),
+            Duration::hours(1)
+        ));
+        assert!(give_up(
+            first,
+            first + Duration::hours(1),
+            Duration::hours(1)
+        ));
+    }
+}

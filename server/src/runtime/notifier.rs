@@ -1,0 +1,288 @@
+//! The notifier: delivers the notifications runtime and catalog transactions raised
+//! (docs/notifications.md). Due rows are claimed first, so several replicas never send one
+//! twice; each delivery runs as its own task with a bounded timeout, so one slow endpoint never
+//! holds the others up; an endpoint gets at most its per-minute share, the rest wait.
+
+use am_domain::notify::{Delivery, Notice};
+use am_services::{
+    entity::notifications,
+    notifications::delivery,
+    runtime::{Metrics, RuntimeConfig},
+};
+use chrono::Utc;
+use sea_orm::DatabaseConnection;
+use std::{
+    collections::{HashMap, HashSet, VecDeque},
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, Instant},
+};
+use tokio::{sync::Semaphore, task::JoinSet};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+/// Rows claimed per round.
+const BATCH: u64 = 200;
+/// Deliveries in flight at once.
+const IN_FLIGHT: usize = 64;
+const IDLE: Duration = Duration::from_millis(250);
+/// How much of an endpoint's answer is kept as the error.
+const ANSWER_CHARS: usize = 300;
+
+/// Why one delivery did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("the endpoint answered {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    #[error("cannot reach the endpoint: {0}")]
+    Connect(String),
+    #[error("cannot build the request: {0}")]
+    Request(String),
+}
+
+/// Sends notifications; cheap to clone.
+#[derive(Clone)]
+pub struct Sender {
+    client: reqwest::Client,
+    public_url: Option<String>,
+    timeout: Duration,
+}
+
+impl Sender {
+    pub fn new(cfg: &RuntimeConfig) -> Result<Self, DeliveryError> {
+        let client = reqwest::Client::builder()
+            .timeout(cfg.notify.timeout)
+            .connect_timeout(cfg.notify.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("agent-manager/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| DeliveryError::Request(e.to_string()))?;
+        Ok(Self {
+            client,
+            public_url: cfg
+                .notify
+                .public_url
+                .as_deref()
+                .map(|u| u.trim_end_matches('/').to_owned()),
+            timeout: cfg.notify.timeout,
+        })
+    }
+
+    /// The body sent for `n`: its notice with an absolute link and the time of this try, so
+    /// the signature (over the body) also covers when it was sent.
+    pub fn body(&self, n: &notifications::Model) -> Result<Vec<u8>, DeliveryError> {
+        let mut notice: Notice = serde_json::from_value(n.payload.clone())
+            .map_err(|e| DeliveryError::Request(format!("stored payload: {e}")))?;
+        if let Some(base) = &self.public_url
+            && notice.url.starts_with('/')
+        {
+            notice.url = format!("{base}{}", notice.url);
+        }
+        let mut value =
+            serde_json::to_value(&notice).map_err(|e| DeliveryError::Request(e.to_string()))?;
+        if let Some(o) = value.as_object_mut() {
+            o.insert("id".to_owned(), n.id.into());
+            o.insert("sent_at".to_owned(), Utc::now().to_rfc3339().into());
+        }
+        serde_json::to_vec(&value).map_err(|e| DeliveryError::Request(e.to_string()))
+    }
+
+    /// One try: `POST` the body, signed when the endpoint has a secret; any 2xx is delivered.
+    pub async fn send(&self, n: &notifications::Model) -> Result<(), DeliveryError> {
+        let body = self.body(n)?;
+        let mut req = self
+            .client
+            .post(&n.endpoint)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header("X-Agent-Manager-Event", n.event.as_str())
+            .header("X-Agent-Manager-Delivery", n.id.to_string())
+            .header(
+                "X-Agent-Manager-Timestamp",
+                Utc::now().timestamp().to_string(),
+            );
+        if let Some(secret) = &n.secret {
+            req = req.header(
+                "X-Agent-Manager-Signature",
+                delivery::signature(secret, &body),
+            );
+        }
+        let answer = req.body(body).send().await.map_err(|e| {
+            if e.is_timeout() {
+                DeliveryError::Timeout(self.timeout)
+            } else {
+                DeliveryError::Connect(e.to_string())
+            }
+        })?;
+        let status = answer.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let text = answer.text().await.unwrap_or_default();
+        Err(DeliveryError::Status {
+            status: status.as_u16(),
+            body: text.chars().take(ANSWER_CHARS).collect(),
+        })
+    }
+}
+
+/// Deliveries per endpoint within the last minute, per process.
+#[derive(Default)]
+struct RateCap {
+    sent: HashMap<String, VecDeque<Instant>>,
+}
+
+impl RateCap {
+    /// Whether `endpoint` may get one more now; counts it when so.
+    fn allow(&mut self, endpoint: &str, per_minute: u32, now: Instant) -> bool {
+        let window = self.sent.entry(endpoint.to_owned()).or_default();
+        while window
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60))
+        {
+            window.pop_front();
+        }
+        if window.len() >= per_minute as usize {
+            return false;
+        }
+        window.push_back(now);
+        true
+    }
+}
+
+pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: CancellationToken) {
+    let sender = match Sender::new(&cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "the notifier cannot start; notifications wait in the database");
+            return;
+        }
+    };
+    let me = format!("notifier-{}", Uuid::new_v4().simple());
+    let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+    let in_flight = Arc::new(Mutex::new(HashSet::<i64>::new()));
+    let mut cap = RateCap::default();
+    let mut tasks = JoinSet::new();
+    loop {
+        while tasks.try_join_next().is_some() {}
+        let now = Utc::now();
+        let rows = match delivery::claim(&db, &me, now, BATCH).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(error = %e, "the notifier cannot read its notifications");
+                Vec::new()
+            }
+        };
+        let mut started = 0;
+        for n in rows {
+            if !in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(n.id)
+            {
+                continue;
+            }
+            if !cap.allow(
+                &n.endpoint,
+                cfg.notify.per_endpoint_per_minute,
+                Instant::now(),
+            ) {
+                let later = now + chrono::Duration::seconds(5);
+                if let Err(e) = delivery::postpone(&db, n.id, &me, later).await {
+                    tracing::warn!(error = %e, "cannot postpone a notification");
+                }
+                in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&n.id);
+                continue;
+            }
+            let Ok(permit) = slots.clone().acquire_owned().await else {
+                return;
+            };
+            let (db, cfg, sender, me, in_flight) = (
+                db.clone(),
+                cfg.clone(),
+                sender.clone(),
+                me.clone(),
+                in_flight.clone(),
+            );
+            started += 1;
+            tasks.spawn(async move {
+                deliver(&db, &cfg, &sender, &me, &n).await;
+                in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&n.id);
+                drop(permit);
+            });
+        }
+        if started == 0 {
+            tokio::select! {
+                () = tokio::time::sleep(IDLE) => {}
+                () = stop.cancelled() => break,
+            }
+        } else if stop.is_cancelled() {
+            break;
+        }
+    }
+    // Deliveries under way finish (each is bounded by the timeout); what is not claimed waits.
+    while tasks.join_next().await.is_some() {}
+}
+
+/// One delivery and its outcome, recorded under the claim.
+#[tracing::instrument(skip_all, fields(notification = n.id, event = %n.event, endpoint = %n.endpoint))]
+async fn deliver(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    sender: &Sender,
+    me: &str,
+    n: &notifications::Model,
+) {
+    let outcome = sender.send(n).await;
+    let now = Utc::now();
+    let recorded = match outcome {
+        Ok(()) => {
+            Metrics::inc(&cfg.metrics.notifications_delivered);
+            delivery::delivered(db, n.id, me, now).await.map(|_| ())
+        }
+        Err(e) => {
+            let error = e.to_string();
+            tracing::warn!(%error, attempt = n.attempts + 1, "notification not delivered");
+            Metrics::inc(&cfg.metrics.notification_failures);
+            let retry = delivery::Retry {
+                first: cfg.notify.retry_first,
+                budget: cfg.notify.give_up,
+            };
+            match delivery::attempt_failed(db, n, me, &error, retry, now).await {
+                Ok(Delivery::Failed) => {
+                    Metrics::inc(&cfg.metrics.notifications_given_up);
+                    tracing::error!(%error, "notification given up after its retry budget");
+                    Ok(())
+                }
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    if let Err(e) = recorded {
+        // The claim expires and the notification is tried again: at least once, never lost.
+        tracing::warn!(error = %e, "cannot record a notification's delivery");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_gets_its_share_per_minute_and_then_waits() {
+        let mut cap = RateCap::default();
+        let t0 = Instant::now();
+        assert!(cap.allow("a", 2, t0));
+        assert!(cap.allow("a", 2, t0));
+        assert!(!cap.allow("a", 2, t0));
+        assert!(cap.allow("b", 2, t0), "another endpoint has its own share");
+        assert!(cap.allow("a", 2, t0 + Duration::from_secs(60)));
+    }
+}

@@ -1,0 +1,274 @@
+//! Notifications to operators (docs/notifications.md): raised in the transaction of the event
+//! that causes them (`raise`), delivered by the manager's notifier through the claim and
+//! outcome functions of `delivery`, listed and resent here.
+
+pub mod delivery;
+pub mod events;
+pub mod raise;
+
+use crate::{
+    Principal,
+    audit::{self, AuditEntry},
+    entity::notifications,
+    error::{ServiceError, ServiceResult},
+    filters,
+};
+use am_domain::{
+    notify::{Delivery, Event, Notice},
+    roles::Role,
+};
+use chrono::{DateTime, Duration, Utc};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, TransactionTrait, sea_query::Expr,
+};
+use serde::{Deserialize, Serialize};
+
+pub use raise::raise;
+
+/// Repeats of one event about one subject within this window are folded into one notification.
+pub const FOLD_WINDOW: Duration = Duration::minutes(10);
+
+const PAGE: u64 = 50;
+const MAX_PAGE: u64 = 500;
+
+/// Which notifications a list shows; empty fields do not filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct NotificationFilter {
+    /// An event name (`breaker_tripped`, `node_lost`, …).
+    pub event: Option<String>,
+    /// `pending`, `delivered` or `failed`.
+    pub status: Option<String>,
+    pub application: Option<String>,
+    pub launch_setting: Option<String>,
+}
+
+/// One notification as lists and the API show it (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct NotificationEntry {
+    pub id: i64,
+    pub event: Event,
+    pub application: Option<String>,
+    pub launch_setting: Option<String>,
+    pub group: Option<String>,
+    /// The channel kind (`webhook`).
+    pub channel: String,
+    /// Where it is sent.
+    pub endpoint: String,
+    /// Whether the body is signed.
+    pub signed: bool,
+    pub status: Delivery,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    /// How many times the event happened within the folding window.
+    pub count: i32,
+    pub created_at: DateTime<Utc>,
+    pub last_event_at: DateTime<Utc>,
+    /// When it is tried next, while pending.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// What is sent (its `url` relative to the manager).
+    pub payload: Notice,
+}
+
+/// One page of notifications, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct NotificationPage {
+    pub items: Vec<NotificationEntry>,
+    /// Cursor (`after`) of the next, older page, when there is one.
+    pub next: Option<i64>,
+}
+
+impl NotificationFilter {
+    fn condition(&self) -> ServiceResult<Condition> {
+        use notifications::Column as C;
+        let mut c = Condition::all();
+        if let Some(e) = filters::text(&self.event) {
+            let event = Event::parse(&e).ok_or_else(|| {
+                ServiceError::invalid(
+                    "event",
+                    format!(
+                        "unknown event '{e}' (one of {})",
+                        Event::ALL.map(Event::as_str).join(", ")
+                    ),
+                )
+            })?;
+            c = c.add(C::Event.eq(event.as_str()));
+        }
+        if let Some(s) = filters::text(&self.status) {
+            let status = Delivery::parse(&s).ok_or_else(|| {
+                ServiceError::invalid(
+                    "status",
+                    format!("unknown status '{s}' (pending, delivered or failed)"),
+                )
+            })?;
+            c = c.add(C::Status.eq(status.as_str()));
+        }
+        if let Some(a) = filters::text(&self.application) {
+            c = c.add(C::ApplicationId.eq(a));
+        }
+        if let Some(l) = filters::text(&self.launch_setting) {
+            c = c.add(C::LaunchSettingId.eq(l));
+        }
+        Ok(c)
+    }
+}
+
+fn entry(m: notifications::Model) -> ServiceResult<NotificationEntry> {
+    let bad = |what: &str| ServiceError::Internal(format!("notification {}: {what}", m.id));
+    let payload: Notice =
+        serde_json::from_value(m.payload.clone()).map_err(|e| bad(&e.to_string()))?;
+    let status = Delivery::parse(&m.status).ok_or_else(|| bad("unknown status"))?;
+    Ok(NotificationEntry {
+        id: m.id,
+        event: payload.event,
+        application: m.application_id,
+        launch_setting: m.launch_setting_id,
+        group: m.group_id,
+        channel: m.channel,
+        endpoint: m.endpoint,
+        signed: m.secret.is_some(),
+        status,
+        attempts: m.attempts,
+        last_error: m.last_error,
+        count: m.count,
+        created_at: m.created_at,
+        last_event_at: m.last_event_at,
+        next_attempt_at: (status == Delivery::Pending).then_some(m.next_attempt_at),
+        delivered_at: m.delivered_at,
+        payload,
+    })
+}
+
+/// Notifications matching `filter`, newest first, `limit` (default 50, at most 500) after the
+/// cursor `after` (the `next` of the previous page).
+pub async fn list(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    filter: &NotificationFilter,
+    after: Option<i64>,
+    limit: Option<u64>,
+) -> ServiceResult<NotificationPage> {
+    use notifications::Column as C;
+    actor.require(Role::Viewer)?;
+    let limit = filters::limit(limit, PAGE, MAX_PAGE);
+    let mut q = notifications::Entity::find().filter(filter.condition()?);
+    if let Some(a) = after {
+        q = q.filter(C::Id.lt(a));
+    }
+    let mut rows = q.order_by_desc(C::Id).limit(limit + 1).all(db).await?;
+    let more = rows.len() as u64 > limit;
+    rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    let next = more.then(|| rows.last().map(|r| r.id)).flatten();
+    Ok(NotificationPage {
+        items: rows.into_iter().map(entry).collect::<ServiceResult<_>>()?,
+        next,
+    })
+}
+
+/// One notification.
+pub async fn get(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    id: i64,
+) -> ServiceResult<NotificationEntry> {
+    actor.require(Role::Viewer)?;
+    let row = notifications::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound(format!("notification {id}")))?;
+    entry(row)
+}
+
+/// *Send test* of the webhook of an application or launch setting (operators): a `test`
+/// notification queued at once, without folding; returns its id, whose delivery status then
+/// shows the endpoint's answer.
+pub async fn send_test(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    key: &am_domain::usage::EntityRef,
+) -> ServiceResult<i64> {
+    use am_domain::{links, usage::EntityRef};
+    actor.require(Role::Operator)?;
+    let now = Utc::now();
+    let mut notice = Notice::new(
+        Event::Test,
+        now,
+        format!("A test notification, sent by {} for {key}.", actor.name),
+        "/notifications",
+    );
+    match key {
+        EntityRef::Application(id) => {
+            notice.application = Some(id.clone());
+            notice.url = links::href("/notifications", &[("application", id)]);
+        }
+        EntityRef::LaunchSetting(id) => {
+            notice.launch_setting = Some(id.clone());
+            notice.url = links::launch_setting(id);
+        }
+        other => {
+            return Err(ServiceError::invalid("", format!("{other} has no webhook")));
+        }
+    }
+    let txn = db.begin().await?;
+    let endpoints = raise::endpoints(&txn, &notice).await?;
+    let Some(endpoint) = endpoints.into_iter().next() else {
+        return Err(ServiceError::invalid(
+            "webhook_url",
+            format!(
+                "{key} has no webhook to test: set its webhook URL (or its application's) first"
+            ),
+        ));
+    };
+    if notice.application.is_none() {
+        notice.application = raise::application_of(&txn, &notice).await?;
+    }
+    let id = raise::queue_for(&txn, &notice, endpoint, now).await?;
+    txn.commit().await?;
+    Ok(id)
+}
+
+/// Notifications given up on: the dashboard's count of failed deliveries.
+pub async fn failed_count(db: &impl ConnectionTrait) -> ServiceResult<u64> {
+    Ok(notifications::Entity::find()
+        .filter(notifications::Column::Status.eq(Delivery::Failed.as_str()))
+        .count(db)
+        .await?)
+}
+
+/// Sends a notification again (operators): pending and due now, with a fresh retry budget;
+/// the attempts so far are kept. A notification still pending is a conflict.
+pub async fn resend(db: &DatabaseConnection, actor: &Principal, id: i64) -> ServiceResult<()> {
+    use notifications::Column as C;
+    actor.require(Role::Operator)?;
+    let now = Utc::now();
+    let txn = db.begin().await?;
+    let row = notifications::Entity::find_by_id(id)
+        .one(&txn)
+        .await?
+        .ok_or_else(|| ServiceError::NotFound(format!("notification {id}")))?;
+    if row.status == Delivery::Pending.as_str() {
+        return Err(ServiceError::Conflict(format!(
+            "notification {id} is still pending: it is sent at its next attempt"
+        )));
+    }
+    notifications::Entity::update_many()
+        .col_expr(C::Status, Expr::value(Delivery::Pending.as_str()))
+        .col_expr(C::NextAttemptAt, Expr::value(now))
+        .col_expr(C::ResentAt, Expr::value(Some(now)))
+        .col_expr(C::LastError, Expr::value(Option::<String>::None))
+        .filter(C::Id.eq(id))
+        .filter(C::Status.eq(row.status.as_str()))
+        .exec(&txn)
+        .await?;
+    audit::record(
+        &txn,
+        AuditEntry::new(actor, "resend", "notification", &id.to_string()).after(
+            &serde_json::json!({ "event": row.event, "endpoint": row.endpoint, "was": row.status }),
+        ),
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(())
+}
