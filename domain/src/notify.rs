@@ -23,18 +23,25 @@ pub enum Event {
     NodeLost,
     /// A lost node is heard from again.
     NodeBack,
+    /// A launch setting's dead letters reached its `notify_threshold` (told again only after
+    /// they fell below it).
+    DeadLettersThreshold,
+    /// A schedule group's fire was dropped by its misfire policy `skip`.
+    ScheduleMissed,
     /// A channel's *Send test*.
     Test,
 }
 
 impl Event {
-    pub const ALL: [Event; 7] = [
+    pub const ALL: [Event; 9] = [
         Event::BreakerTripped,
         Event::LaunchSettingDisabled,
         Event::ScheduleGroupDisabled,
         Event::ActivationLost,
         Event::NodeLost,
         Event::NodeBack,
+        Event::DeadLettersThreshold,
+        Event::ScheduleMissed,
         Event::Test,
     ];
 
@@ -47,6 +54,8 @@ impl Event {
             Event::ActivationLost => "activation_lost",
             Event::NodeLost => "node_lost",
             Event::NodeBack => "node_back",
+            Event::DeadLettersThreshold => "dead_letters_threshold",
+            Event::ScheduleMissed => "schedule_missed",
             Event::Test => "test",
         }
     }

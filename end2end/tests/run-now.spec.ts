@@ -15,7 +15,7 @@ async function call(page: Page, method: string, path: string, body?: unknown): P
 }
 
 /** The node's application with a sleep launch setting in a group of its own. */
-async function seedRunnable(page: Page, ls: string, group: string) {
+async function seedRunnable(page: Page, ls: string, group: string, duration = "1s") {
   const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
   if (!catalog.applications.some((a: { id: string }) => a.id === APP)) {
     catalog.pools.push({ id: `${APP}-pool`, title: "The e2e node", hosts: [HOST] });
@@ -27,7 +27,7 @@ async function seedRunnable(page: Page, ls: string, group: string) {
       parameters: [{ name: "duration", type: "duration", default: "10s" }],
     });
   }
-  catalog.launch_settings.push({ id: ls, application: APP, agent: "sleep", kind: "scheduled", parameters: { duration: "1s" } });
+  catalog.launch_settings.push({ id: ls, application: APP, agent: "sleep", kind: "scheduled", parameters: { duration } });
   catalog.schedule_groups.push({ id: group, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
   const put = await call(page, "PUT", "/api/v1/catalog", catalog);
   expect(put.status(), await put.text()).toBe(200);
@@ -108,4 +108,43 @@ test("a failed group is re-run from its failed member, and the member that succe
   await expect(rows.first()).toContainText(failing);
   await expect(rows.first()).not.toContainText(first);
   await expect(page.locator(t("timeline"))).toContainText(`re-run of ${activation}`);
+});
+
+test("a running activation is interrupted from its row, then re-run from the same row, each with its outcome", async ({ page }) => {
+  test.setTimeout(120_000);
+  await loginAdmin(page);
+  const id = uid("rows");
+  const ls = `${APP}.${id}`;
+  await seedRunnable(page, ls, `${APP}.${id}-group`, "60s");
+  const started = await call(page, "POST", `/api/v1/launch-settings/${ls}/run`);
+  expect(started.status(), await started.text()).toBe(202);
+  const { activation } = await started.json();
+
+  // Running on the node: the row offers Interrupt, asked twice.
+  await expect(async () => {
+    await open(page, `/activations?launch_setting=${ls}`);
+    await expect(page.locator(`${t("activation-row")}[data-id="${activation}"]`)).toHaveAttribute("data-status", "running", { timeout: 1000 });
+  }).toPass({ timeout: 45_000 });
+  const row = page.locator(`${t("activation-row")}[data-id="${activation}"]`);
+  await row.locator(t("interrupt")).click();
+  await row.locator(t("interrupt-yes")).click();
+  // The outcome, in place: the node stops the sleep and reports it interrupted.
+  await expect(row.locator(`${t("interrupt-requested")} ${t("run-outcome")}`)).toHaveAttribute("data-status", "interrupted", { timeout: 30_000 });
+
+  // After a reload the row offers Re-run; the new run's status follows in place.
+  await open(page, `/activations?launch_setting=${ls}`);
+  const ended = page.locator(`${t("activation-row")}[data-id="${activation}"]`);
+  await expect(ended).toHaveAttribute("data-status", "interrupted");
+  await ended.locator(t("row-rerun")).click();
+  const outcome = ended.locator(`${t("row-rerun-started")} ${t("run-outcome")}`);
+  await expect(outcome).toHaveAttribute("data-status", /^(dispatched|running)$/, { timeout: 30_000 });
+  await expect(ended.locator(t("row-rerun-link"))).toHaveAttribute("href", /^\/activations\/[0-9a-f-]{36}$/);
+  // Interrupted from the API too; the re-run ends interrupted and a second interrupt is refused.
+  const href = await ended.locator(t("row-rerun-link")).getAttribute("href");
+  const rerun = href!.split("/").pop();
+  const stop = await call(page, "POST", `/api/v1/activations/${rerun}/interrupt`);
+  expect(stop.status(), await stop.text()).toBe(202);
+  await expect(outcome).toHaveAttribute("data-status", "interrupted", { timeout: 30_000 });
+  const again = await call(page, "POST", `/api/v1/activations/${rerun}/interrupt`);
+  expect(again.status()).toBe(409);
 });

@@ -24,6 +24,9 @@ use uuid::Uuid;
 const BATCH: u64 = 200;
 /// Deliveries in flight at once.
 const IN_FLIGHT: usize = 64;
+/// Deliveries in flight at once to one endpoint: a hanging endpoint holds these, the other
+/// slots stay for everybody else.
+const IN_FLIGHT_PER_ENDPOINT: usize = 8;
 const IDLE: Duration = Duration::from_millis(250);
 /// How much of an endpoint's answer is kept as the error.
 const ANSWER_CHARS: usize = 300;
@@ -126,6 +129,37 @@ impl Sender {
     }
 }
 
+/// What this process is sending now: the notifications (so a row still claimed is not sent
+/// twice) and how many per endpoint.
+#[derive(Default)]
+struct InFlight {
+    ids: HashSet<i64>,
+    per_endpoint: HashMap<String, usize>,
+}
+
+impl InFlight {
+    /// Takes a slot for `n` unless it is under way already or its endpoint has its share.
+    fn start(&mut self, n: &notifications::Model) -> bool {
+        let busy = self.per_endpoint.get(&n.endpoint).copied().unwrap_or(0);
+        if busy >= IN_FLIGHT_PER_ENDPOINT || self.ids.contains(&n.id) {
+            return false;
+        }
+        self.ids.insert(n.id);
+        *self.per_endpoint.entry(n.endpoint.clone()).or_default() += 1;
+        true
+    }
+
+    fn end(&mut self, n: &notifications::Model) {
+        self.ids.remove(&n.id);
+        if let Some(busy) = self.per_endpoint.get_mut(&n.endpoint) {
+            *busy = busy.saturating_sub(1);
+            if *busy == 0 {
+                self.per_endpoint.remove(&n.endpoint);
+            }
+        }
+    }
+}
+
 /// Deliveries per endpoint within the last minute, per process.
 #[derive(Default)]
 struct RateCap {
@@ -160,7 +194,7 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
     };
     let me = format!("notifier-{}", Uuid::new_v4().simple());
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
-    let in_flight = Arc::new(Mutex::new(HashSet::<i64>::new()));
+    let in_flight = Arc::new(Mutex::new(InFlight::default()));
     let mut cap = RateCap::default();
     let mut tasks = JoinSet::new();
     loop {
@@ -175,10 +209,11 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
         };
         let mut started = 0;
         for n in rows {
+            // Under way, or its endpoint has its share: it stays claimed and comes back.
             if !in_flight
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(n.id)
+                .start(&n)
             {
                 continue;
             }
@@ -194,7 +229,7 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
                 in_flight
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&n.id);
+                    .end(&n);
                 continue;
             }
             let Ok(permit) = slots.clone().acquire_owned().await else {
@@ -213,7 +248,7 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
                 in_flight
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&n.id);
+                    .end(&n);
                 drop(permit);
             });
         }
@@ -239,6 +274,14 @@ async fn deliver(
     me: &str,
     n: &notifications::Model,
 ) {
+    match delivery::holds(db, n.id, me, Utc::now()).await {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot check a notification's claim; it comes back");
+            return;
+        }
+    }
     let outcome = sender.send(n).await;
     let now = Utc::now();
     let recorded = match outcome {
@@ -274,6 +317,47 @@ async fn deliver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(id: i64, endpoint: &str) -> notifications::Model {
+        notifications::Model {
+            id,
+            event: "node_lost".into(),
+            fold_key: String::new(),
+            application_id: None,
+            launch_setting_id: None,
+            group_id: None,
+            channel: "webhook".into(),
+            endpoint: endpoint.into(),
+            secret: None,
+            payload: serde_json::Value::Null,
+            count: 1,
+            status: "pending".into(),
+            attempts: 0,
+            last_error: None,
+            created_at: Utc::now(),
+            last_event_at: Utc::now(),
+            next_attempt_at: Utc::now(),
+            claimed_by: None,
+            claimed_until: None,
+            delivered_at: None,
+            resent_at: None,
+        }
+    }
+
+    #[test]
+    fn one_endpoint_takes_at_most_its_share_of_the_slots() {
+        let mut f = InFlight::default();
+        let slow: Vec<_> = (0..20).map(|i| row(i, "http://slow")).collect();
+        let started = slow.iter().filter(|n| f.start(n)).count();
+        assert_eq!(started, IN_FLIGHT_PER_ENDPOINT);
+        assert!(
+            f.start(&row(100, "http://fast")),
+            "another endpoint goes on"
+        );
+        assert!(!f.start(&row(100, "http://fast")), "never twice at once");
+        f.end(&slow[0]);
+        assert!(f.start(&slow[19]), "a slot came free");
+    }
 
     #[test]
     fn an_endpoint_gets_its_share_per_minute_and_then_waits() {

@@ -2,7 +2,7 @@
 //! per batch, every row keyed by the message's identity so that a batch the broker delivers
 //! again (committed, then the connection died before the acknowledgement) stores nothing twice.
 
-use super::{DEAD, headers, replay};
+use super::{DEAD, headers, replay, threshold};
 use crate::{
     entity::{agents, dead_letters, launch_settings},
     error::ServiceResult,
@@ -17,7 +17,7 @@ use am_domain::{
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    QueryFilter, QuerySelect, TransactionTrait, TryInsertResult,
+    QueryFilter, QuerySelect, TryInsertResult,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -144,7 +144,16 @@ pub async fn store(
             ..Default::default()
         });
     }
-    let txn = db.begin().await?;
+    let watched: HashSet<String> = rows
+        .iter()
+        .filter_map(|r| match &r.launch_setting_id {
+            Set(Some(ls)) => Some(ls.clone()),
+            _ => None,
+        })
+        .collect();
+    // Written with the intent to write, so the counts before and after see the same table.
+    let txn = crate::runtime::begin_write(db).await?;
+    let watch = threshold::watch(&txn, watched).await?;
     let stored = match dead_letters::Entity::insert_many(rows)
         .on_conflict_do_nothing_on([dead_letters::Column::DedupeKey])
         .exec_without_returning(&txn)
@@ -154,6 +163,7 @@ pub async fn store(
         TryInsertResult::Conflicted | TryInsertResult::Empty => 0,
     };
     died_again(&txn, &again, now).await?;
+    watch.raise_crossed(&txn, now).await?;
     txn.commit().await?;
     Ok(StoreOutcome {
         stored,

@@ -23,6 +23,7 @@ mod headers;
 mod ingest;
 mod read;
 pub mod replay;
+mod threshold;
 
 pub use headers::{BROKER_ERROR_PREFIX, BodyEncoding, BodyView, body_view, parked_at, parse};
 pub use ingest::{IncomingDeadLetter, StoreOutcome, store};

@@ -40,10 +40,19 @@ pub async fn claim(
         .order_by(C::NextAttemptAt, sea_orm::Order::Asc)
         .limit(limit)
         .to_owned();
+    // The claimability is checked again on each row, not only in the subquery: on PostgreSQL
+    // a replica whose update waited for another's re-checks the row's own conditions (not the
+    // subquery's, computed before), so a row the other just claimed is not claimed twice.
     notifications::Entity::update_many()
         .col_expr(C::ClaimedBy, Expr::value(Some(me.to_owned())))
         .col_expr(C::ClaimedUntil, Expr::value(Some(now + CLAIM)))
         .filter(C::Id.in_subquery(claimable))
+        .filter(C::Status.eq(Delivery::Pending.as_str()))
+        .filter(
+            Condition::any()
+                .add(C::ClaimedUntil.is_null())
+                .add(C::ClaimedUntil.lt(now)),
+        )
         .exec(db)
         .await?;
     Ok(notifications::Entity::find()
@@ -54,6 +63,25 @@ pub async fn claim(
         .limit(limit)
         .all(db)
         .await?)
+}
+
+/// Whether `me` still holds the claim of pending notification `id`: checked right before a
+/// try, since a claim round that read the table before the previous try was recorded returns
+/// a row that is no longer due.
+pub async fn holds(
+    db: &DatabaseConnection,
+    id: i64,
+    me: &str,
+    now: DateTime<Utc>,
+) -> ServiceResult<bool> {
+    use notifications::Column as C;
+    Ok(notifications::Entity::find_by_id(id)
+        .filter(C::ClaimedBy.eq(me))
+        .filter(C::Status.eq(Delivery::Pending.as_str()))
+        .filter(C::ClaimedUntil.gt(now))
+        .one(db)
+        .await?
+        .is_some())
 }
 
 /// The endpoint accepted notification `id`. False when `me` no longer held its claim.

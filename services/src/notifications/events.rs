@@ -158,6 +158,43 @@ pub fn node(
     n
 }
 
+/// A launch setting's dead letters reached its threshold.
+pub fn dead_letters_threshold(
+    launch_setting: &str,
+    dead: u64,
+    threshold: u64,
+    at: DateTime<Utc>,
+) -> Notice {
+    let mut n = Notice::new(
+        Event::DeadLettersThreshold,
+        at,
+        format!(
+            "{dead} dead letters of {launch_setting} are waiting for an operator (threshold {threshold})."
+        ),
+        &links::dead_letters_of(launch_setting),
+    );
+    n.launch_setting = Some(launch_setting.to_owned());
+    n.reason = Some(format!("threshold {threshold}"));
+    n
+}
+
+/// A group's fire at `fire_time` was dropped by its misfire policy.
+pub fn schedule_missed(group: &str, fire_time: DateTime<Utc>, at: DateTime<Utc>) -> Notice {
+    let mut n = Notice::new(
+        Event::ScheduleMissed,
+        at,
+        format!(
+            "Schedule group {group} missed its fire of {}: the manager was not running then, and \
+             its misfire policy is skip.",
+            fire_time.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        &links::schedule_group(group),
+    );
+    n.group = Some(group.to_owned());
+    n.reason = Some("misfire policy skip".to_owned());
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,10 +35,19 @@ pub async fn claim(
         .order_by(outbox::Column::Id, sea_orm::Order::Asc)
         .limit(limit)
         .to_owned();
+    // The claimability is checked again on each row: on PostgreSQL a replica whose update
+    // waited for another's re-checks the row's own conditions, not the subquery's, so a row
+    // the other just claimed is not claimed (and published) twice.
     outbox::Entity::update_many()
         .col_expr(outbox::Column::ClaimedBy, Expr::value(Some(me.to_owned())))
         .col_expr(outbox::Column::ClaimedUntil, Expr::value(Some(now + CLAIM)))
         .filter(outbox::Column::Id.in_subquery(claimable))
+        .filter(outbox::Column::SentAt.is_null())
+        .filter(
+            sea_orm::Condition::any()
+                .add(outbox::Column::ClaimedUntil.is_null())
+                .add(outbox::Column::ClaimedUntil.lt(now)),
+        )
         .exec(db)
         .await?;
     Ok(outbox::Entity::find()

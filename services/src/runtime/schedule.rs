@@ -5,7 +5,10 @@ use super::{Metrics, RuntimeConfig};
 use crate::{entity::schedule_groups, error::ServiceResult};
 use am_domain::{catalog::MisfirePolicy, schedule::Schedule};
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, sea_query::Expr};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    sea_query::Expr,
+};
 use std::{
     collections::{BTreeMap, HashMap},
     sync::Arc,
@@ -99,14 +102,16 @@ pub fn catch_up(
     }
 }
 
-/// Records a skipped misfire as the group's last fire, so it is not considered again.
+/// Records a skipped misfire as the group's last fire, so it is not considered again, and
+/// raises `schedule_missed` with it (once: the record is a compare-and-set).
 pub async fn record_skip(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     group: &str,
     at: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    schedule_groups::Entity::update_many()
+    let txn = super::begin_write(db).await?;
+    let recorded = schedule_groups::Entity::update_many()
         .col_expr(schedule_groups::Column::LastFireAt, Expr::value(Some(at)))
         .filter(schedule_groups::Column::Id.eq(group))
         .filter(
@@ -114,8 +119,19 @@ pub async fn record_skip(
                 .add(schedule_groups::Column::LastFireAt.is_null())
                 .add(schedule_groups::Column::LastFireAt.lt(at)),
         )
-        .exec(db)
+        .exec(&txn)
         .await?;
+    if recorded.rows_affected == 0 {
+        return Ok(());
+    }
+    let now = Utc::now();
+    crate::notifications::raise(
+        &txn,
+        crate::notifications::events::schedule_missed(group, at, now),
+        now,
+    )
+    .await?;
+    txn.commit().await?;
     Metrics::inc(&cfg.metrics.misfires_skipped);
     tracing::info!(%group, fire_time = %at, "missed fire skipped (misfire policy skip)");
     Ok(())

@@ -2,7 +2,7 @@
 //! that wants them, repeats folded, secrets write-only through catalog writes, claimed by one
 //! replica at a time, retried with growing delays, given up, resent.
 
-use super::{actor, demo_catalog, runtime::node_up};
+use super::{actor, dead_letters::given_up, demo_catalog, runtime::node_up};
 use crate::on_both_backends;
 use am_domain::{
     notify::{Delivery, Event},
@@ -28,6 +28,8 @@ on_both_backends!(
     secrets_are_kept_through_export_and_import_and_never_shown,
     a_delivery_is_claimed_once_retried_given_up_and_resent,
     a_lost_node_and_its_return_are_told_once_each,
+    dead_letters_reaching_the_threshold_are_told_once_per_crossing,
+    a_skipped_misfire_is_told_once,
 );
 
 const APP_HOOK: &str = "http://127.0.0.1:9/app-hook";
@@ -399,4 +401,81 @@ async fn a_lost_node_and_its_return_are_told_once_each(db: &DatabaseConnection) 
         .await
         .expect("count");
     assert_eq!(back, 1);
+}
+
+async fn dead_letters_reaching_the_threshold_are_told_once_per_crossing(db: &DatabaseConnection) {
+    let mut c = demo_catalog();
+    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    let ls = "demo.poison.1";
+    if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == ls) {
+        l.dead_letter.notify_threshold = Some(3);
+    }
+    catalog::import(db, &actor(Role::Admin), c)
+        .await
+        .expect("imports");
+    let names = am_domain::wire::names::Names::new("am");
+    let m = |i: usize| given_up(ls, "demo.events", "Poisoned", &format!("m-{i}"), "{}");
+    let store = |batch: Vec<_>| {
+        let names = names.clone();
+        async move {
+            am_services::dead_letters::store(db, &names, &batch, Utc::now())
+                .await
+                .expect("stores")
+        }
+    };
+    let told = || async {
+        rows::Entity::find()
+            .filter(rows::Column::Event.eq("dead_letters_threshold"))
+            .all(db)
+            .await
+            .expect("notifications")
+    };
+    store(vec![m(0), m(1)]).await;
+    assert!(told().await.is_empty(), "2 of 3: not yet");
+    store(vec![m(2), m(3)]).await;
+    let n = told().await;
+    assert_eq!(n.len(), 1, "the batch crossed it");
+    assert_eq!(n[0].launch_setting_id.as_deref(), Some(ls));
+    assert_eq!(
+        n[0].payload["url"],
+        "/dead-letters?launch_setting=demo.poison.1&status=dead"
+    );
+    store(vec![m(4)]).await;
+    assert_eq!(told().await[0].count, 1, "above it already: nothing more");
+
+    // Below it again (deleted), then over it: told again, folded within the window.
+    let ids: Vec<i64> = am_services::entity::dead_letters::Entity::find()
+        .all(db)
+        .await
+        .expect("dead letters")
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    am_services::dead_letters::delete(db, &ids)
+        .await
+        .expect("deletes");
+    store(vec![m(5), m(6), m(7)]).await;
+    let n = told().await;
+    assert_eq!(n.len(), 1);
+    assert_eq!(n[0].count, 2);
+}
+
+async fn a_skipped_misfire_is_told_once(db: &DatabaseConnection) {
+    setup(db).await;
+    let cfg = am_services::runtime::RuntimeConfig::new("t");
+    let fire = Utc::now() - Duration::hours(2);
+    for _ in 0..2 {
+        am_services::runtime::schedule::record_skip(db, &cfg, "demo.nightly", fire)
+            .await
+            .expect("records");
+    }
+    let n = all(db).await;
+    assert_eq!(n.len(), 1);
+    assert_eq!(n[0].event, "schedule_missed");
+    assert_eq!(n[0].group_id.as_deref(), Some("demo.nightly"));
+    assert_eq!(
+        n[0].count, 1,
+        "the second record found it recorded: nothing raised"
+    );
+    assert_eq!(n[0].payload["url"], "/schedule-groups/demo.nightly");
 }
