@@ -127,6 +127,9 @@ pub struct Application {
     /// the stored one and an empty string removes it ([`crate::notify::keep_secrets`]).
     #[serde(default, skip_serializing)]
     pub webhook_secret: Option<String>,
+    /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
+    #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
+    pub webhook_format: crate::notify::WebhookFormat,
 }
 
 /// A named list of host names. A host may be in several pools.
@@ -518,6 +521,9 @@ pub struct LaunchSetting {
     /// the stored one and an empty string removes it ([`crate::notify::keep_secrets`]).
     #[serde(default, skip_serializing)]
     pub webhook_secret: Option<String>,
+    /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
+    #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
+    pub webhook_format: crate::notify::WebhookFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -136,6 +136,61 @@ impl Notice {
             part(&self.action)
         )
     }
+
+    /// The text of a chat message: the summary, how many times, and the link in the
+    /// `<url|label>` form Slack and Mattermost both turn into a link.
+    pub fn chat_text(&self) -> String {
+        let repeats = if self.count > 1 {
+            format!(" ({} times)", self.count)
+        } else {
+            String::new()
+        };
+        format!(
+            "{}{repeats}\n<{}|Open in Agent Manager>",
+            self.summary, self.url
+        )
+    }
+}
+
+/// What a webhook expects (`webhook_format` of an application or launch setting).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum WebhookFormat {
+    /// The [`Notice`] as JSON, for programs.
+    #[default]
+    Json,
+    /// A Slack- or Mattermost-compatible incoming webhook: `{"text": …}`, a sentence and the
+    /// link, for people.
+    Chat,
+}
+
+impl WebhookFormat {
+    pub const ALL: [WebhookFormat; 2] = [WebhookFormat::Json, WebhookFormat::Chat];
+
+    /// The serde name, as stored and in forms.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookFormat::Json => "json",
+            WebhookFormat::Chat => "chat",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
+    pub fn is_json(&self) -> bool {
+        *self == WebhookFormat::Json
+    }
+
+    /// The channel that delivers this format.
+    pub fn channel(self) -> Channel {
+        match self {
+            WebhookFormat::Json => Channel::Webhook,
+            WebhookFormat::Chat => Channel::Chat,
+        }
+    }
 }
 
 /// The [`Notice::action`]s.
@@ -153,13 +208,23 @@ pub mod action {
 pub enum Channel {
     /// A JSON `POST` of the [`Notice`], signed when the endpoint has a secret.
     Webhook,
+    /// A JSON `POST` of `{"text": …}` ([`Notice::chat_text`]) to a Slack- or
+    /// Mattermost-compatible incoming webhook.
+    Chat,
 }
 
 impl Channel {
+    pub const ALL: [Channel; 2] = [Channel::Webhook, Channel::Chat];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Channel::Webhook => "webhook",
+            Channel::Chat => "chat",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
     }
 }
 
@@ -244,9 +309,20 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", e.as_str()));
             assert_eq!(Event::parse(e.as_str()), Some(e));
         }
+        for c in Channel::ALL {
+            let json = serde_json::to_string(&c).expect("json");
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+            assert_eq!(Channel::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(WebhookFormat::Chat.channel(), Channel::Chat);
+        for f in WebhookFormat::ALL {
+            let json = serde_json::to_string(&f).expect("json");
+            assert_eq!(json, format!("\"{}\"", f.as_str()));
+            assert_eq!(WebhookFormat::parse(f.as_str()), Some(f));
+        }
         assert_eq!(
-            serde_json::to_string(&Channel::Webhook).expect("json"),
-            format!("\"{}\"", Channel::Webhook.as_str())
+            serde_json::to_string(&WebhookFormat::Chat).expect("json"),
+            "\"chat\""
         );
         for d in Delivery::ALL {
             let json = serde_json::to_string(&d).expect("json");
@@ -301,6 +377,7 @@ mod tests {
             default_pool: "p".into(),
             webhook_url: Some("https://hooks.example/x".into()),
             webhook_secret: secret.map(str::to_owned),
+            webhook_format: WebhookFormat::Json,
         };
         let mut old = Catalog::new();
         old.applications = vec![app("a", Some("s1")), app("b", Some("s2")), app("c", None)];
@@ -328,6 +405,25 @@ mod tests {
             serde_json::from_str(r#"{"id":"a","default_pool":"p","webhook_secret":"k"}"#)
                 .expect("parse");
         assert_eq!(read.webhook_secret.as_deref(), Some("k"));
+    }
+
+    #[test]
+    fn the_chat_text_has_the_summary_the_repeats_and_the_link() {
+        let mut n = Notice::new(
+            Event::NodeLost,
+            DateTime::<Utc>::UNIX_EPOCH,
+            "Node h1 of billing is lost.",
+            "https://am.example/nodes#host-h1",
+        );
+        assert_eq!(
+            n.chat_text(),
+            "Node h1 of billing is lost.\n<https://am.example/nodes#host-h1|Open in Agent Manager>"
+        );
+        n.count = 3;
+        assert!(
+            n.chat_text()
+                .starts_with("Node h1 of billing is lost. (3 times)\n")
+        );
     }
 
     #[test]

@@ -32,7 +32,10 @@
 //! - [`m20261125_000014_replay_outcomes`]: what became of each replayed dead letter;
 //! - [`m20261125_000015_run_counts`]: the dashboard's count of runs (a group's run once);
 //! - [`m20261125_000016_disabled_and_success`]: who disabled an item and when, and when a
-//!   launch setting last succeeded.
+//!   launch setting last succeeded;
+//! - [`m20261125_000017_notifications`]: notifications as an outbox of their own, and the
+//!   secrets that sign webhooks;
+//! - [`m20261125_000018_webhook_format`]: whether a webhook wants JSON or chat text.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -64,6 +67,7 @@ pub mod m20261125_000014_replay_outcomes;
 pub mod m20261125_000015_run_counts;
 pub mod m20261125_000016_disabled_and_success;
 pub mod m20261125_000017_notifications;
+pub mod m20261125_000018_webhook_format;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -90,6 +94,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000015_run_counts::Migration),
             Box::new(m20261125_000016_disabled_and_success::Migration),
             Box::new(m20261125_000017_notifications::Migration),
+            Box::new(m20261125_000018_webhook_format::Migration),
         ]
     }
 }

@@ -185,8 +185,17 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: notifications as first made, no webhook secrets.
+    // One step down: no webhook format.
     let manager = SchemaManager::new(db);
+    assert!(manager.has_column("applications", "webhook_format").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("applications", "webhook_format").await?);
+    assert!(
+        !manager
+            .has_column("launch_settings", "webhook_format")
+            .await?
+    );
+    // One more: notifications as first made, no webhook secrets.
     assert!(manager.has_column("notifications", "fold_key").await?);
     assert!(manager.has_column("applications", "webhook_secret").await?);
     Migrator::down(db, Some(1)).await?;

@@ -24,6 +24,8 @@ pub struct NotificationRow {
     pub id: i64,
     pub notice: Notice,
     pub endpoint: String,
+    /// `webhook` or `chat`.
+    pub channel: String,
     pub signed: bool,
     pub status: Delivery,
     pub attempts: i32,
@@ -52,6 +54,7 @@ fn row(n: am_services::notifications::NotificationEntry) -> NotificationRow {
         payload: serde_json::to_string_pretty(&n.payload).unwrap_or_default(),
         notice: n.payload,
         endpoint: n.endpoint,
+        channel: n.channel,
         signed: n.signed,
         status: n.status,
         attempts: n.attempts,

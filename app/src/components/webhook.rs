@@ -6,11 +6,25 @@ use crate::api::{
     catalog::Key,
     notifications::{SendTestNotification, SetWebhookSecret, notification},
 };
-use am_domain::notify::Delivery;
+use am_domain::notify::{Delivery, WebhookFormat};
 use leptos::prelude::*;
 use std::time::Duration;
 
 const POLL: Duration = Duration::from_secs(1);
+
+/// The choices of a webhook's format, as forms offer them.
+pub fn webhook_formats() -> Vec<(String, String)> {
+    WebhookFormat::ALL
+        .iter()
+        .map(|f| {
+            let label = match f {
+                WebhookFormat::Json => "JSON — the notice, for programs",
+                WebhookFormat::Chat => "chat — {\"text\": …} for Slack or Mattermost",
+            };
+            (f.as_str().to_owned(), label.to_owned())
+        })
+        .collect()
+}
 
 #[component]
 pub fn WebhookTools(key: Key, can_edit: bool, can_operate: bool) -> impl IntoView {

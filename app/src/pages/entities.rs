@@ -3,7 +3,7 @@
 
 use crate::{
     api::catalog::{AnyEntity, CatalogView, DeleteEntity, SaveEntity, load_catalog_view},
-    components::forms::*,
+    components::{forms::*, webhook::webhook_formats},
     pages::{broker::DataQueueUnrouted, published::ApplicationPublished},
 };
 use am_domain::{
@@ -11,6 +11,7 @@ use am_domain::{
     catalog::{
         Agent, Application, Concurrency, DataQueue, DataQueueKind, InputKind, OverlapPolicy, Pool,
     },
+    notify::WebhookFormat,
     roles::Role,
     usage::EntityRef,
 };
@@ -159,11 +160,13 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
             .unwrap_or_default(),
         webhook_url: None,
         webhook_secret: None,
+        webhook_format: Default::default(),
     });
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
     let pool = RwSignal::new(base.default_pool.clone());
     let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
+    let format = RwSignal::new(base.webhook_format.as_str().to_owned());
     let pools: Vec<(String, String)> = view
         .catalog
         .pools
@@ -178,6 +181,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 default_pool: pool.get_untracked(),
                 webhook_url: opt(webhook.get_untracked()),
                 webhook_secret: None,
+                webhook_format: WebhookFormat::parse(&format.get_untracked()).unwrap_or_default(),
             }),
             create: creating,
         });
@@ -199,6 +203,8 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 errors=errors.at("default_pool") disabled=!can_edit hint="used by launch settings that name no pool" />
             <TextField label="Webhook URL" test="field-webhook" value=webhook errors=errors.at("webhook_url") readonly=!can_edit
                 placeholder="https://…" hint="gets every notification of the application: breaker trips, disabled items, lost runs and nodes" />
+            <SelectField label="Webhook format" test="field-webhook-format" value=format options=webhook_formats()
+                errors=errors.at("webhook_format") disabled=!can_edit hint="chat: a Slack- or Mattermost-compatible incoming webhook" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {

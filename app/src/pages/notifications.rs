@@ -176,7 +176,9 @@ fn Row(
             </td>
             <td data-label="Sent to">
                 <code class="endpoint">{n.endpoint.clone()}</code>
-                <br /><span class="muted">{if n.signed { "webhook, signed" } else { "webhook" }}</span>
+                <br /><span class="muted" data-test="notification-channel">
+                    {format!("{}{}", n.channel, if n.signed { ", signed" } else { "" })}
+                </span>
             </td>
             <td data-label="Delivery">
                 <span class=format!("pill notify-{}", status.as_str()) data-test="notification-status">{status.as_str()}</span>

@@ -22,6 +22,7 @@ fn base() -> Catalog {
         default_pool: "p".into(),
         webhook_url: None,
         webhook_secret: None,
+        webhook_format: Default::default(),
     });
     c.data_queues.push(DataQueue {
         id: "invoices".into(),
@@ -98,6 +99,7 @@ fn stream(id: &str, parameters: serde_json::Value) -> LaunchSetting {
         idle_timeout: None,
         webhook_url: None,
         webhook_secret: None,
+        webhook_format: Default::default(),
     }
 }
 

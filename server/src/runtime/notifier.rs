@@ -3,7 +3,7 @@
 //! twice; each delivery runs as its own task with a bounded timeout, so one slow endpoint never
 //! holds the others up; an endpoint gets at most its per-minute share, the rest wait.
 
-use am_domain::notify::{Delivery, Notice};
+use am_domain::notify::{Channel, Delivery, Notice};
 use am_services::{
     entity::notifications,
     notifications::delivery,
@@ -72,8 +72,9 @@ impl Sender {
         })
     }
 
-    /// The body sent for `n`: its notice with an absolute link and the time of this try, so
-    /// the signature (over the body) also covers when it was sent.
+    /// The body sent for `n`: for a webhook, its notice with an absolute link, its id and the
+    /// time of this try, so the signature (over the body) also covers when it was sent; for a
+    /// chat webhook, `{"text": …}` with the sentence and the link.
     pub fn body(&self, n: &notifications::Model) -> Result<Vec<u8>, DeliveryError> {
         let mut notice: Notice = serde_json::from_value(n.payload.clone())
             .map_err(|e| DeliveryError::Request(format!("stored payload: {e}")))?;
@@ -81,6 +82,10 @@ impl Sender {
             && notice.url.starts_with('/')
         {
             notice.url = format!("{base}{}", notice.url);
+        }
+        if Channel::parse(&n.channel) == Some(Channel::Chat) {
+            return serde_json::to_vec(&serde_json::json!({ "text": notice.chat_text() }))
+                .map_err(|e| DeliveryError::Request(e.to_string()));
         }
         let mut value =
             serde_json::to_value(&notice).map_err(|e| DeliveryError::Request(e.to_string()))?;
@@ -342,6 +347,36 @@ mod tests {
             delivered_at: None,
             resent_at: None,
         }
+    }
+
+    #[test]
+    fn a_chat_webhook_gets_the_sentence_and_an_absolute_link() {
+        let mut cfg = RuntimeConfig::new("t");
+        cfg.notify.public_url = Some("https://am.example/".into());
+        let sender = Sender::new(&cfg).expect("a client");
+        let notice = am_domain::notify::Notice::new(
+            am_domain::notify::Event::NodeLost,
+            Utc::now(),
+            "Node h1 of demo is lost.",
+            "/nodes#host-h1",
+        );
+        let mut n = row(7, "http://chat");
+        n.payload = serde_json::to_value(&notice).expect("json");
+        n.channel = "chat".into();
+        let body: serde_json::Value =
+            serde_json::from_slice(&sender.body(&n).expect("a body")).expect("json");
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "text": "Node h1 of demo is lost.\n<https://am.example/nodes#host-h1|Open in Agent Manager>"
+            })
+        );
+        n.channel = "webhook".into();
+        let body: serde_json::Value =
+            serde_json::from_slice(&sender.body(&n).expect("a body")).expect("json");
+        assert_eq!(body["url"], "https://am.example/nodes#host-h1");
+        assert_eq!(body["id"], 7);
+        assert!(body["sent_at"].is_string());
     }
 
     #[test]

@@ -52,14 +52,15 @@ fn int(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-pub(crate) fn application(m: applications::Model) -> Application {
-    Application {
+pub(crate) fn application(m: applications::Model) -> ServiceResult<Application> {
+    Ok(Application {
         id: m.id,
         title: m.title,
         default_pool: m.default_pool_id,
         webhook_url: m.webhook_url,
         webhook_secret: m.webhook_secret,
-    }
+        webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
+    })
 }
 
 pub(crate) fn application_row(
@@ -73,6 +74,7 @@ pub(crate) fn application_row(
         default_pool_id: Set(a.default_pool.clone()),
         webhook_url: Set(a.webhook_url.clone()),
         webhook_secret: Set(a.webhook_secret.clone()),
+        webhook_format: Set(enum_to_str(&a.webhook_format)),
         created_at: if insert { Set(now) } else { NotSet },
         updated_at: Set(now),
     }
@@ -245,6 +247,7 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
         pool: m.pool_id,
         webhook_url: m.webhook_url,
         webhook_secret: m.webhook_secret,
+        webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
     })
 }
 
@@ -283,6 +286,7 @@ pub(crate) fn launch_setting_row(
         idle_timeout_ms: Set(l.idle_timeout.map(ms)),
         webhook_url: Set(l.webhook_url.clone()),
         webhook_secret: Set(l.webhook_secret.clone()),
+        webhook_format: Set(enum_to_str(&l.webhook_format)),
         updated_at: Set(now),
         ..Default::default()
     };

@@ -70,7 +70,7 @@ pub async fn load_with(db: &impl ConnectionTrait, with_values: bool) -> ServiceR
         .await?
         .into_iter()
         .map(rows::application)
-        .collect();
+        .collect::<ServiceResult<_>>()?;
     catalog.data_queues = data_queues::Entity::find()
         .all(db)
         .await?

@@ -16,6 +16,8 @@ pub struct Model {
     /// Signs the webhook's body; never shown.
     #[sea_orm(column_type = "Text")]
     pub webhook_secret: Option<String>,
+    /// `json` | `chat` (`am_domain::notify::WebhookFormat`).
+    pub webhook_format: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

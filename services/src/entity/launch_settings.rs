@@ -38,6 +38,8 @@ pub struct Model {
     /// Signs the webhook's body; never shown.
     #[sea_orm(column_type = "Text")]
     pub webhook_secret: Option<String>,
+    /// `json` | `chat` (`am_domain::notify::WebhookFormat`).
+    pub webhook_format: String,
     /// `running` | `waiting` | `disabled`.
     pub current_status: String,
     /// `succeeded` | `failed` | `interrupted`; never `running`.

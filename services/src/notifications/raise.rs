@@ -7,7 +7,7 @@ use crate::{
     entity::{applications, launch_settings, notifications, schedule_groups},
     error::{ServiceError, ServiceResult},
 };
-use am_domain::notify::{Channel, Delivery, Notice};
+use am_domain::notify::{Channel, Delivery, Notice, WebhookFormat};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -49,46 +49,44 @@ pub(super) async fn application_of(
     Ok(None)
 }
 
+/// A webhook as its row stores it: URL, secret, format.
+type Hook = (Option<String>, Option<String>, String);
+
+fn endpoint((url, secret, format): Hook) -> Option<Endpoint> {
+    let format = WebhookFormat::parse(&format).unwrap_or_default();
+    url.map(|url| Endpoint {
+        channel: format.channel(),
+        url,
+        secret,
+    })
+}
+
 /// The endpoints of what `notice` is about: the launch setting's webhook when it has one,
 /// otherwise its application's.
 pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceResult<Vec<Endpoint>> {
     if let Some(ls) = &notice.launch_setting {
-        let own: Option<(Option<String>, Option<String>)> =
-            launch_settings::Entity::find_by_id(ls.as_str())
-                .select_only()
-                .column(launch_settings::Column::WebhookUrl)
-                .column(launch_settings::Column::WebhookSecret)
-                .into_tuple()
-                .one(db)
-                .await?;
-        if let Some((Some(url), secret)) = own {
-            return Ok(vec![Endpoint {
-                channel: Channel::Webhook,
-                url,
-                secret,
-            }]);
+        use launch_settings::Column as L;
+        let own: Option<Hook> = launch_settings::Entity::find_by_id(ls.as_str())
+            .select_only()
+            .columns([L::WebhookUrl, L::WebhookSecret, L::WebhookFormat])
+            .into_tuple()
+            .one(db)
+            .await?;
+        if let Some(e) = own.and_then(endpoint) {
+            return Ok(vec![e]);
         }
     }
     let Some(app) = application_of(db, notice).await? else {
         return Ok(vec![]);
     };
-    let row: Option<(Option<String>, Option<String>)> = applications::Entity::find_by_id(app)
+    use applications::Column as A;
+    let row: Option<Hook> = applications::Entity::find_by_id(app)
         .select_only()
-        .column(applications::Column::WebhookUrl)
-        .column(applications::Column::WebhookSecret)
+        .columns([A::WebhookUrl, A::WebhookSecret, A::WebhookFormat])
         .into_tuple()
         .one(db)
         .await?;
-    Ok(row
-        .and_then(|(url, secret)| {
-            url.map(|url| Endpoint {
-                channel: Channel::Webhook,
-                url,
-                secret,
-            })
-        })
-        .into_iter()
-        .collect())
+    Ok(row.and_then(endpoint).into_iter().collect())
 }
 
 /// Records `notice` for every endpoint that wants it, in the caller's transaction, so it is

@@ -109,6 +109,7 @@ async fn entity_crud_is_validated_and_audited(db: &DatabaseConnection) {
         default_pool: "p1".into(),
         webhook_url: None,
         webhook_secret: None,
+        webhook_format: Default::default(),
     };
     catalog::create(db, &admin, app.clone()).await.expect("app");
 

@@ -30,6 +30,7 @@ on_both_backends!(
     a_lost_node_and_its_return_are_told_once_each,
     dead_letters_reaching_the_threshold_are_told_once_per_crossing,
     a_skipped_misfire_is_told_once,
+    a_chat_webhook_is_queued_as_chat_and_its_format_round_trips,
 );
 
 const APP_HOOK: &str = "http://127.0.0.1:9/app-hook";
@@ -478,4 +479,39 @@ async fn a_skipped_misfire_is_told_once(db: &DatabaseConnection) {
         "the second record found it recorded: nothing raised"
     );
     assert_eq!(n[0].payload["url"], "/schedule-groups/demo.nightly");
+}
+
+async fn a_chat_webhook_is_queued_as_chat_and_its_format_round_trips(db: &DatabaseConnection) {
+    setup(db).await;
+    let admin = actor(Role::Admin);
+    let mut c = catalog::export(db, &admin).await.expect("exports");
+    let json = serde_json::to_string(&c).expect("json");
+    assert!(!json.contains("webhook_format"), "the default is left out");
+    if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == "demo.echo.1") {
+        l.webhook_format = am_domain::notify::WebhookFormat::Chat;
+    }
+    catalog::import(db, &admin, c).await.expect("imports");
+    let back = catalog::export(db, &admin).await.expect("exports");
+    let ls = back
+        .launch_setting("demo.echo.1")
+        .expect("the launch setting");
+    assert_eq!(ls.webhook_format, am_domain::notify::WebhookFormat::Chat);
+    assert!(
+        serde_json::to_string(&back)
+            .expect("json")
+            .contains(r#""webhook_format":"chat""#)
+    );
+
+    disable(db, "demo.echo.1", "noisy").await;
+    disable(db, "demo.sleep.nightly", "maintenance").await;
+    let n = all(db).await;
+    assert_eq!(n.len(), 2);
+    assert_eq!(
+        (n[0].endpoint.as_str(), n[0].channel.as_str()),
+        (LS_HOOK, "chat")
+    );
+    assert_eq!(
+        (n[1].endpoint.as_str(), n[1].channel.as_str()),
+        (APP_HOOK, "webhook")
+    );
 }

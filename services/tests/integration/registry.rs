@@ -59,6 +59,7 @@ fn base_catalog() -> Catalog {
         default_pool: "demo-pool".into(),
         webhook_url: None,
         webhook_secret: None,
+        webhook_format: Default::default(),
     });
     for id in ["demo.events", "demo.other"] {
         c.data_queues.push(DataQueue {
@@ -406,6 +407,7 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
         idle_timeout: None,
         webhook_url: None,
         webhook_secret: None,
+        webhook_format: Default::default(),
     };
     catalog::save_launch_setting(db, &admin, ls, None, true)
         .await
@@ -500,6 +502,7 @@ async fn an_unknown_application_waits_and_is_applied_once_created(db: &DatabaseC
             default_pool: "demo-pool".into(),
             webhook_url: None,
             webhook_secret: None,
+            webhook_format: Default::default(),
         },
     )
     .await

@@ -74,6 +74,7 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
         idle_timeout: None,
         webhook_url: None,
         webhook_secret: None,
+        webhook_format: Default::default(),
     }
 }
 
@@ -148,6 +149,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     );
     let idle = RwSignal::new(base.idle_timeout.map(|d| d.to_string()).unwrap_or_default());
     let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
+    let webhook_format = RwSignal::new(base.webhook_format.as_str().to_owned());
     let local = RwSignal::new(LocalErrors::default());
     let show_errors = RwSignal::new(false);
 
@@ -367,6 +369,9 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         };
         let hook = webhook.get_untracked();
         ls.webhook_url = (!hook.trim().is_empty()).then(|| hook.trim().to_owned());
+        ls.webhook_format =
+            am_domain::notify::WebhookFormat::parse(&webhook_format.get_untracked())
+                .unwrap_or_default();
         let blocked = !errs.0.is_empty() || !param_errors.is_empty();
         local.set(errs);
         if blocked {
@@ -517,6 +522,9 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             </div>
             <TextField label="Webhook URL" test="field-webhook" value=webhook errors=lerr("webhook_url") readonly=!can_edit
                 placeholder="the application's" hint="overrides the application's webhook for this launch setting" />
+            <SelectField label="Webhook format" test="field-webhook-format" value=webhook_format
+                options=crate::components::webhook::webhook_formats() errors=lerr("webhook_format") disabled=!can_edit
+                hint="of this launch setting's own webhook; chat: Slack or Mattermost" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {
