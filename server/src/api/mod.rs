@@ -69,7 +69,7 @@ impl Modify for BearerAuth {
         activations::list, activations::get, activations::rerun, activations::interrupt,
         failures::list, failures::launch_settings, failures::activations, failures::hosts,
         dead_letters::list, dead_letters::get, dead_letters::replay, dead_letters::delete,
-        notifications::list, notifications::get, notifications::resend,
+        notifications::list, notifications::get, notifications::resend, notifications::test,
         operations::start, operations::list, operations::get, operations::cancel,
         dashboard::get, dashboard::events,
         broker::get, broker::reconcile,
@@ -120,6 +120,10 @@ pub fn router() -> Router<AppState> {
         )
         .route("/api/v1/search", get(search::find))
         .route("/api/v1/notifications", get(notifications::list))
+        .route(
+            "/api/v1/notifications/test",
+            axum::routing::post(notifications::test),
+        )
         .route("/api/v1/notifications/{id}", get(notifications::get))
         .route(
             "/api/v1/notifications/{id}/resend",

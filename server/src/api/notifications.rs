@@ -1,8 +1,8 @@
 //! Notifications (docs/notifications.md): `GET /api/v1/notifications` (filtered, newest first,
 //! by cursor) and `/notifications/{id}` for viewers, with each one's delivery status; `POST
-//! /api/v1/notifications/{id}/resend` for operators.
+//! /api/v1/notifications/{id}/resend` and `POST /api/v1/notifications/test` for operators.
 
-use super::paging::AfterQuery;
+use super::{json::ApiJson, paging::AfterQuery};
 use crate::{
     auth::Caller,
     error::{ApiResult, ErrorBody},
@@ -78,6 +78,50 @@ pub async fn resend(
     let id = id_of(&id)?;
     let db = &state.services.db;
     notifications::resend(db, &who, id).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(notifications::get(db, &who, id).await?),
+    ))
+}
+
+/// Whose webhook a test goes to: exactly one of the two.
+#[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct TestTarget {
+    pub application: Option<String>,
+    pub launch_setting: Option<String>,
+}
+
+/// *Send test* (operators): a `test` notification to the webhook of an application or launch
+/// setting (the launch setting's own, or its application's), queued at once; poll
+/// `GET /api/v1/notifications/{id}` for the endpoint's answer.
+#[utoipa::path(post, path = "/api/v1/notifications/test", tag = "notifications",
+    request_body = TestTarget, responses(
+    (status = 202, body = NotificationEntry),
+    (status = 400, body = ErrorBody, description = "not a JSON body"),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 422, body = ErrorBody, description = "neither or both targets named, or no webhook to test"),
+))]
+pub async fn test(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    ApiJson(target): ApiJson<TestTarget>,
+) -> ApiResult<(StatusCode, Json<NotificationEntry>)> {
+    use am_domain::usage::EntityRef;
+    let key = match (target.application, target.launch_setting) {
+        (Some(a), None) => EntityRef::Application(a),
+        (None, Some(l)) => EntityRef::LaunchSetting(l),
+        _ => {
+            return Err(ServiceError::invalid(
+                "",
+                "name exactly one of `application` and `launch_setting`",
+            )
+            .into());
+        }
+    };
+    let db = &state.services.db;
+    let id = notifications::send_test(db, &who, &key).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(notifications::get(db, &who, id).await?),

@@ -28,6 +28,9 @@ const IN_FLIGHT: usize = 64;
 /// slots stay for everybody else.
 const IN_FLIGHT_PER_ENDPOINT: usize = 8;
 const IDLE: Duration = Duration::from_millis(250);
+/// The pause after a round that started something: claiming again at once would only find
+/// the rows under way, while completions trickle in.
+const BUSY: Duration = Duration::from_millis(10);
 /// How much of an endpoint's answer is kept as the error.
 const ANSWER_CHARS: usize = 300;
 
@@ -257,13 +260,10 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
                 drop(permit);
             });
         }
-        if started == 0 {
-            tokio::select! {
-                () = tokio::time::sleep(IDLE) => {}
-                () = stop.cancelled() => break,
-            }
-        } else if stop.is_cancelled() {
-            break;
+        let pause = if started == 0 { IDLE } else { BUSY };
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = stop.cancelled() => break,
         }
     }
     // Deliveries under way finish (each is bounded by the timeout); what is not claimed waits.

@@ -13,6 +13,7 @@ mod failure_pages;
 mod failures_api;
 mod node_pages;
 mod nodes_api;
+mod notifications_api;
 mod operations_api;
 mod pages;
 mod probes;

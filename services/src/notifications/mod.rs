@@ -212,6 +212,21 @@ pub async fn send_test(
         }
     }
     let txn = db.begin().await?;
+    let exists = match key {
+        EntityRef::Application(id) => crate::entity::applications::Entity::find_by_id(id.as_str())
+            .one(&txn)
+            .await?
+            .is_some(),
+        _ => crate::entity::launch_settings::Entity::find_by_id(
+            notice.launch_setting.clone().unwrap_or_default(),
+        )
+        .one(&txn)
+        .await?
+        .is_some(),
+    };
+    if !exists {
+        return Err(ServiceError::NotFound(key.to_string()));
+    }
     let endpoints = raise::endpoints(&txn, &notice).await?;
     let Some(endpoint) = endpoints.into_iter().next() else {
         return Err(ServiceError::invalid(
