@@ -24,6 +24,11 @@ macro_rules! counters {
             pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
                 vec![$((stringify!($name), self.$name.load(Ordering::Relaxed)),)*]
             }
+
+            /// Adds the counts of `other`, which counted work that has since been committed.
+            pub fn absorb(&self, other: &Metrics) {
+                $(self.$name.fetch_add(other.$name.load(Ordering::Relaxed), Ordering::Relaxed);)*
+            }
         }
     };
 }

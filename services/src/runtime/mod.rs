@@ -9,6 +9,7 @@
 
 pub mod activate;
 pub mod breaker;
+pub mod fires;
 pub mod groups;
 pub mod interrupt;
 pub mod metrics;

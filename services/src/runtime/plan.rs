@@ -8,7 +8,7 @@ use crate::{
 };
 use am_domain::wire::{self, ToNode, names::Names};
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveValue::Set, ConnectionTrait, EntityTrait};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbBackend, EntityTrait, QueryTrait, Statement};
 use uuid::Uuid;
 
 #[derive(Default)]
@@ -67,22 +67,32 @@ impl Plan {
     }
 
     pub async fn write(self, db: &impl ConnectionTrait) -> ServiceResult<()> {
-        insert_all::<activations::Entity, _>(db, self.activations).await?;
-        insert_all::<activation_hosts::Entity, _>(db, self.hosts).await?;
-        insert_all::<outbox::Entity, _>(db, self.outbox).await?;
-        insert_all::<activation_events::Entity, _>(db, self.events).await
+        for s in self.statements(db.get_database_backend()) {
+            db.execute_raw(s).await?;
+        }
+        Ok(())
+    }
+
+    /// The inserts, built without touching the database (a batch of fires builds them before
+    /// it takes the write lock).
+    pub fn statements(self, backend: DbBackend) -> Vec<Statement> {
+        let mut out = Vec::new();
+        inserts::<activations::Entity, _>(&mut out, backend, self.activations);
+        inserts::<activation_hosts::Entity, _>(&mut out, backend, self.hosts);
+        inserts::<outbox::Entity, _>(&mut out, backend, self.outbox);
+        inserts::<activation_events::Entity, _>(&mut out, backend, self.events);
+        out
     }
 }
 
-async fn insert_all<E, A>(db: &impl ConnectionTrait, rows: Vec<A>) -> ServiceResult<()>
+fn inserts<E, A>(out: &mut Vec<Statement>, backend: DbBackend, rows: Vec<A>)
 where
     E: EntityTrait,
-    A: sea_orm::ActiveModelTrait<Entity = E> + Send,
+    A: sea_orm::ActiveModelTrait<Entity = E>,
 {
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
         let chunk: Vec<A> = rows.by_ref().take(CHUNK).collect();
-        E::insert_many(chunk).exec_without_returning(db).await?;
+        out.push(E::insert_many(chunk).build(backend));
     }
-    Ok(())
 }

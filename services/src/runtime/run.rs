@@ -4,7 +4,7 @@
 use super::{
     RuntimeConfig,
     activate::{NewActivation, plan_activation},
-    groups::{self, Fire},
+    fires::{self, Fire},
     plan::Plan,
     resolve::Resolver,
     status::{self, Trigger},
@@ -321,7 +321,7 @@ async fn run_group(
         )));
     }
     let now = Utc::now();
-    let fired = groups::fire(
+    let fired = fires::fire(
         db,
         cfg,
         &[Fire {

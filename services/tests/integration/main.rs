@@ -8,6 +8,7 @@ mod catalog;
 mod dashboard;
 mod dead_letters;
 mod failures;
+mod fires;
 mod interrupt;
 mod notifications;
 mod operations;
@@ -54,6 +55,7 @@ pub fn actor(role: Role) -> Principal {
         name: format!("test-{role}"),
         role,
         via: AuthMethod::Token,
+        address: None,
     }
 }
 

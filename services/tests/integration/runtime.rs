@@ -18,7 +18,7 @@ use am_services::{
     registry,
     runtime::{
         RuntimeConfig,
-        groups::{self, Fire},
+        fires::{self, Fire},
         reports,
         run::run_now,
         status::Trigger,
@@ -146,10 +146,10 @@ async fn a_fire_is_recorded_once_per_group_and_fire_time(db: &DatabaseConnection
         .expect("time")
         .with_timezone(&Utc);
     let fire = Fire::scheduled("demo.nightly", at, Trigger::Schedule);
-    let first = groups::fire(db, &cfg, std::slice::from_ref(&fire), now, None)
+    let first = fires::fire(db, &cfg, std::slice::from_ref(&fire), now, None)
         .await
         .expect("fires");
-    let second = groups::fire(db, &cfg, &[fire], now, None)
+    let second = fires::fire(db, &cfg, &[fire], now, None)
         .await
         .expect("fires again");
     assert!(first[0].1.is_some());

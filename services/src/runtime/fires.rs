@@ -1,0 +1,497 @@
+//! Recording schedule fires: each fire records its group activation (unique per group and fire
+//! time) and starts the group's first member, many fires to a transaction.
+//!
+//! SQLite has one writer, and a batch of fires holds the write lock from its first statement to
+//! its commit. A burst of thousands of fires is therefore recorded in two steps per batch:
+//! [`prepare`] reads (on a snapshot, without the lock) and builds every row and statement of the
+//! batch, while the batch before it is being written; [`record`] takes the lock, checks that the
+//! catalog revision the batch was planned on is still current, and executes the statements. When
+//! the catalog changed in between, or another replica recorded one of the fires first, nothing
+//! of the batch is kept and it is read and planned again under the lock ([`fire`], the path a
+//! manual run takes), so the result is always what planning under the lock gives. The numbers
+//! are in docs/benchmarks.md (P2).
+
+use super::{
+    Metrics, RuntimeConfig,
+    activate::{NewActivation, plan_activation},
+    groups::{finish_group, members_of},
+    plan::Plan,
+    resolve::Resolver,
+    status::{self, Trigger},
+};
+use crate::{
+    Principal,
+    audit::{self, AuditEntry},
+    catalog,
+    entity::{activations, schedule_groups},
+    error::ServiceResult,
+};
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend,
+    EntityTrait, QueryFilter, QuerySelect, QueryTrait, Statement, TransactionTrait,
+    sea_query::Expr,
+};
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    sync::Arc,
+};
+use uuid::Uuid;
+
+/// One fire of a group.
+#[derive(Debug, Clone)]
+pub struct Fire {
+    pub group: String,
+    /// The fire time (the cron's, not the moment it was noticed).
+    pub at: DateTime<Utc>,
+    pub trigger: Trigger,
+    /// `Some` for cron fires: `group:<id>:<fire time>`, unique across replicas.
+    pub fire_key: Option<String>,
+    pub requested_by: Option<String>,
+    /// The member position to start from: 0 but for a re-run from a later member.
+    pub from: usize,
+    /// A cron fire: the group's next fire time after this one, stored in the fire's own
+    /// transaction (one statement with its status, no separate commit after a burst).
+    pub next: Option<DateTime<Utc>>,
+}
+
+impl Fire {
+    /// A cron fire of `group` at `at` (or a late one per the misfire policy).
+    pub fn scheduled(group: &str, at: DateTime<Utc>, trigger: Trigger) -> Self {
+        Self {
+            group: group.to_owned(),
+            at,
+            trigger,
+            fire_key: Some(fire_key(group, at)),
+            requested_by: None,
+            from: 0,
+            next: None,
+        }
+    }
+}
+
+/// The unique key of a cron fire.
+pub fn fire_key(group: &str, at: DateTime<Utc>) -> String {
+    format!("group:{group}:{}", at.format("%Y-%m-%dT%H:%M:%SZ"))
+}
+
+/// Each fire's group activation, `None` when it was a duplicate or the group is gone or
+/// disabled.
+pub type Fired = Vec<(String, Option<Uuid>)>;
+
+/// Records the fires in one transaction, read and planned under the write lock, and starts each
+/// group's first member. A fire whose key is already recorded (another replica fired it) is
+/// left out.
+pub async fn fire(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    fires: &[Fire],
+    now: DateTime<Utc>,
+    actor: Option<&Principal>,
+) -> ServiceResult<Fired> {
+    let mut skip = HashSet::new();
+    loop {
+        let txn = super::begin_write(db).await?;
+        let counted = Counted::new(cfg);
+        let mut read = Read::load(&txn, cfg, fires, now).await?;
+        let batch = Batch::plan(fires, &mut read, &counted.cfg, now, &skip, backend(db));
+        match write(&txn, cfg, fires, batch, now, actor).await? {
+            Written::All(out) => {
+                txn.commit().await?;
+                counted.commit(cfg);
+                return Ok(out);
+            }
+            // Every round leaves out at least one more fire, so this ends.
+            Written::Duplicates(duplicates) => {
+                txn.rollback().await?;
+                Metrics::add(&cfg.metrics.duplicate_fires, duplicates.len() as u64);
+                skip.extend(duplicates);
+            }
+        }
+    }
+}
+
+/// A batch of cron fires read and planned without the write lock, for [`record`].
+pub struct Prepared {
+    fires: Vec<Fire>,
+    now: DateTime<Utc>,
+    revision: i64,
+    batch: Batch,
+    counted: Counted,
+}
+
+/// Reads and plans a batch of cron fires without taking the write lock.
+#[tracing::instrument(skip_all, fields(fires = fires.len()))]
+pub async fn prepare(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    fires: Vec<Fire>,
+    now: DateTime<Utc>,
+) -> ServiceResult<Prepared> {
+    // One read transaction: a snapshot on SQLite. The revision is read first, so on PostgreSQL
+    // (a snapshot per statement) a catalog write that the later reads see has also changed it.
+    let snapshot = db.begin().await?;
+    let revision = catalog::revision(&snapshot).await?;
+    let mut read = Read::load(&snapshot, cfg, &fires, now).await?;
+    snapshot.commit().await?;
+    let counted = Counted::new(cfg);
+    let batch = Batch::plan(
+        &fires,
+        &mut read,
+        &counted.cfg,
+        now,
+        &HashSet::new(),
+        backend(db),
+    );
+    Ok(Prepared {
+        fires,
+        now,
+        revision,
+        batch,
+        counted,
+    })
+}
+
+/// Records a prepared batch: its statements as built, when the catalog is still the one it was
+/// planned on and none of its fires was recorded meanwhile; otherwise planned again under the
+/// lock.
+#[tracing::instrument(skip_all, fields(fires = prepared.fires.len()))]
+pub async fn record(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    prepared: Prepared,
+) -> ServiceResult<Fired> {
+    let Prepared {
+        fires,
+        now,
+        revision,
+        batch,
+        counted,
+    } = prepared;
+    let txn = super::begin_write(db).await?;
+    if catalog::revision(&txn).await? == revision {
+        match write(&txn, cfg, &fires, batch, now, None).await? {
+            Written::All(out) => {
+                txn.commit().await?;
+                counted.commit(cfg);
+                return Ok(out);
+            }
+            Written::Duplicates(_) => txn.rollback().await?,
+        }
+    } else {
+        txn.rollback().await?;
+    }
+    tracing::debug!("the catalog changed or a fire was recorded elsewhere; planning again");
+    fire(db, cfg, &fires, now, None).await
+}
+
+fn backend(db: &DatabaseConnection) -> DbBackend {
+    db.get_database_backend()
+}
+
+/// Counters of planned work, added to the process's only once the work is committed (a batch
+/// planned twice counts once).
+struct Counted {
+    cfg: RuntimeConfig,
+}
+
+impl Counted {
+    fn new(cfg: &RuntimeConfig) -> Self {
+        Self {
+            cfg: RuntimeConfig {
+                metrics: Arc::new(Metrics::default()),
+                ..cfg.clone()
+            },
+        }
+    }
+
+    fn commit(self, cfg: &RuntimeConfig) {
+        cfg.metrics.absorb(&self.cfg.metrics);
+    }
+}
+
+/// What planning a batch reads.
+struct Read {
+    groups: HashMap<String, schedule_groups::Model>,
+    members: HashMap<String, Vec<String>>,
+    resolver: Resolver,
+}
+
+impl Read {
+    async fn load(
+        db: &impl ConnectionTrait,
+        cfg: &RuntimeConfig,
+        fires: &[Fire],
+        now: DateTime<Utc>,
+    ) -> ServiceResult<Self> {
+        let ids: Vec<String> = fires.iter().map(|f| f.group.clone()).collect();
+        let mut groups = HashMap::new();
+        for chunk in ids.chunks(super::CHUNK) {
+            for g in schedule_groups::Entity::find()
+                .filter(schedule_groups::Column::Id.is_in(chunk.iter().cloned()))
+                .all(db)
+                .await?
+            {
+                groups.insert(g.id.clone(), g);
+            }
+        }
+        let members = members_of(db, &ids).await?;
+        let firsts: Vec<String> = fires
+            .iter()
+            .filter_map(|f| members.get(&f.group).and_then(|m| m.get(f.from)).cloned())
+            .collect();
+        let resolver = Resolver::load(db, &firsts, now, cfg.node_timeout).await?;
+        Ok(Self {
+            groups,
+            members,
+            resolver,
+        })
+    }
+
+    fn first_member(&self, f: &Fire) -> Option<&String> {
+        self.members.get(&f.group).and_then(|m| m.get(f.from))
+    }
+}
+
+/// A batch's rows, as the statements that write them.
+struct Batch {
+    /// Each planned fire (its index) and its group activation.
+    parents: Vec<(usize, Uuid)>,
+    /// Inserts of the group activations (a duplicate fire key inserts nothing).
+    parent_inserts: Vec<Statement>,
+    /// Everything the started members write: activations, host rows, commands, events.
+    member_inserts: Vec<Statement>,
+    /// Group activations that end at once: no member (`None`) or their first member cannot
+    /// start (the reason).
+    empty: Vec<(Uuid, Option<String>)>,
+}
+
+impl Batch {
+    /// Plans every enabled group's fire but those in `skip`.
+    fn plan(
+        fires: &[Fire],
+        read: &mut Read,
+        cfg: &RuntimeConfig,
+        now: DateTime<Utc>,
+        skip: &HashSet<usize>,
+        backend: DbBackend,
+    ) -> Self {
+        let mut parents = Vec::new();
+        let mut rows = Vec::new();
+        let mut plan = Plan::default();
+        let mut empty = Vec::new();
+        for (i, f) in fires.iter().enumerate() {
+            if skip.contains(&i) {
+                continue;
+            }
+            let Some(g) = read.groups.get(&f.group).filter(|g| g.enabled) else {
+                continue;
+            };
+            let id = Uuid::now_v7();
+            let first = read.first_member(f).cloned();
+            // In ANY mode the group runs on one node: choose it now.
+            let pinned = first
+                .as_ref()
+                .and_then(|ls| read.resolver.target(ls).cloned())
+                .filter(|t| t.concurrency() == am_domain::catalog::Concurrency::Any)
+                .and_then(|t| read.resolver.choose(&t, None, &[]).into_iter().next());
+            parents.push((i, id));
+            rows.push(group_activation(id, g, f, pinned.clone(), now));
+            // The group activation's trigger and fire key record the fire; no timeline event,
+            // so a burst of fires writes one event per fire (the member's dispatch).
+            let Some(first) = first else {
+                empty.push((id, None));
+                continue;
+            };
+            let new = NewActivation {
+                ls: first,
+                trigger: Trigger::Group,
+                requested_by: f.requested_by.clone(),
+                parent: Some((id, i32::try_from(f.from).unwrap_or(i32::MAX))),
+                group: Some(f.group.clone()),
+                fire_key: None,
+                pinned_host: pinned,
+                only_hosts: None,
+            };
+            // A pinned node was counted when chosen; the member dispatch counts it again,
+            // which only makes the batch spread a little wider.
+            if let Err(reason) = plan_activation(&mut plan, &mut read.resolver, cfg, new, now) {
+                empty.push((id, Some(reason)));
+            }
+        }
+        let mut parent_inserts = Vec::new();
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            let chunk: Vec<_> = rows.by_ref().take(super::CHUNK).collect();
+            parent_inserts.push(
+                activations::Entity::insert_many(chunk)
+                    .on_conflict_do_nothing_on([activations::Column::FireKey])
+                    .build(backend),
+            );
+        }
+        Self {
+            parents,
+            parent_inserts,
+            member_inserts: plan.statements(backend),
+            empty,
+        }
+    }
+}
+
+fn group_activation(
+    id: Uuid,
+    g: &schedule_groups::Model,
+    f: &Fire,
+    pinned: Option<String>,
+    now: DateTime<Utc>,
+) -> activations::ActiveModel {
+    activations::ActiveModel {
+        id: Set(id),
+        launch_setting_id: Set(None),
+        group_id: Set(Some(g.id.clone())),
+        parent_id: Set(None),
+        position: Set(None),
+        trigger: Set(f.trigger.as_str().to_owned()),
+        fire_key: Set(f.fire_key.clone()),
+        status: Set(status::activation::RUNNING.to_owned()),
+        requested_by: Set(f.requested_by.clone()),
+        created_at: Set(now),
+        started_at: Set(Some(now)),
+        finished_at: Set(None),
+        error: Set(None),
+        application_id: Set(Some(g.application_id.clone())),
+        fencing_token: Set(0),
+        pinned_host: Set(pinned),
+        wait_until: Set(None),
+    }
+}
+
+/// What [`write`] did.
+enum Written {
+    All(Fired),
+    /// These fires (indexes) were recorded before, by another replica: nothing of the batch may
+    /// be kept.
+    Duplicates(Vec<usize>),
+}
+
+/// Writes a planned batch in `txn`, which holds the write lock.
+async fn write(
+    txn: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    fires: &[Fire],
+    batch: Batch,
+    now: DateTime<Utc>,
+    actor: Option<&Principal>,
+) -> ServiceResult<Written> {
+    let mut inserted = 0;
+    for s in batch.parent_inserts {
+        inserted += txn.execute_raw(s).await?.rows_affected();
+    }
+    if inserted < batch.parents.len() as u64 {
+        return Ok(Written::Duplicates(duplicates(txn, &batch.parents).await?));
+    }
+    for s in batch.member_inserts {
+        txn.execute_raw(s).await?;
+    }
+    let mut out: Fired = fires.iter().map(|f| (f.group.clone(), None)).collect();
+    for (i, id) in &batch.parents {
+        out[*i].1 = Some(*id);
+    }
+    Metrics::add(&cfg.metrics.fires, batch.parents.len() as u64);
+    mark_groups(txn, fires, &batch.parents).await?;
+    // A group without (resolvable) members ends at once.
+    for (id, reason) in batch.empty {
+        if let Some(parent) = activations::Entity::find_by_id(id).one(txn).await? {
+            let result = if reason.is_some() {
+                status::activation::FAILED
+            } else {
+                status::activation::SUCCEEDED
+            };
+            finish_group(txn, &parent, result, reason, now).await?;
+        }
+    }
+    if let Some(actor) = actor {
+        for (group, activation) in out.iter().filter(|o| o.1.is_some()) {
+            audit::record(
+                txn,
+                AuditEntry::new(actor, "run", "schedule_group", group)
+                    .after(&serde_json::json!({ "activation": activation.map(|a| a.to_string()) })),
+            )
+            .await?;
+        }
+    }
+    Ok(Written::All(out))
+}
+
+/// The planned fires whose group activation was not inserted.
+async fn duplicates(
+    txn: &impl ConnectionTrait,
+    parents: &[(usize, Uuid)],
+) -> ServiceResult<Vec<usize>> {
+    let mut inserted: HashSet<Uuid> = HashSet::new();
+    for chunk in parents.chunks(super::CHUNK) {
+        let found: Vec<Uuid> = activations::Entity::find()
+            .select_only()
+            .column(activations::Column::Id)
+            .filter(activations::Column::Id.is_in(chunk.iter().map(|p| p.1)))
+            .into_tuple()
+            .all(txn)
+            .await?;
+        inserted.extend(found);
+    }
+    Ok(parents
+        .iter()
+        .filter(|p| !inserted.contains(&p.1))
+        .map(|p| p.0)
+        .collect())
+}
+
+/// The started groups run now, and a cron fire's group gets its next fire time and its last
+/// fire time: grouped by those times, so a burst of one cron is a statement per chunk.
+async fn mark_groups(
+    txn: &impl ConnectionTrait,
+    fires: &[Fire],
+    parents: &[(usize, Uuid)],
+) -> ServiceResult<()> {
+    let mut started: BTreeMap<Option<DateTime<Utc>>, Vec<String>> = BTreeMap::new();
+    let mut fired_at: BTreeMap<DateTime<Utc>, Vec<String>> = BTreeMap::new();
+    for (i, _) in parents {
+        let f = &fires[*i];
+        started.entry(f.next).or_default().push(f.group.clone());
+        if f.fire_key.is_some() {
+            fired_at.entry(f.at).or_default().push(f.group.clone());
+        }
+    }
+    for (next, ids) in started {
+        for chunk in ids.chunks(super::CHUNK) {
+            let mut update = schedule_groups::Entity::update_many().col_expr(
+                schedule_groups::Column::CurrentStatus,
+                Expr::value("running"),
+            );
+            if let Some(next) = next {
+                update =
+                    update.col_expr(schedule_groups::Column::NextFireAt, Expr::value(Some(next)));
+            }
+            update
+                .filter(schedule_groups::Column::Id.is_in(chunk.iter().cloned()))
+                .filter(schedule_groups::Column::Enabled.eq(true))
+                .exec(txn)
+                .await?;
+        }
+    }
+    for (at, ids) in fired_at {
+        for chunk in ids.chunks(super::CHUNK) {
+            schedule_groups::Entity::update_many()
+                .col_expr(schedule_groups::Column::LastFireAt, Expr::value(Some(at)))
+                .filter(schedule_groups::Column::Id.is_in(chunk.iter().cloned()))
+                .filter(
+                    Condition::any()
+                        .add(schedule_groups::Column::LastFireAt.is_null())
+                        .add(schedule_groups::Column::LastFireAt.lt(at)),
+                )
+                .exec(txn)
+                .await?;
+        }
+    }
+    Ok(())
+}
