@@ -2,6 +2,7 @@
 //! service function; nothing else happens here.
 
 pub mod activations;
+pub mod audit;
 pub mod broker;
 pub mod catalog;
 pub mod dashboard;

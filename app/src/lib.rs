@@ -91,7 +91,7 @@ pub fn App() -> impl IntoView {
                     <Route ssr=SsrMode::Async path=path!("operations/:id") view=pages::operations::OperationPage />
                     <Route ssr=SsrMode::Async path=path!("search") view=pages::search::SearchPage />
                     <Route ssr=SsrMode::Async path=path!("notifications") view=pages::notifications::NotificationsPage />
-                    <Route path=path!("audit") view=|| pages::planned("Audit log", "who changed what, and when") />
+                    <Route ssr=SsrMode::Async path=path!("audit") view=pages::audit::AuditPage />
                     <Route path=path!("users") view=|| pages::planned("Users", "users, roles and API tokens") />
                 </ParentRoute>
             </Routes>

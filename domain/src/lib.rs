@@ -5,6 +5,7 @@
 //! schedules, and the small pieces of arithmetic (breaker thresholds, retry delays) that both
 //! sides must agree on.
 
+pub mod audit;
 pub mod catalog;
 pub mod dashboard;
 pub mod display;

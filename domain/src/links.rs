@@ -78,6 +78,29 @@ pub fn operation(id: &str) -> String {
     format!("/operations/{}", enc(id))
 }
 
+/// The page of an entity as the audit log names it (`entity_type`, `entity_id`), if it has one.
+pub fn entity(entity_type: &str, id: &str) -> Option<String> {
+    Some(match entity_type {
+        "application" => format!("/applications/{}", enc(id)),
+        "pool" => format!("/pools/{}", enc(id)),
+        "data_queue" => format!("/data-queues/{}", enc(id)),
+        "agent" => {
+            let (application, agent) = id.split_once('/')?;
+            format!("/agents/{}/{}", enc(application), enc(agent))
+        }
+        "launch_setting" => launch_setting(id),
+        "schedule_group" => schedule_group(id),
+        "activation" => activation(id),
+        "operation" => operation(id),
+        _ => return None,
+    })
+}
+
+/// An entity's history: the audit log filtered to it.
+pub fn history(entity_type: &str, id: &str) -> String {
+    href("/audit", &[("entity_type", entity_type), ("entity_id", id)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +114,24 @@ mod tests {
         assert_eq!(
             dead_letters_of("billing.sync"),
             "/dead-letters?launch_setting=billing.sync&status=dead"
+        );
+    }
+
+    #[test]
+    fn audited_entities_link_to_their_pages_and_history() {
+        assert_eq!(
+            entity("agent", "demo/echo").as_deref(),
+            Some("/agents/demo/echo")
+        );
+        assert_eq!(
+            entity("data_queue", "a b").as_deref(),
+            Some("/data-queues/a%20b")
+        );
+        assert_eq!(entity("user", "admin"), None);
+        assert_eq!(entity("agent", "no-slash"), None);
+        assert_eq!(
+            history("launch_setting", "demo.echo.1"),
+            "/audit?entity_type=launch_setting&entity_id=demo.echo.1"
         );
     }
 }

@@ -96,7 +96,7 @@ pub async fn middleware(State(state): State<AppState>, mut req: Request, next: N
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip().to_string())
         .unwrap_or_default();
-    req.extensions_mut().insert(ClientAddr(client));
+    req.extensions_mut().insert(ClientAddr(client.clone()));
 
     let path = req.uri().path().to_owned();
     let services = &state.services;
@@ -129,10 +129,12 @@ pub async fn middleware(State(state): State<AppState>, mut req: Request, next: N
     };
 
     match principal {
-        Some(p) => {
+        Some(mut p) => {
             if path == "/login" && req.method() == Method::GET {
                 return Redirect::to("/").into_response();
             }
+            // What the caller changes is audited with the address it came from.
+            p.address = (!client.is_empty()).then_some(client);
             req.extensions_mut().insert(p);
         }
         None if is_public(&path) => {}

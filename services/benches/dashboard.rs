@@ -135,6 +135,7 @@ async fn load(db: &DatabaseConnection, shape: &Shape, now: DateTime<Utc>) -> Ben
         name: "bench".into(),
         role: Role::Admin,
         via: AuthMethod::Token,
+        address: None,
     };
     let ls: Vec<serde_json::Value> = (0..shape.launch_settings)
         .map(|l| {

@@ -179,6 +179,7 @@ async fn load(db: &DatabaseConnection, shape: &Shape) -> BenchResult<()> {
         name: "bench".into(),
         role: Role::Admin,
         via: AuthMethod::Token,
+        address: None,
     };
     let doc = serde_json::from_value(catalog_doc(shape))?;
     catalog::import(db, &admin, doc).await?;
@@ -353,6 +354,7 @@ async fn measure(
         name: "bench".into(),
         role: Role::Viewer,
         via: AuthMethod::Token,
+        address: None,
     };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let day = |rng: &mut Rng| {

@@ -35,6 +35,10 @@ pub struct Principal {
     pub name: String,
     pub role: Role,
     pub via: AuthMethod,
+    /// The client address of the request, recorded in the audit log; `None` from the command
+    /// line and for the manager itself.
+    #[serde(default)]
+    pub address: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +73,7 @@ impl Principal {
             name: "cli".into(),
             role: Role::Admin,
             via: AuthMethod::Cli,
+            address: None,
         }
     }
 
@@ -80,6 +85,7 @@ impl Principal {
             name: name.into(),
             role: Role::Admin,
             via: AuthMethod::System,
+            address: None,
         }
     }
 }
@@ -269,23 +275,50 @@ pub async fn authenticate(
             false
         }
     };
+    let address = (!client.is_empty()).then(|| client.to_owned());
     match user {
         Some(u) if ok => {
             services
                 .login_limiter
                 .succeeded(key_refs[0], &key_refs[1..]);
-            let mut active: users::ActiveModel = u.clone().into();
-            active.last_login_at = Set(Some(Utc::now()));
-            active.update(&services.db).await?;
-            Ok(Principal {
+            let principal = Principal {
                 user_id: u.id,
-                name: u.name,
+                name: u.name.clone(),
                 role: parse_role(&u.role)?,
                 via: AuthMethod::Session,
-            })
+                address,
+            };
+            let txn = services.db.begin().await?;
+            let mut active: users::ActiveModel = u.into();
+            active.last_login_at = Set(Some(Utc::now()));
+            active.update(&txn).await?;
+            audit::record(&txn, AuditEntry::new(&principal, "login", "user", name)).await?;
+            txn.commit().await?;
+            Ok(principal)
         }
         // The reserved attempt stays counted as a failure.
-        _ => Err(ServiceError::BadCredentials),
+        _ => {
+            let why = match &user {
+                Some(u) if u.disabled => "the user is disabled",
+                Some(_) => "wrong password",
+                None => "no such user",
+            };
+            // The name is whatever the client sent: bounded before it is stored.
+            let name: String = name.chars().take(100).collect();
+            let attempt = Principal {
+                user_id: 0,
+                name: name.clone(),
+                role: Role::Viewer,
+                via: AuthMethod::Session,
+                address,
+            };
+            audit::record(
+                &services.db,
+                AuditEntry::new(&attempt, "login_failed", "user", &name).cause(why),
+            )
+            .await?;
+            Err(ServiceError::BadCredentials)
+        }
     }
 }
 
@@ -346,6 +379,7 @@ pub async fn resolve_session(
         name: user.name,
         role: parse_role(&user.role)?,
         via: AuthMethod::Session,
+        address: None,
     }))
 }
 
@@ -440,6 +474,7 @@ pub async fn resolve_token(
         name: user.name,
         role: parse_role(&user.role)?,
         via: AuthMethod::Token,
+        address: None,
     }))
 }
 

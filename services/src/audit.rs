@@ -1,14 +1,20 @@
-//! The audit log: who changed what, when, with the state before and after. Entries are written
-//! inside the transaction of the change they describe, so there is never one without the other.
+//! The audit log: who changed what, when, from where, with the state before and after. Entries
+//! are written inside the transaction of the change they describe, so there is never one without
+//! the other; [`list`] reads them back for the Audit log page and `GET /api/v1/audit`.
 
-use crate::{Principal, entity::audit_log, error::ServiceResult};
-use chrono::Utc;
-use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
-use serde::Serialize;
+use crate::{Principal, entity::audit_log, error::ServiceResult, filters};
+use am_domain::{audit::masked, roles::Role};
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
+};
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone)]
 pub struct AuditEntry {
     pub actor: String,
+    pub address: Option<String>,
     pub action: String,
     pub entity_type: String,
     pub entity_id: String,
@@ -21,6 +27,7 @@ impl AuditEntry {
     pub fn new(actor: &Principal, action: &str, entity_type: &str, entity_id: &str) -> Self {
         Self {
             actor: actor.name.clone(),
+            address: actor.address.clone(),
             action: action.to_owned(),
             entity_type: entity_type.to_owned(),
             entity_id: entity_id.to_owned(),
@@ -51,6 +58,7 @@ impl AuditEntry {
         audit_log::ActiveModel {
             at: Set(at),
             actor: Set(self.actor),
+            address: Set(self.address),
             action: Set(self.action),
             entity_type: Set(self.entity_type),
             entity_id: Set(self.entity_id),
@@ -81,4 +89,136 @@ pub async fn record_all(db: &impl ConnectionTrait, entries: Vec<AuditEntry>) -> 
             .await?;
     }
     Ok(())
+}
+
+/// Which entries to show; empty fields do not filter, and they combine with AND.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(default)]
+pub struct AuditFilter {
+    /// Who acted: a user name, or the part of the manager (`breaker`, `cli`, …).
+    pub actor: Option<String>,
+    /// The kind of entity (`launch_setting`, `schedule_group`, `user`, …).
+    pub entity_type: Option<String>,
+    /// One entity's id: with `entity_type`, its history.
+    pub entity_id: Option<String>,
+    /// What was done (`update`, `disable`, `login`, …).
+    pub action: Option<String>,
+    /// Entries at or after this time (RFC 3339, `YYYY-MM-DDTHH:MM` or `YYYY-MM-DD`, UTC).
+    pub from: Option<String>,
+    /// Entries before this time.
+    pub to: Option<String>,
+}
+
+/// One audit entry as pages and the API show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AuditRecord {
+    pub id: i64,
+    pub at: DateTime<Utc>,
+    pub actor: String,
+    /// The client address the change came from, when it came over HTTP.
+    pub address: Option<String>,
+    pub action: String,
+    pub entity_type: String,
+    pub entity_id: String,
+    /// The entity before the change (`null` when it was created), secrets masked.
+    #[schema(value_type = Option<Object>)]
+    pub before: Option<serde_json::Value>,
+    /// The entity after the change (`null` when it was deleted), secrets masked.
+    #[schema(value_type = Option<Object>)]
+    pub after: Option<serde_json::Value>,
+    /// Why, when the actor gave (or the manager recorded) a reason.
+    pub cause: Option<String>,
+}
+
+/// A page of entries, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AuditPage {
+    pub entries: Vec<AuditRecord>,
+    /// Pass as `after` for the next (older) page; `null` on the last.
+    pub next: Option<i64>,
+}
+
+/// Entries per page unless the caller asks for fewer.
+pub const PAGE: u64 = 100;
+
+/// Entries per page of an export.
+pub const EXPORT_PAGE: u64 = 1000;
+
+/// Entries matching `filter`, newest first, `limit` (at most [`PAGE`]) after the cursor
+/// `after` (an entry id from the page before). Anyone signed in may read the log: it never holds
+/// a secret.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    filter: &AuditFilter,
+    after: Option<i64>,
+    limit: u64,
+) -> ServiceResult<AuditPage> {
+    actor.require(Role::Viewer)?;
+    read(db, filter, after, limit.clamp(1, PAGE)).await
+}
+
+/// A page of an export: as [`list`], [`EXPORT_PAGE`] entries at a time.
+pub async fn export_page(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+    filter: &AuditFilter,
+    after: Option<i64>,
+) -> ServiceResult<AuditPage> {
+    actor.require(Role::Viewer)?;
+    read(db, filter, after, EXPORT_PAGE).await
+}
+
+async fn read(
+    db: &impl ConnectionTrait,
+    filter: &AuditFilter,
+    after: Option<i64>,
+    limit: u64,
+) -> ServiceResult<AuditPage> {
+    let (from, to) = filters::range(&filter.from, &filter.to)?;
+    let mut query = audit_log::Entity::find().order_by_desc(audit_log::Column::Id);
+    for (column, value) in [
+        (audit_log::Column::Actor, &filter.actor),
+        (audit_log::Column::EntityType, &filter.entity_type),
+        (audit_log::Column::EntityId, &filter.entity_id),
+        (audit_log::Column::Action, &filter.action),
+    ] {
+        if let Some(v) = filters::text(value) {
+            query = query.filter(column.eq(v));
+        }
+    }
+    if let Some(v) = from {
+        query = query.filter(audit_log::Column::At.gte(v));
+    }
+    if let Some(v) = to {
+        query = query.filter(audit_log::Column::At.lt(v));
+    }
+    if let Some(v) = after {
+        query = query.filter(audit_log::Column::Id.lt(v));
+    }
+    let rows = query.limit(limit + 1).all(db).await?;
+    let more = rows.len() as u64 > limit;
+    let entries: Vec<AuditRecord> = rows
+        .into_iter()
+        .take(limit as usize)
+        .map(|r| AuditRecord {
+            id: r.id,
+            at: r.at,
+            actor: r.actor,
+            address: r.address,
+            action: r.action,
+            entity_type: r.entity_type,
+            entity_id: r.entity_id,
+            before: r.before.map(|v| masked(&v, false)),
+            after: r.after.map(|v| masked(&v, false)),
+            cause: r.cause,
+        })
+        .collect();
+    let next = if more {
+        entries.last().map(|e| e.id)
+    } else {
+        None
+    };
+    Ok(AuditPage { entries, next })
 }

@@ -26,3 +26,13 @@ pub fn Ago(at: DateTime<Utc>, now: DateTime<Utc>) -> impl IntoView {
         </time>
     }
 }
+
+/// *History*: the audit log filtered to one entity (`entity_type` as the log names it).
+#[component]
+pub fn HistoryLink(entity_type: &'static str, id: String) -> impl IntoView {
+    view! {
+        <a class="history-link" href=am_domain::links::history(entity_type, &id) data-test="history-link">
+            "History"
+        </a>
+    }
+}

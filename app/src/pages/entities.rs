@@ -3,7 +3,7 @@
 
 use crate::{
     api::catalog::{AnyEntity, CatalogView, DeleteEntity, SaveEntity, load_catalog_view},
-    components::{forms::*, webhook::webhook_formats},
+    components::{forms::*, webhook::webhook_formats, when::HistoryLink},
     pages::{broker::DataQueueUnrouted, published::ApplicationPublished},
 };
 use am_domain::{
@@ -194,6 +194,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
     });
     view! {
         <h1>{heading("application", existing.as_ref().map(|e| e.id.as_str()))}</h1>
+        {existing.as_ref().map(|e| view! { <HistoryLink entity_type="application" id=e.id.clone() /> })}
         <form class="card form" data-test="application-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <TextField label="Id" test="field-id" value=id errors=errors.at("id") readonly=!creating || !can_edit
@@ -269,6 +270,7 @@ fn PoolForm(existing: Option<Pool>, view: CatalogView) -> impl IntoView {
     });
     view! {
         <h1>{heading("pool", existing.as_ref().map(|e| e.id.as_str()))}</h1>
+        {existing.as_ref().map(|e| view! { <HistoryLink entity_type="pool" id=e.id.clone() /> })}
         <form class="card form" data-test="pool-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <TextField label="Id" test="field-id" value=id errors=errors.at("id") readonly=!creating || !can_edit />
@@ -362,6 +364,7 @@ fn DataQueueForm(existing: Option<DataQueue>, view: CatalogView) -> impl IntoVie
     });
     view! {
         <h1>{heading("data queue", existing.as_ref().map(|e| e.id.as_str()))}</h1>
+        {existing.as_ref().map(|e| view! { <HistoryLink entity_type="data_queue" id=e.id.clone() /> })}
         <form class="card form" data-test="data-queue-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <TextField label="Id" test="field-id" value=id errors=errors.at("id") readonly=!creating || !can_edit
@@ -500,6 +503,7 @@ fn AgentForm(existing: Option<Agent>, view: CatalogView) -> impl IntoView {
     });
     view! {
         <h1>{heading("agent", existing.as_ref().map(|e| e.id.as_str()))}</h1>
+        {existing.as_ref().map(|e| view! { <HistoryLink entity_type="agent" id=format!("{}/{}", e.application, e.id) /> })}
         <form class="card form" data-test="agent-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <SelectField label="Application" test="field-application" value=application options=apps

@@ -1,6 +1,7 @@
 //! Pages of the admin UI.
 
 pub mod activations;
+pub mod audit;
 pub mod broker;
 pub mod catalog_list;
 pub mod dashboard;

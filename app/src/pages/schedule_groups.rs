@@ -6,7 +6,7 @@ use crate::{
     api::catalog::{
         AnyEntity, CatalogView, DeleteEntity, Key, SaveEntity, entity_href, server_now,
     },
-    components::{forms::*, status::StatusPanel},
+    components::{forms::*, status::StatusPanel, when::HistoryLink},
     pages::entities::{EntityPage, delete_action, save_action},
 };
 use am_domain::{
@@ -314,6 +314,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
 
     view! {
         <h1>{match &existing { Some(e) => format!("Schedule group {}", e.id), None => "New schedule group".into() }}</h1>
+        {existing.as_ref().map(|e| view! { <HistoryLink entity_type="schedule_group" id=e.id.clone() /> })}
         {existing.clone().map(|g| view! { <StatusPanel key=Key::ScheduleGroup(g.id) role /> })}
         <form class="card form" data-test="schedule-group-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />

@@ -2,6 +2,7 @@
 //! the handlers' annotations, so it cannot drift from the code.
 
 mod activations;
+mod audit;
 mod broker;
 mod catalog;
 mod dashboard;
@@ -74,6 +75,7 @@ impl Modify for BearerAuth {
         dashboard::get, dashboard::events,
         broker::get, broker::reconcile,
         search::find,
+        audit::list, audit::export,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -89,6 +91,7 @@ impl Modify for BearerAuth {
         (name = "broker", description = "The broker topology the manager keeps from the catalog"),
         (name = "search", description = "Anything by id or title, from one box"),
         (name = "notifications", description = "What operators were told (breaker trips, disabled items, lost runs and nodes), with each delivery's status"),
+        (name = "audit", description = "Who changed what, when, from where: every write and login, with the state before and after"),
     )
 )]
 pub struct ApiDoc;
@@ -119,6 +122,8 @@ pub fn router() -> Router<AppState> {
             axum::routing::post(broker::reconcile),
         )
         .route("/api/v1/search", get(search::find))
+        .route("/api/v1/audit", get(audit::list))
+        .route("/api/v1/audit/export", get(audit::export))
         .route("/api/v1/notifications", get(notifications::list))
         .route(
             "/api/v1/notifications/test",

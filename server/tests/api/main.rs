@@ -1,6 +1,7 @@
 //! The manager's HTTP surface driven in-process (`router(state)` + `oneshot`, no socket), on
 //! SQLite and PostgreSQL, with the real RabbitMQ where the broker matters.
 
+mod audit_api;
 mod broker_api;
 mod browser;
 mod catalog_api;

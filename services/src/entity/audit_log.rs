@@ -11,6 +11,9 @@ pub struct Model {
     pub id: i64,
     pub at: DateTimeUtc,
     pub actor: String,
+    /// The client address of the request that made the change (none from the command line or
+    /// the manager itself).
+    pub address: Option<String>,
     pub action: String,
     pub entity_type: String,
     pub entity_id: String,

@@ -3,6 +3,7 @@
 
 mod accounts;
 mod activations;
+mod audit;
 mod browsing;
 mod catalog;
 mod dashboard;

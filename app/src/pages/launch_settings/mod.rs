@@ -10,6 +10,7 @@ use crate::{
         forms::*,
         params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
         status::StatusPanel,
+        when::HistoryLink,
     },
     pages::{
         drift::PublishedDrift,
@@ -425,6 +426,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
 
     view! {
         <h1>{match &existing { Some(e) => format!("Launch setting {}", e.id), None => "New launch setting".into() }}</h1>
+        {existing.as_ref().map(|e| view! { <HistoryLink entity_type="launch_setting" id=e.id.clone() /> })}
         {existing.clone().map(|e| view! { <StatusPanel key=Key::LaunchSetting(e.id) role /> })}
         <form class="card form" data-test="launch-setting-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
