@@ -12,6 +12,7 @@ pub mod nodes;
 pub mod notifications;
 pub mod operations;
 pub mod search;
+pub mod users;
 
 use crate::error::UiError;
 use am_domain::roles::Role;

@@ -92,7 +92,7 @@ pub fn App() -> impl IntoView {
                     <Route ssr=SsrMode::Async path=path!("search") view=pages::search::SearchPage />
                     <Route ssr=SsrMode::Async path=path!("notifications") view=pages::notifications::NotificationsPage />
                     <Route ssr=SsrMode::Async path=path!("audit") view=pages::audit::AuditPage />
-                    <Route path=path!("users") view=|| pages::planned("Users", "users, roles and API tokens") />
+                    <Route ssr=SsrMode::Async path=path!("users") view=pages::users::UsersPage />
                 </ParentRoute>
             </Routes>
         </Router>

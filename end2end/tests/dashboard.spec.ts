@@ -191,4 +191,27 @@ test("re-enable a tripped LS", async ({ page }) => {
   expect(Number(await lastHour.getAttribute("data-dead-lettered"))).toBeGreaterThanOrEqual(1);
   await expect(health.locator(t("stream-last-failure"))).toContainText("Poisoned");
   await expect(health.locator(t("stream-failing-since"))).toBeVisible();
+
+  // Its history tells who did what and why: the breaker's disable with its cause, the admin's
+  // edit and enable (from this browser's address), the creation.
+  await page.locator(t("history-link")).click();
+  await expect(page).toHaveURL(`/audit?entity_type=launch_setting&entity_id=${encodeURIComponent(ls)}`);
+  const entry = (actor: string, action: string) =>
+    page.locator(`${t("audit-row")}[data-actor="${actor}"][data-action="${action}"]`);
+  const disabled = entry("breaker", "update");
+  await expect(disabled).toHaveCount(1);
+  await expect(disabled.locator(t("audit-cause"))).toContainText(`breaker tripped on ${HOST}`);
+  await expect(disabled.locator(`${t("audit-change")}[data-path="enabled"] ${t("audit-after")}`)).toHaveText("false");
+  const edit = entry("admin", "update").filter({ has: page.locator(`${t("audit-change")}[data-path="failure_threshold"]`) });
+  await expect(edit.locator(`${t("audit-change")}[data-path="failure_threshold"] ${t("audit-before")}`)).toHaveText("1");
+  await expect(edit.locator(`${t("audit-change")}[data-path="failure_threshold"] ${t("audit-after")}`)).toHaveText("100");
+  await expect(entry("admin", "update").filter({ hasText: "enabled by admin" }).locator(t("audit-address"))).toHaveText(/\d/);
+  await expect(entry("admin", "create")).toHaveCount(1);
+
+  // Filtered to one actor from the page's own form: only the breaker's entry is left.
+  await page.locator(t("filter-actor")).fill("breaker");
+  await page.locator(t("filter-apply")).click();
+  await expect(page).toHaveURL(/actor=breaker/);
+  await expect(page.locator(t("audit-row"))).toHaveCount(1);
+  await expect(page.locator(t("audit-export"))).toHaveAttribute("href", /\/api\/v1\/audit\/export\?actor=breaker&/);
 });

@@ -263,11 +263,14 @@ impl Config {
             .map(|(_, v)| v);
         if initial_password
             .as_ref()
-            .is_some_and(|p| p.chars().count() < 8)
+            .is_some_and(|p| p.chars().count() < am_services::accounts::MIN_PASSWORD)
         {
             return Err(ConfigError::Invalid {
                 key: "AM_ADMIN_PASSWORD".into(),
-                message: "must be at least 8 characters".into(),
+                message: format!(
+                    "must be at least {} characters",
+                    am_services::accounts::MIN_PASSWORD
+                ),
             });
         }
 

@@ -1,7 +1,10 @@
 //! Connecting to the manager's database and bringing its schema up to date.
 
 use migration::{Migrator, MigratorTrait};
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+use sea_orm::{
+    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbErr,
+    SqliteTransactionMode, TransactionOptions, TransactionTrait,
+};
 use std::time::Duration;
 
 /// The embedded default: a SQLite file under `./data/`, created on first use.
@@ -86,6 +89,20 @@ pub fn redact_url(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
+}
+
+/// Begins a transaction that will write. On SQLite it takes the write lock at once (`BEGIN
+/// IMMEDIATE`, waiting up to the busy timeout for another writer): a default (deferred)
+/// transaction that reads first and writes later fails at once with "database is locked" when
+/// another connection wrote in between, and the busy timeout does not help it — *run now*
+/// failed that way while heartbeats were being stored. It also makes a check-then-write (the
+/// last admin, a fire key) one step on SQLite; PostgreSQL ignores the mode.
+pub(crate) async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    db.begin_with_options(TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..TransactionOptions::default()
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod operations;
 pub mod published;
 pub mod schedule_groups;
 pub mod search;
+pub mod users;
 
 use leptos::prelude::*;
 
@@ -31,15 +32,5 @@ pub fn NotFound() -> impl IntoView {
             <h1>"Page not found"</h1>
             <p><a href="/">"Back to the dashboard"</a></p>
         </main>
-    }
-}
-
-/// A section whose page arrives with a later release: says what it will hold.
-pub fn planned(title: &'static str, what: &'static str) -> impl IntoView {
-    view! {
-        <section data-test="planned-page">
-            <h1>{title}</h1>
-            <p class="muted">"This page will list " {what} "."</p>
-        </section>
     }
 }

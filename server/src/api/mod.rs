@@ -16,6 +16,7 @@ mod notifications;
 mod operations;
 mod paging;
 mod search;
+mod users;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
@@ -76,6 +77,7 @@ impl Modify for BearerAuth {
         broker::get, broker::reconcile,
         search::find,
         audit::list, audit::export,
+        users::list, users::create, users::update,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -91,6 +93,7 @@ impl Modify for BearerAuth {
         (name = "broker", description = "The broker topology the manager keeps from the catalog"),
         (name = "search", description = "Anything by id or title, from one box"),
         (name = "notifications", description = "What operators were told (breaker trips, disabled items, lost runs and nodes), with each delivery's status"),
+        (name = "users", description = "People and their roles (admins)"),
         (name = "audit", description = "Who changed what, when, from where: every write and login, with the state before and after"),
     )
 )]
@@ -123,6 +126,8 @@ pub fn router() -> Router<AppState> {
         )
         .route("/api/v1/search", get(search::find))
         .route("/api/v1/audit", get(audit::list))
+        .route("/api/v1/users", get(users::list).post(users::create))
+        .route("/api/v1/users/{name}", axum::routing::patch(users::update))
         .route("/api/v1/audit/export", get(audit::export))
         .route("/api/v1/notifications", get(notifications::list))
         .route(

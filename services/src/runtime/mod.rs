@@ -28,10 +28,6 @@ pub mod watchdog;
 pub use metrics::Metrics;
 
 use am_domain::wire::names::Names;
-use sea_orm::{
-    DatabaseConnection, DatabaseTransaction, DbErr, SqliteTransactionMode, TransactionOptions,
-    TransactionTrait,
-};
 use std::sync::Arc;
 
 /// Tunables of the runtime, shared by every part of it.
@@ -102,15 +98,4 @@ impl RuntimeConfig {
 /// widest table.
 pub(crate) const CHUNK: usize = 400;
 
-/// Begins a transaction that will write. On SQLite it takes the write lock at once (`BEGIN
-/// IMMEDIATE`, waiting up to the busy timeout for another writer): a default (deferred)
-/// transaction that reads first and writes later fails at once with "database is locked" when
-/// another connection wrote in between, and the busy timeout does not help it — *run now*
-/// failed that way while heartbeats were being stored. PostgreSQL ignores the mode.
-pub(crate) async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
-    db.begin_with_options(TransactionOptions {
-        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
-        ..TransactionOptions::default()
-    })
-    .await
-}
+pub(crate) use crate::db::begin_write;

@@ -170,7 +170,7 @@ async fn parallel_guesses_do_not_outrun_the_limit(db: &DatabaseConnection) {
 async fn user_names_and_passwords_are_checked(db: &DatabaseConnection) {
     let admin = actor(Role::Admin);
     let Err(ServiceError::Invalid(e)) =
-        accounts::create_user(db, &admin, "bad name!", "long enough", Role::Viewer).await
+        accounts::create_user(db, &admin, "bad name!", "long enough pw", Role::Viewer).await
     else {
         panic!("bad name accepted")
     };
@@ -181,12 +181,21 @@ async fn user_names_and_passwords_are_checked(db: &DatabaseConnection) {
         panic!("short password accepted")
     };
     assert_eq!(e.0[0].path, "password");
+    // 11 characters, and a password that is the user name, are refused.
+    for (name, password) in [("ok", "eleven char"), ("operator-jane", "Operator-Jane")] {
+        let Err(ServiceError::Invalid(e)) =
+            accounts::create_user(db, &admin, name, password, Role::Viewer).await
+        else {
+            panic!("{password:?} accepted for {name}")
+        };
+        assert_eq!(e.0[0].path, "password");
+    }
     assert!(matches!(
         accounts::create_user(
             db,
             &actor(Role::Operator),
             "ok",
-            "long enough",
+            "long enough pw",
             Role::Viewer
         )
         .await,

@@ -13,6 +13,7 @@ mod fires;
 mod interrupt;
 mod notifications;
 mod operations;
+mod people;
 mod quarantine;
 mod registry;
 mod replay_outcomes;

@@ -4,6 +4,8 @@
 //! Secrets handed out (session cookies, API tokens) are random 256-bit values; only their
 //! SHA-256 is stored, so a leaked database does not leak usable credentials.
 
+pub mod people;
+
 use crate::{
     ServiceError, Services,
     audit::{self, AuditEntry},
@@ -20,7 +22,7 @@ use chrono::Utc;
 use rand::RngCore;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    Set, TransactionTrait,
+    QueryOrder, Set, TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -91,12 +93,25 @@ impl Principal {
 }
 
 /// A user as listed to admins (never with the password hash).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct UserInfo {
     pub id: i64,
     pub name: String,
     pub role: Role,
     pub disabled: bool,
+    pub last_login_at: Option<chrono::DateTime<Utc>>,
+}
+
+impl UserInfo {
+    fn of(u: &users::Model) -> ServiceResult<Self> {
+        Ok(Self {
+            id: u.id,
+            name: u.name.clone(),
+            role: parse_role(&u.role)?,
+            disabled: u.disabled,
+            last_login_at: u.last_login_at,
+        })
+    }
 }
 
 fn random_secret() -> String {
@@ -156,11 +171,30 @@ fn validate_user_name(name: &str) -> ServiceResult<()> {
     }
 }
 
-fn validate_password(password: &str) -> ServiceResult<()> {
-    if password.chars().count() < 8 {
+/// Shortest password accepted.
+pub const MIN_PASSWORD: usize = 12;
+/// Longest password accepted: hashing cost grows with it.
+const MAX_PASSWORD: usize = 1024;
+
+/// The password policy: 12 to 1,024 characters, and not the user's name.
+fn validate_password(name: &str, password: &str) -> ServiceResult<()> {
+    let n = password.chars().count();
+    if n < MIN_PASSWORD {
         return Err(ServiceError::invalid(
             "password",
-            "password must be at least 8 characters",
+            format!("the password must be at least {MIN_PASSWORD} characters long"),
+        ));
+    }
+    if n > MAX_PASSWORD {
+        return Err(ServiceError::invalid(
+            "password",
+            format!("the password must be at most {MAX_PASSWORD} characters long"),
+        ));
+    }
+    if password.trim().eq_ignore_ascii_case(name.trim()) {
+        return Err(ServiceError::invalid(
+            "password",
+            "the password must not be the user name",
         ));
     }
     Ok(())
@@ -181,7 +215,7 @@ pub async fn create_user(
 ) -> ServiceResult<UserInfo> {
     actor.require(Role::Admin)?;
     validate_user_name(name)?;
-    validate_password(password)?;
+    validate_password(name, password)?;
     let hash = hash_password(password.to_owned()).await?;
     let txn = db.begin().await?;
     if users::Entity::find()
@@ -205,12 +239,7 @@ pub async fn create_user(
     }
     .insert(&txn)
     .await?;
-    let info = UserInfo {
-        id: model.id,
-        name: model.name,
-        role,
-        disabled: false,
-    };
+    let info = UserInfo::of(&model)?;
     audit::record(
         &txn,
         AuditEntry::new(actor, "create", "user", name).after(&info),
@@ -484,17 +513,11 @@ pub async fn list_users(
     actor: &Principal,
 ) -> ServiceResult<Vec<UserInfo>> {
     actor.require(Role::Admin)?;
-    let rows = users::Entity::find().all(db).await?;
-    rows.into_iter()
-        .map(|u| {
-            Ok(UserInfo {
-                id: u.id,
-                role: parse_role(&u.role)?,
-                name: u.name,
-                disabled: u.disabled,
-            })
-        })
-        .collect()
+    let rows = users::Entity::find()
+        .order_by_asc(users::Column::Name)
+        .all(db)
+        .await?;
+    rows.iter().map(UserInfo::of).collect()
 }
 
 /// The client's address as the HTTP layer saw it, for rate limiting.
