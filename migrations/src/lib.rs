@@ -36,7 +36,8 @@
 //! - [`m20261125_000017_notifications`]: notifications as an outbox of their own, and the
 //!   secrets that sign webhooks;
 //! - [`m20261125_000018_webhook_format`]: whether a webhook wants JSON or chat text;
-//! - [`m20261125_000019_audit_reading`]: the address a change came from; audit filter indexes.
+//! - [`m20261125_000019_audit_reading`]: the address a change came from; audit filter indexes;
+//! - [`m20261125_000020_token_roles`]: a token's own role and the address it was last used from.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -70,6 +71,7 @@ pub mod m20261125_000016_disabled_and_success;
 pub mod m20261125_000017_notifications;
 pub mod m20261125_000018_webhook_format;
 pub mod m20261125_000019_audit_reading;
+pub mod m20261125_000020_token_roles;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -98,6 +100,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000017_notifications::Migration),
             Box::new(m20261125_000018_webhook_format::Migration),
             Box::new(m20261125_000019_audit_reading::Migration),
+            Box::new(m20261125_000020_token_roles::Migration),
         ]
     }
 }

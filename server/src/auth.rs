@@ -105,7 +105,7 @@ pub async fn middleware(State(state): State<AppState>, mut req: Request, next: N
     }
 
     let principal = if let Some(token) = bearer(req.headers()) {
-        match accounts::resolve_token(&services.db, token).await {
+        match accounts::resolve_token(&services.db, token, &client).await {
             Ok(Some(p)) => Some(p),
             Ok(None) => return AppError::BadToken.into_response(),
             Err(e) => return AppError::Service(e).into_response(),

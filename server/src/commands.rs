@@ -231,11 +231,43 @@ pub async fn user_create(
     Ok(())
 }
 
-pub async fn token_create(config: &Config, user: &str, name: &str) -> Result<()> {
+pub async fn token_create(
+    config: &Config,
+    user: &str,
+    name: &str,
+    role: Option<Role>,
+    expires: Option<std::time::Duration>,
+) -> Result<()> {
     let conn = open_db(config).await?;
-    let token = accounts::create_token(&conn, &Principal::cli(), user, name)
+    let expires_at = match expires {
+        Some(d) => Some(
+            chrono::Utc::now()
+                + chrono::Duration::from_std(d)
+                    .map_err(|_| anyhow::anyhow!("--expires: too far in the future"))?,
+        ),
+        None => None,
+    };
+    let new = accounts::tokens::NewToken {
+        user: Some(user.to_owned()),
+        name: name.to_owned(),
+        role,
+        expires_at,
+    };
+    let created = accounts::tokens::create(&conn, &Principal::cli(), new)
         .await
         .map_err(explain)?;
-    println!("{token}");
+    println!("{}", created.token);
+    Ok(())
+}
+
+pub async fn token_revoke(config: &Config, id: i64) -> Result<()> {
+    let conn = open_db(config).await?;
+    let revoked = accounts::tokens::revoke(&conn, &Principal::cli(), id)
+        .await
+        .map_err(explain)?;
+    println!(
+        "revoked token {} ({}) of {}",
+        revoked.id, revoked.name, revoked.user
+    );
     Ok(())
 }

@@ -73,7 +73,21 @@ enum TokenAction {
         /// A label for the token, e.g. what uses it.
         #[arg(long, default_value = "cli")]
         name: String,
+        /// The token's own role, at most the user's (e.g. `viewer` for a metrics scraper);
+        /// the user's role when left out.
+        #[arg(long, value_parser = parse_role)]
+        role: Option<Role>,
+        /// How long it works, e.g. `90d` or `12h`; for ever when left out.
+        #[arg(long, value_parser = parse_expiry)]
+        expires: Option<std::time::Duration>,
     },
+    /// Revoke an API token by its id (as `GET /api/v1/tokens` lists it); it stops at once.
+    Revoke { id: i64 },
+}
+
+fn parse_expiry(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s)
+        .map_err(|e| format!("`{s}` is not a duration like 90d or 12h: {e}"))
 }
 
 fn parse_role(s: &str) -> Result<Role, String> {
@@ -109,7 +123,16 @@ async fn main() -> Result<()> {
                 },
         } => commands::user_create(&config, &name, role, password).await,
         Command::Token {
-            action: TokenAction::Create { user, name },
-        } => commands::token_create(&config, &user, &name).await,
+            action:
+                TokenAction::Create {
+                    user,
+                    name,
+                    role,
+                    expires,
+                },
+        } => commands::token_create(&config, &user, &name, role, expires).await,
+        Command::Token {
+            action: TokenAction::Revoke { id },
+        } => commands::token_revoke(&config, id).await,
     }
 }

@@ -106,3 +106,87 @@ pub async fn change_password(current: String, new: String) -> Result<(), UiError
     am_services::accounts::people::change_own_password(&services()?, &who, &current, &new).await?;
     Ok(())
 }
+
+/// One API token as the page lists it (never the token itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRow {
+    pub id: i64,
+    pub user: String,
+    pub name: String,
+    pub prefix: String,
+    pub role: Role,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub last_used_from: Option<String>,
+    pub revoked_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokensView {
+    pub rows: Vec<TokenRow>,
+    /// Everyone's tokens (the caller is an admin), not only their own.
+    pub all: bool,
+    /// The caller's role: a new token's role is at most this.
+    pub role: Role,
+    pub now: chrono::DateTime<chrono::Utc>,
+}
+
+#[server(prefix = "/ui", endpoint = "tokens", input = Json)]
+pub async fn list_tokens() -> Result<TokensView, UiError> {
+    use super::ssr::*;
+    use am_services::accounts::tokens;
+    let who = require(Role::Viewer)?;
+    let all = who.role.allows(Role::Admin);
+    let rows = tokens::list(&services()?.db, &who, all)
+        .await?
+        .into_iter()
+        .map(|t| TokenRow {
+            id: t.id,
+            user: t.user,
+            name: t.name,
+            prefix: t.prefix,
+            role: t.role,
+            created_at: t.created_at,
+            expires_at: t.expires_at,
+            last_used_at: t.last_used_at,
+            last_used_from: t.last_used_from,
+            revoked_at: t.revoked_at,
+        })
+        .collect();
+    Ok(TokensView {
+        rows,
+        all,
+        role: who.role,
+        now: chrono::Utc::now(),
+    })
+}
+
+/// Creates a token for the caller; returns it, to be shown this once.
+#[server(prefix = "/ui", endpoint = "create_token", input = Json)]
+pub async fn create_token(
+    name: String,
+    role: Option<Role>,
+    expires_in_days: Option<u32>,
+) -> Result<String, UiError> {
+    use super::ssr::*;
+    use am_services::accounts::tokens::{self, NewToken};
+    let who = require(Role::Viewer)?;
+    let new = NewToken {
+        user: None,
+        name,
+        role,
+        expires_at: expires_in_days
+            .map(|d| chrono::Utc::now() + chrono::Duration::days(i64::from(d))),
+    };
+    Ok(tokens::create(&services()?.db, &who, new).await?.token)
+}
+
+/// Revokes a token (one's own; admins anyone's).
+#[server(prefix = "/ui", endpoint = "revoke_token", input = Json)]
+pub async fn revoke_token(id: i64) -> Result<(), UiError> {
+    use super::ssr::*;
+    let who = require(Role::Viewer)?;
+    am_services::accounts::tokens::revoke(&services()?.db, &who, id).await?;
+    Ok(())
+}

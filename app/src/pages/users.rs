@@ -1,6 +1,7 @@
 //! Users: admins list people, create them (with a generated password shown once), change their
 //! role, disable or enable them and reset their password; every user changes their own password
-//! here. Each change is in the audit log, linked from each row.
+//! here, and manages their API tokens (`tokens.rs`). Each change is in the audit log, linked
+//! from each row.
 
 use crate::{
     api::users::{
@@ -51,6 +52,7 @@ fn Users(v: UsersView, reload: RwSignal<u32>) -> impl IntoView {
             view! { <p class="muted">"Only admins manage users."</p> }.into_any()
         }}
         <OwnPassword me />
+        <crate::pages::tokens::Tokens />
     }
 }
 

@@ -16,6 +16,7 @@ mod notifications;
 mod operations;
 mod paging;
 mod search;
+mod tokens;
 mod users;
 
 use crate::state::AppState;
@@ -78,6 +79,7 @@ impl Modify for BearerAuth {
         search::find,
         audit::list, audit::export,
         users::list, users::create, users::update,
+        tokens::list, tokens::create, tokens::revoke,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -94,6 +96,7 @@ impl Modify for BearerAuth {
         (name = "search", description = "Anything by id or title, from one box"),
         (name = "notifications", description = "What operators were told (breaker trips, disabled items, lost runs and nodes), with each delivery's status"),
         (name = "users", description = "People and their roles (admins)"),
+        (name = "tokens", description = "API tokens: one's own, or everyone's for admins; shown once, revocable"),
         (name = "audit", description = "Who changed what, when, from where: every write and login, with the state before and after"),
     )
 )]
@@ -127,6 +130,8 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/search", get(search::find))
         .route("/api/v1/audit", get(audit::list))
         .route("/api/v1/users", get(users::list).post(users::create))
+        .route("/api/v1/tokens", get(tokens::list).post(tokens::create))
+        .route("/api/v1/tokens/{id}", axum::routing::delete(tokens::revoke))
         .route("/api/v1/users/{name}", axum::routing::patch(users::update))
         .route("/api/v1/audit/export", get(audit::export))
         .route("/api/v1/notifications", get(notifications::list))

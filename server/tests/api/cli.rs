@@ -156,5 +156,46 @@ fn catalog_and_account_commands() {
     );
     let out = run(&dir, &["token", "create", "--user", "nobody"]);
     assert!(!out.status.success(), "unknown user refused");
+    // A viewer token for a scraper, for a day; then revoked (the first token is id 1).
+    let out = run(
+        &dir,
+        &[
+            "token",
+            "create",
+            "--user",
+            "ops",
+            "--name",
+            "scraper",
+            "--role",
+            "viewer",
+            "--expires",
+            "1d",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(
+        &dir,
+        &["token", "create", "--user", "ops", "--role", "admin"],
+    );
+    assert!(!out.status.success(), "a role above the user's refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("role"));
+    let out = run(
+        &dir,
+        &["token", "create", "--user", "ops", "--expires", "soon"],
+    );
+    assert!(!out.status.success(), "a bad duration refused");
+    let out = run(&dir, &["token", "revoke", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("revoked token 1"));
+    let out = run(&dir, &["token", "revoke", "999"]);
+    assert!(!out.status.success(), "an unknown token refused");
     let _ = std::fs::remove_dir_all(dir);
 }

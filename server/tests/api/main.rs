@@ -19,6 +19,7 @@ mod operations_api;
 mod pages;
 mod probes;
 mod security;
+mod tokens_api;
 mod users_api;
 
 use am_domain::roles::Role;

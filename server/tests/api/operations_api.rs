@@ -253,7 +253,7 @@ async fn enabled(app: &TestApp, id: &str) -> bool {
 async fn the_worker_runs_queued_and_restarted_operations_to_the_end(app: TestApp) {
     with_catalog(&app).await;
     let operator = app.token(Role::Operator).await;
-    let who = am_services::accounts::resolve_token(&app.services.db, &operator)
+    let who = am_services::accounts::resolve_token(&app.services.db, &operator, "")
         .await
         .expect("token resolves")
         .expect("a known token");
@@ -391,7 +391,7 @@ async fn the_worker_runs_the_retention_sweep(app: TestApp) {
 async fn an_idle_worker_takes_a_new_operation_at_once(app: TestApp) {
     with_catalog(&app).await;
     let operator = app.token(Role::Operator).await;
-    let who = am_services::accounts::resolve_token(&app.services.db, &operator)
+    let who = am_services::accounts::resolve_token(&app.services.db, &operator, "")
         .await
         .expect("token resolves")
         .expect("a known token");

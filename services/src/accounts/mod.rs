@@ -5,11 +5,14 @@
 //! SHA-256 is stored, so a leaked database does not leak usable credentials.
 
 pub mod people;
+pub mod tokens;
+
+pub use tokens::{create_token, resolve_token};
 
 use crate::{
     ServiceError, Services,
     audit::{self, AuditEntry},
-    entity::{api_tokens, sessions, users},
+    entity::{sessions, users},
     error::ServiceResult,
 };
 use am_domain::roles::Role;
@@ -417,94 +420,6 @@ pub async fn delete_session(db: &impl ConnectionTrait, secret: &str) -> ServiceR
         .exec(db)
         .await?;
     Ok(())
-}
-
-/// Creates an API token for a user; returns the token, which is shown only this once.
-pub async fn create_token(
-    db: &DatabaseConnection,
-    actor: &Principal,
-    user_name: &str,
-    token_name: &str,
-) -> ServiceResult<String> {
-    actor.require(Role::Admin)?;
-    let txn = db.begin().await?;
-    let Some(user) = users::Entity::find()
-        .filter(users::Column::Name.eq(user_name))
-        .one(&txn)
-        .await?
-    else {
-        return Err(ServiceError::NotFound(format!("user '{user_name}'")));
-    };
-    let token = format!("{TOKEN_PREFIX}{}", random_secret());
-    let prefix: String = token.chars().take(TOKEN_PREFIX.len() + 6).collect();
-    api_tokens::ActiveModel {
-        user_id: Set(user.id),
-        name: Set(token_name.to_owned()),
-        token_hash: Set(sha256_hex(&token)),
-        prefix: Set(prefix.clone()),
-        created_at: Set(Utc::now()),
-        last_used_at: Set(None),
-        expires_at: Set(None),
-        revoked_at: Set(None),
-        ..Default::default()
-    }
-    .insert(&txn)
-    .await?;
-    audit::record(
-        &txn,
-        AuditEntry::new(
-            actor,
-            "create",
-            "api_token",
-            &format!("{user_name}/{token_name}"),
-        )
-        .after(&serde_json::json!({ "user": user_name, "name": token_name, "prefix": prefix })),
-    )
-    .await?;
-    txn.commit().await?;
-    Ok(token)
-}
-
-/// The principal of a Bearer token, if the token is valid.
-pub async fn resolve_token(
-    db: &impl ConnectionTrait,
-    token: &str,
-) -> ServiceResult<Option<Principal>> {
-    if !token.starts_with(TOKEN_PREFIX) {
-        return Ok(None);
-    }
-    let now = Utc::now();
-    let Some(row) = api_tokens::Entity::find()
-        .filter(api_tokens::Column::TokenHash.eq(sha256_hex(token)))
-        .one(db)
-        .await?
-    else {
-        return Ok(None);
-    };
-    if row.revoked_at.is_some() || row.expires_at.is_some_and(|e| e < now) {
-        return Ok(None);
-    }
-    let Some(user) = users::Entity::find_by_id(row.user_id).one(db).await? else {
-        return Ok(None);
-    };
-    if user.disabled {
-        return Ok(None);
-    }
-    if row
-        .last_used_at
-        .is_none_or(|t| now - t > chrono::Duration::minutes(1))
-    {
-        let mut active: api_tokens::ActiveModel = row.into();
-        active.last_used_at = Set(Some(now));
-        active.update(db).await?;
-    }
-    Ok(Some(Principal {
-        user_id: user.id,
-        name: user.name,
-        role: parse_role(&user.role)?,
-        via: AuthMethod::Token,
-        address: None,
-    }))
 }
 
 /// Every user, for the admin's users page.

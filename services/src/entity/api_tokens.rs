@@ -20,6 +20,10 @@ pub struct Model {
     pub last_used_at: Option<DateTimeUtc>,
     pub expires_at: Option<DateTimeUtc>,
     pub revoked_at: Option<DateTimeUtc>,
+    /// The token's own role, at most its user's; `None`: the user's role.
+    pub role: Option<String>,
+    /// The client address of the token's last use.
+    pub last_used_from: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -87,19 +87,19 @@ async fn passwords_sessions_and_tokens(db: &DatabaseConnection) {
         .await
         .expect("token");
     assert!(token.starts_with(accounts::TOKEN_PREFIX));
-    let tp = accounts::resolve_token(db, &token)
+    let tp = accounts::resolve_token(db, &token, "")
         .await
         .expect("resolve")
         .expect("valid");
     assert_eq!((tp.name.as_str(), tp.role), ("vera", Role::Viewer));
     assert_eq!(
-        accounts::resolve_token(db, "amt_forged")
+        accounts::resolve_token(db, "amt_forged", "")
             .await
             .expect("resolve"),
         None
     );
     assert_eq!(
-        accounts::resolve_token(db, "garbage")
+        accounts::resolve_token(db, "garbage", "")
             .await
             .expect("resolve"),
         None

@@ -23,6 +23,7 @@ mod retention;
 mod runtime;
 mod search;
 mod sweep;
+mod tokens;
 
 use am_domain::{catalog::Catalog, roles::Role};
 use am_services::{AuthMethod, Principal};

@@ -108,7 +108,7 @@ async fn a_disabled_user_is_signed_out_and_their_tokens_stop_at_once(db: &Databa
             .is_some()
     );
     assert!(
-        accounts::resolve_token(db, &token)
+        accounts::resolve_token(db, &token, "")
             .await
             .expect("reads")
             .is_some()
@@ -123,7 +123,7 @@ async fn a_disabled_user_is_signed_out_and_their_tokens_stop_at_once(db: &Databa
             .is_none()
     );
     assert!(
-        accounts::resolve_token(db, &token)
+        accounts::resolve_token(db, &token, "")
             .await
             .expect("reads")
             .is_none()
@@ -138,7 +138,7 @@ async fn a_disabled_user_is_signed_out_and_their_tokens_stop_at_once(db: &Databa
         .await
         .expect("enabled");
     assert!(
-        accounts::resolve_token(db, &token)
+        accounts::resolve_token(db, &token, "")
             .await
             .expect("reads")
             .is_some()
