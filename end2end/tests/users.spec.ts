@@ -2,7 +2,7 @@ import { expect, test } from "@playwright/test";
 import { hydrated, login } from "./helpers";
 import { loginAdmin, open, t, uid } from "./catalog-helpers";
 
-test("an admin creates a viewer who signs in, reads, is refused a change and changes their password", async ({ page }) => {
+test("an admin creates a viewer who signs in, is refused a change, changes their password and keeps a token", async ({ page }) => {
   await loginAdmin(page);
   const name = uid("vera");
   await open(page, "/users");
@@ -53,6 +53,20 @@ test("an admin creates a viewer who signs in, reads, is refused a change and cha
   await page.locator(t("own-again")).fill("a password of my own");
   await page.locator(t("own-change")).click();
   await expect(page.locator(t("own-changed"))).toBeVisible();
+
+  // Their own API token: shown once, works, then revoked it stops at once.
+  await page.locator(t("new-token-name")).fill("grafana");
+  await page.locator(t("new-token-create")).click();
+  const secret = (await page.locator(t("new-token-secret")).textContent())?.trim() ?? "";
+  expect(secret).toMatch(/^amt_/);
+  const tokenRow = page.locator(`${t("token-row")}[data-name="grafana"]`);
+  await expect(tokenRow.locator(t("token-role"))).toHaveText("viewer");
+  const bearer = { headers: { Authorization: `Bearer ${secret}` } };
+  expect((await page.request.get(`${origin}/api/v1/nodes`, bearer)).status()).toBe(200);
+  await tokenRow.locator(t("token-revoke")).click();
+  await expect(tokenRow).toHaveAttribute("data-revoked", "true");
+  await expect(tokenRow.locator(t("token-state"))).toHaveText("revoked");
+  expect((await page.request.get(`${origin}/api/v1/nodes`, bearer)).status()).toBe(401);
 
   // The admin disables them: their session stops at once.
   const viewerPage = page;

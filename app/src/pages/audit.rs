@@ -70,7 +70,7 @@ pub fn AuditPage() -> impl IntoView {
             <p class="muted">
                 "Every change, run, replay and login: who, when, from where, and the fields it "
                 "changed. Changes the manager made itself name the part that made them (breaker, "
-                "watchdog) and why."
+                "a node's publication) and why."
             </p>
             {move || view! { <Filters q=query.get() /> }}
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>

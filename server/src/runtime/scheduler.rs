@@ -20,7 +20,7 @@
 use am_domain::schedule::Schedule;
 use am_services::runtime::{
     Metrics, RuntimeConfig,
-    fires::{self, Fire, Prepared},
+    fires::{self, Fire},
     schedule::{self, CatchUp, GroupSchedule},
     status::Trigger,
 };
@@ -237,7 +237,8 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
                 }
             }
             () = due => {
-                fire_due(&db, &cfg, &mut state).await;
+                let batch = state.take_due(Utc::now(), FIRE_BATCH);
+                fire(&db, &cfg, &mut state, batch).await;
             }
             () = stop.cancelled() => return,
         }
@@ -250,118 +251,67 @@ async fn record_next(db: &DatabaseConnection, next: &[(String, DateTime<Utc>)]) 
     }
 }
 
-/// Records every fire due now, batch after batch. Each batch is read and planned in a task of
-/// its own while the batch before it is written, so the database's write lock (SQLite has one
-/// writer) is held for writing only; see `am_services::runtime::fires`.
-#[tracing::instrument(skip_all)]
-async fn fire_due(db: &DatabaseConnection, cfg: &Arc<RuntimeConfig>, state: &mut State) {
-    let mut batch = take_batch(state);
-    if batch.is_empty() {
+#[tracing::instrument(skip_all, fields(fires = batch.len()))]
+async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, batch: Vec<Due>) {
+    let mut fires = Vec::with_capacity(batch.len());
+    for d in batch {
+        let current = state
+            .entries
+            .get(&d.group)
+            .is_some_and(|e| e.generation == d.generation);
+        if current {
+            fires.push(d);
+        }
+    }
+    if fires.is_empty() {
         return;
     }
-    let mut prepared = planned_ahead(fires::prepare(db, cfg, batch.clone(), Utc::now()).await);
-    loop {
-        let next = take_batch(state);
-        let next_prepared = (!next.is_empty()).then(|| {
-            let (db, cfg, fires) = (db.clone(), Arc::clone(cfg), next.clone());
-            tokio::spawn(async move { fires::prepare(&db, &cfg, fires, Utc::now()).await })
-        });
-        record(db, cfg, &batch, prepared).await;
-        after_record(cfg, state, &batch);
-        let Some(handle) = next_prepared else {
-            return;
-        };
-        prepared = match handle.await {
-            Ok(result) => planned_ahead(result),
-            Err(e) => {
-                tracing::warn!(error = %e, "planning fires ended abnormally");
-                None
-            }
-        };
-        batch = next;
-    }
-}
-
-/// The next batch of fires due now; timers replaced since they were armed are left out.
-fn take_batch(state: &mut State) -> Vec<Fire> {
-    loop {
-        let due = state.take_due(Utc::now(), FIRE_BATCH);
-        if due.is_empty() {
-            return Vec::new();
-        }
-        let fires: Vec<Fire> = due
-            .into_iter()
-            .filter_map(|d| {
-                let entry = state
-                    .entries
-                    .get(&d.group)
-                    .filter(|e| e.generation == d.generation)?;
-                Some(Fire {
-                    next: entry.schedule.next_after(d.at),
-                    ..Fire::scheduled(&d.group, d.at, d.trigger)
-                })
-            })
-            .collect();
-        if !fires.is_empty() {
-            return fires;
-        }
-    }
-}
-
-fn planned_ahead(result: Result<Prepared, am_services::ServiceError>) -> Option<Prepared> {
-    result
-        .map_err(
-            |e| tracing::warn!(error = %e, "cannot plan fires ahead; planning them when recorded"),
-        )
-        .ok()
-}
-
-/// Records a batch, as prepared or else planned under the lock, until it is stored: the fire
-/// keys make a retry safe, and fires must not be dropped.
-async fn record(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    batch: &[Fire],
-    prepared: Option<Prepared>,
-) {
-    if let Some(p) = prepared {
-        match fires::record(db, cfg, p).await {
-            Ok(_) => return,
-            Err(e) => tracing::warn!(error = %e, "cannot record fires; retrying"),
-        }
-    }
+    let next_fires: Vec<Option<DateTime<Utc>>> = fires
+        .iter()
+        .map(|d| {
+            state
+                .entries
+                .get(&d.group)
+                .and_then(|e| e.schedule.next_after(d.at))
+        })
+        .collect();
+    let records: Vec<Fire> = fires
+        .iter()
+        .zip(&next_fires)
+        .map(|(d, next)| Fire {
+            next: *next,
+            ..Fire::scheduled(&d.group, d.at, d.trigger)
+        })
+        .collect();
     let mut backoff = Duration::from_millis(100);
     loop {
-        match fires::fire(db, cfg, batch, Utc::now(), None).await {
-            Ok(_) => return,
+        match fires::fire(db, cfg, &records, Utc::now(), None).await {
+            Ok(_) => break,
             Err(e) => {
+                // The fire keys make a retry safe; the fires must not be dropped.
                 tracing::warn!(error = %e, retry_in = ?backoff, "cannot record fires; retrying");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(5));
             }
         }
     }
-}
-
-/// After a batch is stored: the lag gauge, and each fired group's next timer (its next fire
-/// time was stored with the fire; a group that was not fired, e.g. disabled meanwhile, keeps
-/// the time the reload gave it).
-fn after_record(cfg: &RuntimeConfig, state: &mut State, batch: &[Fire]) {
-    let lag = batch
+    let lag = fires
         .iter()
-        .map(|f| (Utc::now() - f.at).num_milliseconds())
+        .map(|d| (Utc::now() - d.at).num_milliseconds())
         .max()
         .unwrap_or(0);
     cfg.metrics.scheduler_lag_ms.store(
         u64::try_from(lag).unwrap_or(0),
         std::sync::atomic::Ordering::Relaxed,
     );
-    for f in batch {
-        if f.trigger == Trigger::Misfire {
+    // The next fire times were stored with the fires (a group that was not fired, e.g.
+    // disabled meanwhile, keeps the time the reload gave it).
+    for (d, next) in fires.into_iter().zip(next_fires) {
+        if d.trigger == Trigger::Misfire {
             Metrics::inc(&cfg.metrics.misfires_fired);
         }
-        if let Some(next) = f.next {
-            state.arm(&f.group, next, Trigger::Schedule);
+        if let Some(next) = next {
+            state.arm(&d.group, next, Trigger::Schedule);
         }
     }
 }

@@ -1,15 +1,10 @@
 //! Recording schedule fires: each fire records its group activation (unique per group and fire
-//! time) and starts the group's first member, many fires to a transaction.
+//! time) and starts the group's first member, many fires to a transaction. A batch is read,
+//! planned and written under the write lock; a fire another replica recorded first (its key is
+//! taken) is left out and the rest planned again, so nothing is counted or sent twice.
 //!
-//! SQLite has one writer, and a batch of fires holds the write lock from its first statement to
-//! its commit. A burst of thousands of fires is therefore recorded in two steps per batch:
-//! [`prepare`] reads (on a snapshot, without the lock) and builds every row and statement of the
-//! batch, while the batch before it is being written; [`record`] takes the lock, checks that the
-//! catalog revision the batch was planned on is still current, and executes the statements. When
-//! the catalog changed in between, or another replica recorded one of the fires first, nothing
-//! of the batch is kept and it is read and planned again under the lock ([`fire`], the path a
-//! manual run takes), so the result is always what planning under the lock gives. The numbers
-//! are in docs/benchmarks.md (P2).
+//! Planning the next batch without the lock while the one before it is written was tried and
+//! measured slower on two cores (docs/benchmarks.md, P2).
 
 use super::{
     Metrics, RuntimeConfig,
@@ -22,15 +17,13 @@ use super::{
 use crate::{
     Principal,
     audit::{self, AuditEntry},
-    catalog,
     entity::{activations, schedule_groups},
     error::ServiceResult,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend,
-    EntityTrait, QueryFilter, QuerySelect, QueryTrait, Statement, TransactionTrait,
-    sea_query::Expr,
+    EntityTrait, QueryFilter, QuerySelect, QueryTrait, Statement, sea_query::Expr,
 };
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -109,80 +102,6 @@ pub async fn fire(
             }
         }
     }
-}
-
-/// A batch of cron fires read and planned without the write lock, for [`record`].
-pub struct Prepared {
-    fires: Vec<Fire>,
-    now: DateTime<Utc>,
-    revision: i64,
-    batch: Batch,
-    counted: Counted,
-}
-
-/// Reads and plans a batch of cron fires without taking the write lock.
-#[tracing::instrument(skip_all, fields(fires = fires.len()))]
-pub async fn prepare(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    fires: Vec<Fire>,
-    now: DateTime<Utc>,
-) -> ServiceResult<Prepared> {
-    // One read transaction: a snapshot on SQLite. The revision is read first, so on PostgreSQL
-    // (a snapshot per statement) a catalog write that the later reads see has also changed it.
-    let snapshot = db.begin().await?;
-    let revision = catalog::revision(&snapshot).await?;
-    let mut read = Read::load(&snapshot, cfg, &fires, now).await?;
-    snapshot.commit().await?;
-    let counted = Counted::new(cfg);
-    let batch = Batch::plan(
-        &fires,
-        &mut read,
-        &counted.cfg,
-        now,
-        &HashSet::new(),
-        backend(db),
-    );
-    Ok(Prepared {
-        fires,
-        now,
-        revision,
-        batch,
-        counted,
-    })
-}
-
-/// Records a prepared batch: its statements as built, when the catalog is still the one it was
-/// planned on and none of its fires was recorded meanwhile; otherwise planned again under the
-/// lock.
-#[tracing::instrument(skip_all, fields(fires = prepared.fires.len()))]
-pub async fn record(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    prepared: Prepared,
-) -> ServiceResult<Fired> {
-    let Prepared {
-        fires,
-        now,
-        revision,
-        batch,
-        counted,
-    } = prepared;
-    let txn = super::begin_write(db).await?;
-    if catalog::revision(&txn).await? == revision {
-        match write(&txn, cfg, &fires, batch, now, None).await? {
-            Written::All(out) => {
-                txn.commit().await?;
-                counted.commit(cfg);
-                return Ok(out);
-            }
-            Written::Duplicates(_) => txn.rollback().await?,
-        }
-    } else {
-        txn.rollback().await?;
-    }
-    tracing::debug!("the catalog changed or a fire was recorded elsewhere; planning again");
-    fire(db, cfg, &fires, now, None).await
 }
 
 fn backend(db: &DatabaseConnection) -> DbBackend {

@@ -73,8 +73,8 @@ impl Plan {
         Ok(())
     }
 
-    /// The inserts, built without touching the database (a batch of fires builds them before
-    /// it takes the write lock).
+    /// The inserts, built without touching the database (a batch of fires keeps them apart from
+    /// its group activations, which go first).
     pub fn statements(self, backend: DbBackend) -> Vec<Statement> {
         let mut out = Vec::new();
         inserts::<activations::Entity, _>(&mut out, backend, self.activations);

@@ -9,7 +9,6 @@ mod catalog;
 mod dashboard;
 mod dead_letters;
 mod failures;
-mod fires;
 mod interrupt;
 mod notifications;
 mod operations;
