@@ -66,6 +66,19 @@ impl UiError {
             _ => vec![],
         }
     }
+
+    /// The whole error in one line, field messages included: for small forms that have no
+    /// place beside each field.
+    pub fn detail(&self) -> String {
+        match self {
+            UiError::Invalid(errors) if !errors.is_empty() => errors
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string(),
+        }
+    }
 }
 
 #[cfg(feature = "ssr")]

@@ -12,13 +12,28 @@ use leptos::prelude::*;
 pub fn Tokens() -> impl IntoView {
     let reload = RwSignal::new(0u32);
     let data = Resource::new(move || reload.get(), |_| list_tokens());
+    // Outside the list, which a reload renders again: the new token stays on screen.
+    let create = ServerAction::<CreateToken>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(_)) = create.value().get() {
+            reload.update(|n| *n += 1);
+        }
+    });
     view! {
         <div class="card" data-test="tokens">
             <h2>"API tokens"</h2>
+            {move || create.value().get().map(|r| match r {
+                Ok(token) => view! {
+                    <p class="once" role="status">
+                        "Token (shown once): " <code data-test="new-token-secret">{token}</code>
+                    </p>
+                }.into_any(),
+                Err(e) => view! { <p class="error" role="alert" data-test="new-token-error">{e.detail()}</p> }.into_any(),
+            })}
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| match r {
-                    Ok(v) => view! { <List v reload /> }.into_any(),
-                    Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+                    Ok(v) => view! { <List v reload create /> }.into_any(),
+                    Err(e) => view! { <p class="error">{e.detail()}</p> }.into_any(),
                 })}
             </Transition>
         </div>
@@ -26,10 +41,10 @@ pub fn Tokens() -> impl IntoView {
 }
 
 #[component]
-fn List(v: TokensView, reload: RwSignal<u32>) -> impl IntoView {
+fn List(v: TokensView, reload: RwSignal<u32>, create: ServerAction<CreateToken>) -> impl IntoView {
     let (now, all) = (v.now, v.all);
     view! {
-        <NewToken role=v.role reload />
+        <NewToken role=v.role action=create />
         {if v.rows.is_empty() {
             view! { <p class="muted" data-test="no-tokens">"No token yet."</p> }.into_any()
         } else {
@@ -51,17 +66,10 @@ fn List(v: TokensView, reload: RwSignal<u32>) -> impl IntoView {
 }
 
 #[component]
-fn NewToken(role: Role, reload: RwSignal<u32>) -> impl IntoView {
-    let action = ServerAction::<CreateToken>::new();
+fn NewToken(role: Role, action: ServerAction<CreateToken>) -> impl IntoView {
     let name = RwSignal::new(String::new());
     let chosen = RwSignal::new(None::<Role>);
     let days = RwSignal::new(String::new());
-    Effect::new(move |_| {
-        if let Some(Ok(_)) = action.value().get() {
-            name.set(String::new());
-            reload.update(|n| *n += 1);
-        }
-    });
     let allowed: Vec<Role> = Role::ALL.into_iter().filter(|r| role.allows(*r)).collect();
     view! {
         <form class="inline-form" data-test="new-token" on:submit=move |ev| {
@@ -90,14 +98,6 @@ fn NewToken(role: Role, reload: RwSignal<u32>) -> impl IntoView {
                     prop:value=move || days.get() on:input=move |ev| days.set(event_target_value(&ev)) />
             </label>
             <button type="submit" data-test="new-token-create" disabled=move || action.pending().get()>"Create token"</button>
-            {move || action.value().get().map(|r| match r {
-                Ok(token) => view! {
-                    <span class="once" role="status">
-                        "Token (shown once): " <code data-test="new-token-secret">{token}</code>
-                    </span>
-                }.into_any(),
-                Err(e) => view! { <span class="error" role="alert" data-test="new-token-error">{e.to_string()}</span> }.into_any(),
-            })}
         </form>
     }
 }
@@ -152,7 +152,7 @@ fn Row(
                     }.into_any()
                 }}
                 {move || revoke.value().get().and_then(Result::err).map(|e| view! {
-                    <span class="error" role="alert">{e.to_string()}</span>
+                    <span class="error" role="alert">{e.detail()}</span>
                 })}
             </td>
         </tr>

@@ -16,13 +16,26 @@ use leptos::prelude::*;
 pub fn UsersPage() -> impl IntoView {
     let reload = RwSignal::new(0u32);
     let data = Resource::new(move || reload.get(), |_| list_users());
+    // Outside the list, which a reload renders again: the outcome (a password shown once)
+    // stays on screen.
+    let create = ServerAction::<CreateUser>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(_)) = create.value().get() {
+            reload.update(|n| *n += 1);
+        }
+    });
     view! {
         <section data-test="users">
             <div class="page-head"><h1>"Users"</h1></div>
+            {move || create.value().get().map(|r| match r {
+                Ok(Some(p)) => view! { <p><Once password=p /></p> }.into_any(),
+                Ok(None) => view! { <p class="muted" role="status" data-test="new-user-created">"created"</p> }.into_any(),
+                Err(e) => view! { <p class="error" role="alert" data-test="new-user-error">{e.detail()}</p> }.into_any(),
+            })}
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| match r {
-                    Ok(v) => view! { <Users v reload /> }.into_any(),
-                    Err(e) => view! { <p class="error" data-test="users-error">{e.to_string()}</p> }.into_any(),
+                    Ok(v) => view! { <Users v reload create /> }.into_any(),
+                    Err(e) => view! { <p class="error" data-test="users-error">{e.detail()}</p> }.into_any(),
                 })}
             </Transition>
         </section>
@@ -30,13 +43,13 @@ pub fn UsersPage() -> impl IntoView {
 }
 
 #[component]
-fn Users(v: UsersView, reload: RwSignal<u32>) -> impl IntoView {
+fn Users(v: UsersView, reload: RwSignal<u32>, create: ServerAction<CreateUser>) -> impl IntoView {
     let now = v.now;
     let me = v.me.clone();
     view! {
         {if v.is_admin {
             view! {
-                <NewUser reload />
+                <NewUser action=create />
                 <div class="table-wrap">
                     <table class="list users" data-test="user-table">
                         <thead><tr>
@@ -74,18 +87,10 @@ fn Once(password: String) -> impl IntoView {
 }
 
 #[component]
-fn NewUser(reload: RwSignal<u32>) -> impl IntoView {
-    let action = ServerAction::<CreateUser>::new();
+fn NewUser(action: ServerAction<CreateUser>) -> impl IntoView {
     let name = RwSignal::new(String::new());
     let role = RwSignal::new(Role::Viewer);
     let password = RwSignal::new(String::new());
-    Effect::new(move |_| {
-        if let Some(Ok(_)) = action.value().get() {
-            name.set(String::new());
-            password.set(String::new());
-            reload.update(|n| *n += 1);
-        }
-    });
     view! {
         <form class="card inline-form" data-test="new-user" on:submit=move |ev| {
             ev.prevent_default();
@@ -114,11 +119,6 @@ fn NewUser(reload: RwSignal<u32>) -> impl IntoView {
                     prop:value=move || password.get() on:input=move |ev| password.set(event_target_value(&ev)) />
             </label>
             <button type="submit" data-test="new-user-create" disabled=move || action.pending().get()>"Create"</button>
-            {move || action.value().get().map(|r| match r {
-                Ok(Some(p)) => view! { <Once password=p /> }.into_any(),
-                Ok(None) => view! { <span class="muted" role="status" data-test="new-user-created">"created"</span> }.into_any(),
-                Err(e) => view! { <span class="error" role="alert" data-test="new-user-error">{e.to_string()}</span> }.into_any(),
-            })}
             <p class="muted">"Passwords have at least 12 characters and are not the user name."</p>
         </form>
     }
@@ -172,11 +172,11 @@ fn Row(u: UserRow, now: chrono::DateTime<chrono::Utc>, reload: RwSignal<u32>) ->
                     "Reset password"
                 </button>
                 {move || update.value().get().and_then(Result::err).map(|e| view! {
-                    <span class="error" role="alert" data-test="user-error">{e.to_string()}</span>
+                    <span class="error" role="alert" data-test="user-error">{e.detail()}</span>
                 })}
                 {move || reset.value().get().map(|r| match r {
                     Ok(p) => view! { <Once password=p /> }.into_any(),
-                    Err(e) => view! { <span class="error" role="alert">{e.to_string()}</span> }.into_any(),
+                    Err(e) => view! { <span class="error" role="alert">{e.detail()}</span> }.into_any(),
                 })}
             </td>
         </tr>
@@ -225,7 +225,7 @@ fn OwnPassword(me: String) -> impl IntoView {
             {move || mismatch().then(|| view! { <span class="error" role="alert">"the two new passwords differ"</span> })}
             {move || action.value().get().map(|r| match r {
                 Ok(()) => view! { <span class="muted" role="status" data-test="own-changed">"changed"</span> }.into_any(),
-                Err(e) => view! { <span class="error" role="alert" data-test="own-error">{e.to_string()}</span> }.into_any(),
+                Err(e) => view! { <span class="error" role="alert" data-test="own-error">{e.detail()}</span> }.into_any(),
             })}
         </form>
     }

@@ -220,7 +220,7 @@ pub async fn create_user(
     validate_user_name(name)?;
     validate_password(name, password)?;
     let hash = hash_password(password.to_owned()).await?;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     if users::Entity::find()
         .filter(users::Column::Name.eq(name))
         .one(&txn)
@@ -320,7 +320,7 @@ pub async fn authenticate(
                 via: AuthMethod::Session,
                 address,
             };
-            let txn = services.db.begin().await?;
+            let txn = crate::db::begin_write(&services.db).await?;
             let mut active: users::ActiveModel = u.into();
             active.last_login_at = Set(Some(Utc::now()));
             active.update(&txn).await?;

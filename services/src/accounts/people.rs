@@ -19,7 +19,6 @@ use am_domain::roles::Role;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
     DbBackend, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
-    TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
 
@@ -186,7 +185,7 @@ pub async fn change_own_password(
     services.login_limiter.succeeded(&key, &[]);
     validate_password(&user.name, new)?;
     let hash = hash_password(new.to_owned()).await?;
-    let txn = services.db.begin().await?;
+    let txn = begin_write(&services.db).await?;
     let mut row: users::ActiveModel = user.into();
     row.password_hash = Set(hash);
     row.update(&txn).await?;

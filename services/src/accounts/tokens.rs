@@ -7,6 +7,7 @@ use super::{AuthMethod, Principal, TOKEN_PREFIX, parse_role, random_secret, sha2
 use crate::{
     ServiceError,
     audit::{self, AuditEntry},
+    db::begin_write,
     entity::{api_tokens, users},
     error::ServiceResult,
 };
@@ -14,7 +15,7 @@ use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QueryOrder, Set, TransactionTrait,
+    QueryOrder, Set,
 };
 use serde::{Deserialize, Serialize};
 
@@ -125,7 +126,7 @@ pub async fn create(
             "the expiry must be in the future",
         ));
     }
-    let txn = db.begin().await?;
+    let txn = begin_write(db).await?;
     let user = users::Entity::find()
         .filter(users::Column::Name.eq(&user_name))
         .one(&txn)
@@ -201,7 +202,7 @@ pub async fn revoke(
     id: i64,
 ) -> ServiceResult<TokenInfo> {
     actor.require(Role::Viewer)?;
-    let txn = db.begin().await?;
+    let txn = begin_write(db).await?;
     let not_found = || ServiceError::NotFound(format!("token {id}"));
     let (token, user) = api_tokens::Entity::find_by_id(id)
         .find_also_related(users::Entity)
