@@ -185,8 +185,32 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: no webhook format.
+    // One step down: tokens without a role of their own or a last address.
     let manager = SchemaManager::new(db);
+    assert!(manager.has_column("api_tokens", "role").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("api_tokens", "role").await?);
+    assert!(!manager.has_column("api_tokens", "last_used_from").await?);
+    // One more: audit entries without an address, and the filter indexes gone.
+    assert!(manager.has_column("audit_log", "address").await?);
+    assert!(
+        manager
+            .has_index("audit_log", "idx_audit_log_actor_id")
+            .await?
+    );
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("audit_log", "address").await?);
+    assert!(
+        !manager
+            .has_index("audit_log", "idx_audit_log_actor_id")
+            .await?
+    );
+    assert!(
+        !manager
+            .has_index("audit_log", "idx_audit_log_entity_id")
+            .await?
+    );
+    // One more: no webhook format.
     assert!(manager.has_column("applications", "webhook_format").await?);
     Migrator::down(db, Some(1)).await?;
     assert!(!manager.has_column("applications", "webhook_format").await?);

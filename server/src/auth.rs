@@ -16,13 +16,15 @@ use axum::{
 };
 use std::net::SocketAddr;
 
-/// Paths anyone may reach: probes, the login page and its server function, static assets.
-fn is_public(path: &str) -> bool {
+/// Paths anyone may reach: probes, the login page and its server function, static assets, and
+/// `/metrics` when the configuration opens it (`AM_METRICS_PUBLIC`).
+fn is_public(path: &str, metrics_public: bool) -> bool {
     matches!(
         path,
-        "/login" | "/ui/login" | "/healthz" | "/readyz" | "/metrics" | "/api/v1/openapi.json"
+        "/login" | "/ui/login" | "/healthz" | "/readyz" | "/api/v1/openapi.json"
     ) || path.starts_with("/pkg/")
         || path == "/favicon.ico"
+        || (metrics_public && path == "/metrics")
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -86,8 +88,10 @@ fn is_own_origin(origin: &str, headers: &HeaderMap, allowed: &[String]) -> bool 
         == Some(host)
 }
 
+/// Callers that are programs (the API, server functions, a metrics scraper): they get a 401,
+/// not a redirect to the login page.
 fn wants_json(uri: &Uri) -> bool {
-    uri.path().starts_with("/api/") || uri.path().starts_with("/ui/")
+    uri.path().starts_with("/api/") || uri.path().starts_with("/ui/") || uri.path() == "/metrics"
 }
 
 pub async fn middleware(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
@@ -137,7 +141,7 @@ pub async fn middleware(State(state): State<AppState>, mut req: Request, next: N
             p.address = (!client.is_empty()).then_some(client);
             req.extensions_mut().insert(p);
         }
-        None if is_public(&path) => {}
+        None if is_public(&path, state.http.metrics_public) => {}
         None if wants_json(req.uri()) => {
             return AppError::Service(ServiceError::Unauthenticated).into_response();
         }
@@ -211,6 +215,14 @@ mod tests {
             drop_foreign_referer(&mut h, &[]);
             assert!(!h.contains_key(header::REFERER), "{foreign}");
         }
+    }
+
+    #[test]
+    fn metrics_are_public_only_when_configured() {
+        assert!(is_public("/healthz", false));
+        assert!(!is_public("/metrics", false));
+        assert!(is_public("/metrics", true));
+        assert!(!is_public("/api/v1/nodes", true));
     }
 
     #[test]

@@ -66,6 +66,9 @@ pub struct HttpConfig {
     pub allowed_hosts: AllowedHosts,
     /// Mark the session cookie `Secure` (set when served over HTTPS).
     pub secure_cookies: bool,
+    /// Serve `/metrics` without a token (`AM_METRICS_PUBLIC`), for a scraper on a trusted
+    /// network; otherwise it needs a token or session of any role.
+    pub metrics_public: bool,
     /// The manager's address as operators reach it (`AM_PUBLIC_URL`, e.g.
     /// `https://manager.example.com`): notifications link to pages under it.
     pub public_url: Option<String>,
@@ -107,6 +110,7 @@ struct FileConfig {
     allowed_origins: Option<Vec<String>>,
     allowed_hosts: Option<Vec<String>>,
     secure_cookies: Option<bool>,
+    metrics_public: Option<bool>,
     prefix: Option<String>,
     queue_expiry: Option<String>,
     node_timeout: Option<String>,
@@ -197,6 +201,7 @@ impl Config {
             allowed_origins,
             allowed_hosts,
             secure_cookies,
+            metrics_public,
             prefix,
             queue_expiry,
             node_timeout,
@@ -308,19 +313,16 @@ impl Config {
                 message: e.to_string(),
             })?
             .with_origins(&allowed_origins);
-        let secure_cookies = match env("AM_SECURE_COOKIES") {
-            Some(v) => match v.as_str() {
-                "true" | "1" | "yes" => true,
-                "false" | "0" | "no" => false,
-                other => {
-                    return Err(ConfigError::Invalid {
-                        key: "AM_SECURE_COOKIES".into(),
-                        message: format!("`{other}` is not a boolean (expected true or false)"),
-                    });
-                }
-            },
-            None => secure_cookies.unwrap_or(false),
-        };
+        let secure_cookies = flag(
+            "AM_SECURE_COOKIES",
+            env("AM_SECURE_COOKIES"),
+            secure_cookies,
+        )?;
+        let metrics_public = flag(
+            "AM_METRICS_PUBLIC",
+            env("AM_METRICS_PUBLIC"),
+            metrics_public,
+        )?;
 
         let duration =
             |found: Option<(String, String)>| -> Result<Option<std::time::Duration>, ConfigError> {
@@ -405,6 +407,7 @@ impl Config {
                 allowed_origins,
                 allowed_hosts,
                 secure_cookies,
+                metrics_public,
                 public_url,
             },
             admin: AdminConfig { initial_password },
@@ -426,6 +429,20 @@ fn retention_days(found: Option<(String, String)>) -> Result<Option<u64>, Config
             }),
         })
         .transpose()
+}
+
+/// A boolean setting: the environment variable `key` (`true`/`false`, `1`/`0`, `yes`/`no`)
+/// over the configuration file's value, `false` when neither sets it.
+fn flag(key: &str, env: Option<String>, file: Option<bool>) -> Result<bool, ConfigError> {
+    match env.as_deref() {
+        Some("true" | "1" | "yes") => Ok(true),
+        Some("false" | "0" | "no") => Ok(false),
+        Some(other) => Err(ConfigError::Invalid {
+            key: key.into(),
+            message: format!("`{other}` is not a boolean (expected true or false)"),
+        }),
+        None => Ok(file.unwrap_or(false)),
+    }
 }
 
 #[cfg(test)]
@@ -484,6 +501,18 @@ mod tests {
         assert!(e.to_string().starts_with("AM_ADMIN_PASSWORD:"), "{e}");
         let e = load(&[("AM_NODE_TIMEOUT", "soon")]).expect_err("bad duration");
         assert!(e.to_string().starts_with("AM_NODE_TIMEOUT: `soon`"), "{e}");
+        let e = load(&[("AM_METRICS_PUBLIC", "maybe")]).expect_err("bad flag");
+        assert!(
+            e.to_string().starts_with("AM_METRICS_PUBLIC: `maybe`"),
+            "{e}"
+        );
+        assert!(!load(&[]).expect("defaults").http.metrics_public);
+        assert!(
+            load(&[("AM_METRICS_PUBLIC", "true")])
+                .expect("valid")
+                .http
+                .metrics_public
+        );
         let e = load(&[("AM_PREFIX", "Not Valid")]).expect_err("bad prefix");
         assert!(e.to_string().starts_with("AM_PREFIX:"), "{e}");
         let c = load(&[("AM_NODE_TIMEOUT", "5s"), ("AM_PREFIX", "t-1")]).expect("valid");

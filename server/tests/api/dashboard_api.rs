@@ -195,7 +195,11 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
     }
     // The recorded reports fall in a complete second once this one is over.
     tokio::time::sleep(StdDuration::from_millis(1100)).await;
+    // Not without a token (unless AM_METRICS_PUBLIC); any role may scrape.
     let r = app.api("GET", "/metrics", None, None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    let scraper = app.token(Role::Viewer).await;
+    let r = app.api("GET", "/metrics", Some(&scraper), None).await;
     assert_eq!(r.status, StatusCode::OK);
     let text = r.text();
     for (series, want) in [

@@ -105,6 +105,7 @@ impl TestApp {
                 allowed_hosts: server::host_check::AllowedHosts::parse(["manager.example.com"])
                     .expect("host names"),
                 secure_cookies: false,
+                metrics_public: false,
                 public_url: None,
             }),
         };
