@@ -12,6 +12,7 @@ pub mod nodes;
 pub mod notifications;
 pub mod operations;
 pub mod search;
+pub mod sessions;
 pub mod users;
 
 use crate::error::UiError;
@@ -82,6 +83,16 @@ pub mod ssr {
             .unwrap_or_default()
     }
 
+    /// The browser's `User-Agent`, recorded with a new session.
+    pub fn user_agent() -> Option<String> {
+        parts()?
+            .headers
+            .get(http::header::USER_AGENT)?
+            .to_str()
+            .ok()
+            .map(str::to_owned)
+    }
+
     pub fn session_cookie_secret() -> Option<String> {
         let parts = parts()?;
         let header = parts.headers.get(http::header::COOKIE)?.to_str().ok()?;
@@ -119,8 +130,11 @@ pub async fn login(name: String, password: String) -> Result<CurrentUser, UiErro
     let principal =
         am_services::accounts::authenticate(&services, name.trim(), &password, &client_addr())
             .await?;
-    let secret = am_services::accounts::create_session(&services, &principal).await?;
-    set_cookie(&secret, services.settings.session_ttl.num_seconds());
+    let secret =
+        am_services::accounts::create_session(&services, &principal, user_agent().as_deref())
+            .await?;
+    // The browser keeps the cookie until the absolute age; the idle end is the server's.
+    set_cookie(&secret, services.settings.session_max_age.num_seconds());
     tracing::info!(user = %principal.name, "logged in");
     Ok(CurrentUser {
         name: principal.name,

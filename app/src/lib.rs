@@ -20,8 +20,38 @@ use leptos_router::{
 };
 use pages::{catalog_list::CatalogListPage, entities, launch_settings, schedule_groups};
 
+/// The Content-Security-Policy of the manager's answers (docs/operations.md, "Browser
+/// safety"). Scripts come from the manager only, plus the inline scripts that carry `nonce`
+/// (a page's hydration); WebAssembly may be compiled; styles may be inline (a progress bar's
+/// width), which runs no code; nothing may frame a page.
+pub fn content_security_policy(nonce: Option<&str>) -> String {
+    let scripts = match nonce {
+        Some(n) => format!("script-src 'self' 'nonce-{n}' 'wasm-unsafe-eval'"),
+        None => "script-src 'self' 'wasm-unsafe-eval'".to_owned(),
+    };
+    format!(
+        "default-src 'self'; {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
+         connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
+         frame-ancestors 'none'"
+    )
+}
+
+/// Puts the policy with this page's nonce on the answer being rendered.
+#[cfg(feature = "ssr")]
+fn send_policy() {
+    use leptos::nonce::use_nonce;
+    if let (Some(nonce), Some(res)) = (use_nonce(), use_context::<leptos_axum::ResponseOptions>())
+        && let Ok(v) =
+            http::HeaderValue::from_str(&content_security_policy(Some(&nonce.to_string())))
+    {
+        res.insert_header(http::header::CONTENT_SECURITY_POLICY, v);
+    }
+}
+
 /// The HTML document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    send_policy();
     view! {
         <!DOCTYPE html>
         <html lang="en">

@@ -130,6 +130,11 @@ pub struct Application {
     /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
     #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
     pub webhook_format: crate::notify::WebhookFormat,
+    /// Addresses, separated by commas, that get every notification as an e-mail
+    /// ([`crate::notify::email_recipients`]); a launch setting's list replaces its
+    /// application's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_email: Option<String>,
 }
 
 /// A named list of host names. A host may be in several pools.
@@ -524,6 +529,11 @@ pub struct LaunchSetting {
     /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
     #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
     pub webhook_format: crate::notify::WebhookFormat,
+    /// Addresses, separated by commas, that get every notification as an e-mail
+    /// ([`crate::notify::email_recipients`]); a launch setting's list replaces its
+    /// application's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_email: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -37,7 +37,9 @@
 //!   secrets that sign webhooks;
 //! - [`m20261125_000018_webhook_format`]: whether a webhook wants JSON or chat text;
 //! - [`m20261125_000019_audit_reading`]: the address a change came from; audit filter indexes;
-//! - [`m20261125_000020_token_roles`]: a token's own role and the address it was last used from.
+//! - [`m20261125_000020_token_roles`]: a token's own role and the address it was last used from;
+//! - [`m20261125_000021_notify_email`]: the addresses that get notifications by e-mail;
+//! - [`m20261125_000022_session_details`]: the address and browser of each login session.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -72,6 +74,8 @@ pub mod m20261125_000017_notifications;
 pub mod m20261125_000018_webhook_format;
 pub mod m20261125_000019_audit_reading;
 pub mod m20261125_000020_token_roles;
+pub mod m20261125_000021_notify_email;
+pub mod m20261125_000022_session_details;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -101,6 +105,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000018_webhook_format::Migration),
             Box::new(m20261125_000019_audit_reading::Migration),
             Box::new(m20261125_000020_token_roles::Migration),
+            Box::new(m20261125_000021_notify_email::Migration),
+            Box::new(m20261125_000022_session_details::Migration),
         ]
     }
 }

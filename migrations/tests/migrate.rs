@@ -185,8 +185,22 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: tokens without a role of their own or a last address.
+    // One step down: sessions without an address or browser.
     let manager = SchemaManager::new(db);
+    assert!(manager.has_column("sessions", "user_agent").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("sessions", "user_agent").await?);
+    assert!(!manager.has_column("sessions", "address").await?);
+    // One more: no e-mail addresses to notify.
+    assert!(manager.has_column("applications", "notify_email").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("applications", "notify_email").await?);
+    assert!(
+        !manager
+            .has_column("launch_settings", "notify_email")
+            .await?
+    );
+    // One more: tokens without a role of their own or a last address.
     assert!(manager.has_column("api_tokens", "role").await?);
     Migrator::down(db, Some(1)).await?;
     assert!(!manager.has_column("api_tokens", "role").await?);

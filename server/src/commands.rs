@@ -52,7 +52,8 @@ pub async fn serve(config: Config) -> Result<()> {
     let broker_status = BrokerStatus::default();
     let settings = Settings {
         node_timeout: chrono_duration(config.runtime.node_timeout),
-        ..Settings::default()
+        session_ttl: chrono_duration(config.http.session_idle),
+        session_max_age: chrono_duration(config.http.session_max_age),
     };
     let jobs = jobs::JobStore::open(&conn)
         .await
@@ -137,6 +138,7 @@ pub fn runtime_config(config: &Config) -> RuntimeConfig {
         notify: NotifySettings {
             public_url: config.http.public_url.clone(),
             give_up: chrono_duration(config.runtime.notify_give_up),
+            smtp: config.runtime.smtp.clone(),
             ..NotifySettings::default()
         },
         ..RuntimeConfig::new(&config.broker.prefix)

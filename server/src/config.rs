@@ -48,7 +48,12 @@ pub struct RuntimeTunables {
     /// A notification not delivered this long after it was raised is given up
     /// (`AM_NOTIFY_GIVE_UP`, default 24 h; docs/notifications.md).
     pub notify_give_up: std::time::Duration,
+    /// The relay of e-mail notifications (`AM_SMTP_URL`, `AM_SMTP_FROM`); none by default.
+    pub smtp: Option<am_services::runtime::SmtpSettings>,
 }
+
+/// The sender of e-mail notifications when `AM_SMTP_FROM` is not set.
+pub const DEFAULT_SMTP_FROM: &str = "Agent Manager <agent-manager@localhost>";
 
 /// Longest `AM_FAILURE_RETENTION_DAYS` (100 years): longer means "keep", and a bound keeps the
 /// date arithmetic far from overflowing.
@@ -72,6 +77,11 @@ pub struct HttpConfig {
     /// The manager's address as operators reach it (`AM_PUBLIC_URL`, e.g.
     /// `https://manager.example.com`): notifications link to pages under it.
     pub public_url: Option<String>,
+    /// A login session not used this long ends (`AM_SESSION_IDLE`, default 12 h).
+    pub session_idle: std::time::Duration,
+    /// A login session ends this long after login however busy (`AM_SESSION_MAX_AGE`,
+    /// default 7 days).
+    pub session_max_age: std::time::Duration,
 }
 
 #[derive(Clone)]
@@ -119,6 +129,10 @@ struct FileConfig {
     failure_retention_days: Option<Days>,
     public_url: Option<String>,
     notify_give_up: Option<String>,
+    smtp_url: Option<String>,
+    smtp_from: Option<String>,
+    session_idle: Option<String>,
+    session_max_age: Option<String>,
 }
 
 /// A number of days in the file: `30` or `"30"` (the environment's spelling).
@@ -210,6 +224,10 @@ impl Config {
             failure_retention_days,
             public_url,
             notify_give_up,
+            smtp_url,
+            smtp_from,
+            session_idle,
+            session_max_age,
         } = file_cfg;
         let src = Source { env, file_path };
 
@@ -366,6 +384,31 @@ impl Config {
             },
             None => None,
         };
+        let idle_found = src.get("AM_SESSION_IDLE", session_idle, "session_idle");
+        let idle_key = idle_found.as_ref().map(|(k, _)| k.clone());
+        let session_idle = duration(idle_found)?.unwrap_or(secs(12 * 3600));
+        let age_found = src.get("AM_SESSION_MAX_AGE", session_max_age, "session_max_age");
+        let age_key = age_found.as_ref().map(|(k, _)| k.clone());
+        let session_max_age = duration(age_found)?.unwrap_or(secs(7 * 86_400));
+        if session_idle.is_zero() {
+            return Err(ConfigError::Invalid {
+                key: idle_key.unwrap_or_else(|| "AM_SESSION_IDLE".into()),
+                message: "must be longer than 0s".into(),
+            });
+        }
+        if session_max_age < session_idle {
+            return Err(ConfigError::Invalid {
+                key: age_key.unwrap_or_else(|| "AM_SESSION_MAX_AGE".into()),
+                message: format!(
+                    "shorter than the idle time ({}): a session could never be idle that long",
+                    humantime::format_duration(session_idle)
+                ),
+            });
+        }
+        let smtp = smtp_settings(
+            src.get("AM_SMTP_URL", smtp_url, "smtp_url"),
+            src.get("AM_SMTP_FROM", smtp_from, "smtp_from"),
+        )?;
         let runtime = RuntimeTunables {
             node_timeout: duration(src.get("AM_NODE_TIMEOUT", node_timeout, "node_timeout"))?
                 .unwrap_or(secs(30)),
@@ -392,6 +435,7 @@ impl Config {
                 "notify_give_up",
             ))?
             .unwrap_or(secs(86_400)),
+            smtp,
         };
 
         Ok(Config {
@@ -409,10 +453,52 @@ impl Config {
                 secure_cookies,
                 metrics_public,
                 public_url,
+                session_idle,
+                session_max_age,
             },
             admin: AdminConfig { initial_password },
         })
     }
+}
+
+/// The SMTP relay: an `smtp://` or `smtps://` URL naming a host, and a sender the mail
+/// library can write (checked here, so a typo stops the start rather than every e-mail).
+fn smtp_settings(
+    url: Option<(String, String)>,
+    from: Option<(String, String)>,
+) -> Result<Option<am_services::runtime::SmtpSettings>, ConfigError> {
+    let Some((key, raw)) = url else {
+        return Ok(None);
+    };
+    let parsed = url::Url::parse(&raw).ok().filter(|u| {
+        matches!(u.scheme(), "smtp" | "smtps") && u.host_str().is_some_and(|h| !h.is_empty())
+    });
+    // The mail library reads it the same way when the notifier starts: a `tls=` it does not
+    // know is refused here, not there.
+    let readable = parsed.is_some()
+        && lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(&raw).is_ok();
+    if !readable {
+        // The URL may hold a password: it is not repeated.
+        return Err(ConfigError::Invalid {
+            key,
+            message: "not an SMTP relay address (expected smtp://host:port, smtp://host:587?tls=required or smtps://user:password@host)".into(),
+        });
+    }
+    let from = match from {
+        Some((key, f)) => {
+            if f.parse::<lettre::message::Mailbox>().is_err() {
+                return Err(ConfigError::Invalid {
+                    key,
+                    message: format!(
+                        "`{f}` is not a sender address (expected e.g. Agent Manager <agent-manager@example.com>)"
+                    ),
+                });
+            }
+            f
+        }
+        None => DEFAULT_SMTP_FROM.to_owned(),
+    };
+    Ok(Some(am_services::runtime::SmtpSettings { url: raw, from }))
 }
 
 /// A whole number of days from 1 to [`MAX_FAILURE_RETENTION_DAYS`].
@@ -475,6 +561,59 @@ mod tests {
                 .starts_with("AM_ALLOWED_HOSTS: `http://x` is not a host name"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_smtp_relay_is_checked_and_its_password_never_shown() {
+        assert!(load(&[]).expect("defaults").runtime.smtp.is_none());
+        let c = load(&[("AM_SMTP_URL", "smtp://mailer:s3cret@127.0.0.1:2525")]).expect("valid");
+        let smtp = c.runtime.smtp.expect("a relay");
+        assert_eq!(smtp.from, DEFAULT_SMTP_FROM);
+        let shown = format!("{smtp:?}");
+        assert!(
+            !shown.contains("s3cret") && shown.contains("127.0.0.1:2525"),
+            "{shown}"
+        );
+        let e = load(&[("AM_SMTP_URL", "http://mailer:s3cret@x")]).expect_err("not smtp");
+        assert!(
+            e.to_string().starts_with("AM_SMTP_URL: not an SMTP relay")
+                && !e.to_string().contains("s3cret"),
+            "{e}"
+        );
+        let e = load(&[("AM_SMTP_URL", "smtp://mail.example.com?tls=maybe")])
+            .expect_err("unknown tls mode");
+        assert!(e.to_string().starts_with("AM_SMTP_URL:"), "{e}");
+        let e = load(&[
+            ("AM_SMTP_URL", "smtps://mail.example.com"),
+            ("AM_SMTP_FROM", "nobody"),
+        ])
+        .expect_err("bad sender");
+        assert!(e.to_string().starts_with("AM_SMTP_FROM: `nobody`"), "{e}");
+        let c = load(&[
+            ("AM_SMTP_URL", "smtp://mail.example.com:587?tls=required"),
+            ("AM_SMTP_FROM", "Ops <ops@example.com>"),
+        ])
+        .expect("valid");
+        assert_eq!(
+            c.runtime.smtp.map(|s| s.from).as_deref(),
+            Some("Ops <ops@example.com>")
+        );
+    }
+
+    #[test]
+    fn sessions_end_when_idle_and_at_an_age_no_shorter() {
+        let c = load(&[]).expect("defaults");
+        assert_eq!(c.http.session_idle.as_secs(), 12 * 3600);
+        assert_eq!(c.http.session_max_age.as_secs(), 7 * 86_400);
+        let c = load(&[("AM_SESSION_IDLE", "30m"), ("AM_SESSION_MAX_AGE", "8h")]).expect("valid");
+        assert_eq!(c.http.session_idle.as_secs(), 1800);
+        let e = load(&[("AM_SESSION_MAX_AGE", "1h")]).expect_err("shorter than idle");
+        assert!(
+            e.to_string().starts_with("AM_SESSION_MAX_AGE: shorter"),
+            "{e}"
+        );
+        let e = load(&[("AM_SESSION_IDLE", "0s")]).expect_err("zero");
+        assert!(e.to_string().starts_with("AM_SESSION_IDLE:"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The whole HTTP surface in one router: probes, the JSON API, the admin UI (SSR pages and
 //! server functions) and static assets, behind the authentication middleware.
 
-use crate::{api, auth, error::AppError, host_check, state::AppState};
+use crate::{api, auth, browser_safety, error::AppError, host_check, state::AppState};
 use app::{App, api::ssr::SecureCookies, shell};
 use axum::{
     Router,
@@ -41,6 +41,10 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(
             state.clone(),
             host_check::middleware,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            browser_safety::middleware,
         ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

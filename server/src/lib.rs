@@ -12,6 +12,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 pub mod api;
 pub mod auth;
 pub mod broker;
+pub mod browser_safety;
 pub mod commands;
 pub mod config;
 pub mod dead_letters;

@@ -46,6 +46,19 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         ),
         m.report_rate.per_second(),
     );
+    let _ = writeln!(
+        out,
+        "# HELP am_notification_deliveries_total notification tries by channel kind and outcome\n# TYPE am_notification_deliveries_total counter"
+    );
+    for (channel, delivered, failed) in m.deliveries.snapshot() {
+        for (outcome, n) in [("delivered", delivered), ("failed", failed)] {
+            let _ = writeln!(
+                out,
+                "am_notification_deliveries_total{{channel=\"{}\",outcome=\"{outcome}\"}} {n}",
+                channel.as_str()
+            );
+        }
+    }
     let db = &s.services.db;
     let now = Utc::now();
     let depth = outbox::Entity::find()

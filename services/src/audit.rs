@@ -25,9 +25,27 @@ pub struct AuditEntry {
 
 impl AuditEntry {
     pub fn new(actor: &Principal, action: &str, entity_type: &str, entity_id: &str) -> Self {
+        Self::by(
+            &actor.name,
+            actor.address.clone(),
+            action,
+            entity_type,
+            entity_id,
+        )
+    }
+
+    /// An entry of someone who proved nothing yet (a failed login): named as they said, from
+    /// where they came.
+    pub fn by(
+        actor: &str,
+        address: Option<String>,
+        action: &str,
+        entity_type: &str,
+        entity_id: &str,
+    ) -> Self {
         Self {
-            actor: actor.name.clone(),
-            address: actor.address.clone(),
+            actor: actor.to_owned(),
+            address,
             action: action.to_owned(),
             entity_type: entity_type.to_owned(),
             entity_id: entity_id.to_owned(),

@@ -56,8 +56,10 @@ pub struct Services {
 /// Tunables of the services, read once at start-up by the binary.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// How long a login session lives without being used.
+    /// How long a login session lives without being used (`AM_SESSION_IDLE`).
     pub session_ttl: chrono::Duration,
+    /// How long a login session lives at most, however busy (`AM_SESSION_MAX_AGE`).
+    pub session_max_age: chrono::Duration,
     /// A node that has not been heard from for this long is lost: nothing is dispatched to it.
     pub node_timeout: chrono::Duration,
 }
@@ -66,6 +68,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             session_ttl: chrono::Duration::hours(12),
+            session_max_age: chrono::Duration::days(7),
             // Three missed heartbeats at the client library's default interval of 10 s.
             node_timeout: chrono::Duration::seconds(30),
         }

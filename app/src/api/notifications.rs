@@ -126,12 +126,15 @@ pub async fn notification(id: i64) -> Result<NotificationRow, UiError> {
 /// *Send test* of the webhook of an application or launch setting (operators); returns the
 /// test notification's id.
 #[server(prefix = "/ui", endpoint = "send_test_notification", input = Json)]
-pub async fn send_test_notification(key: super::catalog::Key) -> Result<i64, UiError> {
+pub async fn send_test_notification(
+    key: super::catalog::Key,
+    #[server(default)] channel: Option<am_domain::notify::Channel>,
+) -> Result<i64, UiError> {
     use super::ssr::*;
     use am_domain::roles::Role;
     let who = require(Role::Operator)?;
     let key = am_domain::usage::EntityRef::from(key);
-    Ok(am_services::notifications::send_test(&services()?.db, &who, &key).await?)
+    Ok(am_services::notifications::send_test(&services()?.db, &who, &key, channel).await?)
 }
 
 /// Sets (or, empty, removes) the secret that signs the webhook of an application or launch

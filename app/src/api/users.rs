@@ -103,7 +103,16 @@ pub async fn reset_password(name: String) -> Result<String, UiError> {
 pub async fn change_password(current: String, new: String) -> Result<(), UiError> {
     use super::ssr::*;
     let who = require(Role::Viewer)?;
-    am_services::accounts::people::change_own_password(&services()?, &who, &current, &new).await?;
+    // The session that asks stays signed in; every other one of the user's ends.
+    let keep = session_cookie_secret();
+    am_services::accounts::people::change_own_password(
+        &services()?,
+        &who,
+        &current,
+        &new,
+        keep.as_deref(),
+    )
+    .await?;
     Ok(())
 }
 

@@ -1,12 +1,13 @@
-//! The webhook tools under an application's or launch setting's form: the signing secret
-//! (write-only: set or removed, never shown) and *Send test*, which queues a `test`
-//! notification and shows what the endpoint answered (docs/notifications.md).
+//! The notification tools under an application's or launch setting's form: the webhook's
+//! signing secret (write-only: set or removed, never shown) and *Send test* for the webhook
+//! and for e-mail, each of which queues a `test` notification and shows what the endpoint (or
+//! the SMTP relay) answered (docs/notifications.md).
 
 use crate::api::{
     catalog::Key,
     notifications::{SendTestNotification, SetWebhookSecret, notification},
 };
-use am_domain::notify::{Delivery, WebhookFormat};
+use am_domain::notify::{Channel, Delivery, WebhookFormat};
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -30,9 +31,12 @@ pub fn webhook_formats() -> Vec<(String, String)> {
 pub fn WebhookTools(key: Key, can_edit: bool, can_operate: bool) -> impl IntoView {
     view! {
         <div class="card webhook-tools" data-test="webhook-tools">
-            <h2>"Webhook"</h2>
+            <h2>"Webhook and e-mail"</h2>
             {can_edit.then(|| view! { <Secret key=key.clone() /> })}
-            {can_operate.then(|| view! { <SendTest key=key.clone() /> })}
+            {can_operate.then(|| view! {
+                <SendTest key=key.clone() channel=None label="Send test" test="webhook-test" />
+                <SendTest key=key.clone() channel=Some(Channel::Email) label="Send test e-mail" test="email-test" />
+            })}
         </div>
     }
 }
@@ -72,19 +76,29 @@ fn Secret(key: Key) -> impl IntoView {
     }
 }
 
+/// A *Send test* button for one channel (`None`: the webhook, else e-mail); `test` names its
+/// parts for the browser tests (`{test}`, `{test}-answer`, `{test}-error`, `{test}-link`).
 #[component]
-fn SendTest(key: Key) -> impl IntoView {
+fn SendTest(
+    key: Key,
+    channel: Option<Channel>,
+    label: &'static str,
+    test: &'static str,
+) -> impl IntoView {
     let action = ServerAction::<SendTestNotification>::new();
     let go = move |_| {
-        action.dispatch(SendTestNotification { key: key.clone() });
+        action.dispatch(SendTestNotification {
+            key: key.clone(),
+            channel,
+        });
     };
     view! {
         <div class="inline-form">
-            <button type="button" class="small" data-test="webhook-test" disabled=move || action.pending().get()
-                on:click=go>"Send test"</button>
+            <button type="button" class="small" data-test=test disabled=move || action.pending().get()
+                on:click=go>{label}</button>
             {move || action.value().get().map(|r| match r {
-                Ok(id) => view! { <Answer id /> }.into_any(),
-                Err(e) => view! { <span class="error" role="alert" data-test="webhook-test-error">{e.to_string()}</span> }.into_any(),
+                Ok(id) => view! { <Answer id test /> }.into_any(),
+                Err(e) => view! { <span class="error" role="alert" data-test=format!("{test}-error")>{e.to_string()}</span> }.into_any(),
             })}
         </div>
     }
@@ -92,7 +106,8 @@ fn SendTest(key: Key) -> impl IntoView {
 
 /// What became of test notification `id`, read every second until its first try is over.
 #[component]
-fn Answer(id: i64) -> impl IntoView {
+fn Answer(id: i64, test: &'static str) -> impl IntoView {
+    let answer = format!("{test}-answer");
     let row = Resource::new(|| (), move |_| notification(id));
     Effect::new(move |_| {
         if let Ok(handle) = set_interval_with_handle(
@@ -114,19 +129,19 @@ fn Answer(id: i64) -> impl IntoView {
         <Transition fallback=|| view! { <span class="muted">"sending…"</span> }>
             {move || row.get().map(|r| match r {
                 Ok(n) if n.status == Delivery::Delivered => view! {
-                    <span class="good" data-test="webhook-test-answer" data-status="delivered">
+                    <span class="good" data-test=answer.clone() data-status="delivered">
                         {format!("delivered to {}{}", n.endpoint, if n.signed { ", signed" } else { "" })}
                     </span>
                 }.into_any(),
                 Ok(n) if n.attempts > 0 || n.status == Delivery::Failed => view! {
-                    <span class="error" data-test="webhook-test-answer" data-status="failed">
+                    <span class="error" data-test=answer.clone() data-status="failed">
                         {format!("not delivered: {}", n.last_error.unwrap_or_default())}
                     </span>
                 }.into_any(),
-                Ok(_) => view! { <span class="muted" data-test="webhook-test-answer" data-status="pending">"sending…"</span> }.into_any(),
+                Ok(_) => view! { <span class="muted" data-test=answer.clone() data-status="pending">"sending…"</span> }.into_any(),
                 Err(e) => view! { <span class="error">{e.to_string()}</span> }.into_any(),
             })}
         </Transition>
-        " " <a href=format!("/notifications#n-{id}") data-test="webhook-test-link">"on the Notifications page"</a>
+        " " <a href=format!("/notifications#n-{id}") data-test=format!("{test}-link")>"on the Notifications page"</a>
     }
 }

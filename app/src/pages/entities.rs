@@ -161,12 +161,14 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
         webhook_url: None,
         webhook_secret: None,
         webhook_format: Default::default(),
+        notify_email: None,
     });
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
     let pool = RwSignal::new(base.default_pool.clone());
     let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
     let format = RwSignal::new(base.webhook_format.as_str().to_owned());
+    let email = RwSignal::new(base.notify_email.clone().unwrap_or_default());
     let pools: Vec<(String, String)> = view
         .catalog
         .pools
@@ -182,6 +184,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 webhook_url: opt(webhook.get_untracked()),
                 webhook_secret: None,
                 webhook_format: WebhookFormat::parse(&format.get_untracked()).unwrap_or_default(),
+                notify_email: opt(email.get_untracked()),
             }),
             create: creating,
         });
@@ -206,6 +209,8 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 placeholder="https://…" hint="gets every notification of the application: breaker trips, disabled items, lost runs and nodes" />
             <SelectField label="Webhook format" test="field-webhook-format" value=format options=webhook_formats()
                 errors=errors.at("webhook_format") disabled=!can_edit hint="chat: a Slack- or Mattermost-compatible incoming webhook" />
+            <TextField label="Notification e-mail" test="field-notify-email" value=email errors=errors.at("notify_email") readonly=!can_edit
+                placeholder="ops@example.com, oncall@example.com" hint="get every notification of the application by e-mail (through the manager's SMTP relay)" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {

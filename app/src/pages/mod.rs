@@ -17,6 +17,7 @@ pub mod operations;
 pub mod published;
 pub mod schedule_groups;
 pub mod search;
+pub mod sessions;
 pub mod tokens;
 pub mod users;
 

@@ -66,6 +66,7 @@ fn Users(v: UsersView, reload: RwSignal<u32>, create: ServerAction<CreateUser>) 
         }}
         <OwnPassword me />
         <crate::pages::tokens::Tokens />
+        <crate::pages::sessions::Sessions />
     }
 }
 

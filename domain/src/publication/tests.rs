@@ -23,6 +23,7 @@ fn base() -> Catalog {
         webhook_url: None,
         webhook_secret: None,
         webhook_format: Default::default(),
+        notify_email: None,
     });
     c.data_queues.push(DataQueue {
         id: "invoices".into(),
@@ -100,6 +101,7 @@ fn stream(id: &str, parameters: serde_json::Value) -> LaunchSetting {
         webhook_url: None,
         webhook_secret: None,
         webhook_format: Default::default(),
+        notify_email: None,
     }
 }
 

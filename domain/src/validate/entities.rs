@@ -5,6 +5,7 @@ use crate::{
     ValidationErrors,
     catalog::{Catalog, InputKind},
     ids::{validate_exchange_name, validate_host_name, validate_webhook_url},
+    notify::email_recipients,
     params::{ParamType, validate_codes, validate_schema},
 };
 
@@ -32,6 +33,9 @@ pub(super) fn applications(catalog: &Catalog, errors: &mut ValidationErrors) {
         }
         if let Some(Err(e)) = app.webhook_url.as_deref().map(validate_webhook_url) {
             errors.push(format!("{at}.webhook_url"), e);
+        }
+        if let Some(Err(e)) = app.notify_email.as_deref().map(email_recipients) {
+            errors.push(format!("{at}.notify_email"), e);
         }
     }
 }

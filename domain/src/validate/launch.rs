@@ -8,6 +8,7 @@ use crate::{
         StreamMode,
     },
     ids::validate_webhook_url,
+    notify::email_recipients,
     params::validate_values,
     schedule::{parse_cron, parse_time_zone},
     topology::{MAX_WAIT_LEVELS, wait_delays},
@@ -270,6 +271,9 @@ fn policy_rules(ls: &LaunchSetting, at: &str, errors: &mut ValidationErrors) {
     }
     if let Some(Err(e)) = ls.webhook_url.as_deref().map(validate_webhook_url) {
         errors.push(format!("{at}.webhook_url"), e);
+    }
+    if let Some(Err(e)) = ls.notify_email.as_deref().map(email_recipients) {
+        errors.push(format!("{at}.notify_email"), e);
     }
 }
 

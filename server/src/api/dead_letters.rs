@@ -11,7 +11,6 @@ use crate::{
     state::AppState,
 };
 use am_services::{
-    ServiceError,
     dead_letters::{self, DeadLetterDetail, DeadLetterFilter, DeadLetterPage, Selection},
     operations::{OperationRequest, OperationView},
 };
@@ -54,10 +53,7 @@ pub async fn get(
     Caller(who): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<DeadLetterDetail>> {
-    let id = id
-        .trim()
-        .parse::<i64>()
-        .map_err(|_| ServiceError::NotFound(format!("dead letter '{id}'")))?;
+    let id = super::paging::path_id(&id, "dead letter")?;
     Ok(Json(dead_letters::get(&state.services.db, &who, id).await?))
 }
 

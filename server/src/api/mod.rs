@@ -16,6 +16,7 @@ mod notifications;
 mod operations;
 mod paging;
 mod search;
+mod sessions;
 mod tokens;
 mod users;
 
@@ -80,6 +81,7 @@ impl Modify for BearerAuth {
         audit::list, audit::export,
         users::list, users::create, users::update,
         tokens::list, tokens::create, tokens::revoke,
+        sessions::list, sessions::revoke,
     ),
     tags(
         (name = "probes", description = "Liveness and readiness"),
@@ -97,6 +99,7 @@ impl Modify for BearerAuth {
         (name = "notifications", description = "What operators were told (breaker trips, disabled items, lost runs and nodes), with each delivery's status"),
         (name = "users", description = "People and their roles (admins)"),
         (name = "tokens", description = "API tokens: one's own, or everyone's for admins; shown once, revocable"),
+        (name = "sessions", description = "One's own login sessions: listed with where they came from, revocable"),
         (name = "audit", description = "Who changed what, when, from where: every write and login, with the state before and after"),
     )
 )]
@@ -132,6 +135,11 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/users", get(users::list).post(users::create))
         .route("/api/v1/tokens", get(tokens::list).post(tokens::create))
         .route("/api/v1/tokens/{id}", axum::routing::delete(tokens::revoke))
+        .route("/api/v1/sessions", get(sessions::list))
+        .route(
+            "/api/v1/sessions/{handle}",
+            axum::routing::delete(sessions::revoke),
+        )
         .route("/api/v1/users/{name}", axum::routing::patch(users::update))
         .route("/api/v1/audit/export", get(audit::export))
         .route("/api/v1/notifications", get(notifications::list))

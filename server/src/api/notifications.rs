@@ -18,12 +18,6 @@ use axum::{
     http::StatusCode,
 };
 
-fn id_of(raw: &str) -> Result<i64, ServiceError> {
-    raw.trim()
-        .parse::<i64>()
-        .map_err(|_| ServiceError::NotFound(format!("notification '{raw}'")))
-}
-
 /// Notifications matching the filters, newest first (default 50 per page, at most 500).
 #[utoipa::path(get, path = "/api/v1/notifications", tag = "notifications",
     params(NotificationFilter, AfterQuery), responses(
@@ -55,7 +49,7 @@ pub async fn get(
     Caller(who): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<NotificationEntry>> {
-    let id = id_of(&id)?;
+    let id = super::paging::path_id(&id, "notification")?;
     Ok(Json(
         notifications::get(&state.services.db, &who, id).await?,
     ))
@@ -75,7 +69,7 @@ pub async fn resend(
     Caller(who): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<NotificationEntry>)> {
-    let id = id_of(&id)?;
+    let id = super::paging::path_id(&id, "notification")?;
     let db = &state.services.db;
     notifications::resend(db, &who, id).await?;
     Ok((
@@ -84,15 +78,18 @@ pub async fn resend(
     ))
 }
 
-/// Whose webhook a test goes to: exactly one of the two.
+/// Whose channel a test goes to: exactly one of `application` and `launch_setting`.
 #[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestTarget {
     pub application: Option<String>,
     pub launch_setting: Option<String>,
+    /// `email` for the e-mail addresses, `webhook` (or `chat`) for the webhook; without it,
+    /// the webhook when there is one, else e-mail.
+    pub channel: Option<am_domain::notify::Channel>,
 }
 
-/// *Send test* (operators): a `test` notification to the webhook of an application or launch
+/// *Send test* (operators): a `test` notification to a channel of an application or launch
 /// setting (the launch setting's own, or its application's), queued at once; poll
 /// `GET /api/v1/notifications/{id}` for the endpoint's answer.
 #[utoipa::path(post, path = "/api/v1/notifications/test", tag = "notifications",
@@ -101,7 +98,7 @@ pub struct TestTarget {
     (status = 400, body = ErrorBody, description = "not a JSON body"),
     (status = 403, body = ErrorBody),
     (status = 404, body = ErrorBody),
-    (status = 422, body = ErrorBody, description = "neither or both targets named, or no webhook to test"),
+    (status = 422, body = ErrorBody, description = "neither or both targets named, or no such channel to test"),
 ))]
 pub async fn test(
     State(state): State<AppState>,
@@ -121,7 +118,7 @@ pub async fn test(
         }
     };
     let db = &state.services.db;
-    let id = notifications::send_test(db, &who, &key).await?;
+    let id = notifications::send_test(db, &who, &key, target.channel).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(notifications::get(db, &who, id).await?),

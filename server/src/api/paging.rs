@@ -30,6 +30,13 @@ impl AfterQuery {
     }
 }
 
+/// The numeric id of a path (`/…/{id}`); anything else names no `what`, so it is not found.
+pub fn path_id(raw: &str, what: &str) -> Result<i64, ServiceError> {
+    raw.trim()
+        .parse::<i64>()
+        .map_err(|_| ServiceError::NotFound(format!("{what} '{raw}'")))
+}
+
 /// Offset paging.
 #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]

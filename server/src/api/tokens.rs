@@ -8,10 +8,7 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
-use am_services::{
-    ServiceError,
-    accounts::tokens::{self, CreatedToken, NewToken, TokenInfo},
-};
+use am_services::accounts::tokens::{self, CreatedToken, NewToken, TokenInfo};
 use axum::{
     Json,
     extract::{Path, Query, State},
@@ -73,9 +70,6 @@ pub async fn revoke(
     Caller(who): Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<TokenInfo>> {
-    let id = id
-        .trim()
-        .parse::<i64>()
-        .map_err(|_| ServiceError::NotFound(format!("token '{id}'")))?;
+    let id = super::paging::path_id(&id, "token")?;
     Ok(Json(tokens::revoke(&state.services.db, &who, id).await?))
 }

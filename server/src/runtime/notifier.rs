@@ -1,15 +1,20 @@
 //! The notifier: delivers the notifications runtime and catalog transactions raised
 //! (docs/notifications.md). Due rows are claimed first, so several replicas never send one
 //! twice; each delivery runs as its own task with a bounded timeout, so one slow endpoint never
-//! holds the others up; an endpoint gets at most its per-minute share, the rest wait.
+//! holds the others up; an endpoint gets at most its per-minute share, the rest wait. Webhooks
+//! are `POST`ed; e-mails go through the SMTP relay of `AM_SMTP_URL`.
 
 use am_domain::notify::{Channel, Delivery, Notice};
 use am_services::{
     entity::notifications,
     notifications::delivery,
-    runtime::{Metrics, RuntimeConfig},
+    runtime::{Metrics, RuntimeConfig, SmtpSettings},
 };
 use chrono::Utc;
+use lettre::{
+    AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
+    message::{Mailbox, header::ContentType},
+};
 use sea_orm::DatabaseConnection;
 use std::{
     collections::{HashMap, HashSet, VecDeque},
@@ -45,12 +50,38 @@ pub enum DeliveryError {
     Connect(String),
     #[error("cannot build the request: {0}")]
     Request(String),
+    #[error("no SMTP relay is configured: set AM_SMTP_URL (docs/notifications.md)")]
+    NoRelay,
+    #[error("the SMTP relay refused the e-mail: {0}")]
+    Refused(String),
+}
+
+/// The SMTP side of a [`Sender`]: the relay and the sender address.
+#[derive(Clone)]
+struct Mailer {
+    relay: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl Mailer {
+    fn new(smtp: &SmtpSettings, timeout: Duration) -> Result<Self, DeliveryError> {
+        let relay = AsyncSmtpTransport::<Tokio1Executor>::from_url(&smtp.url)
+            .map_err(|e| DeliveryError::Request(format!("AM_SMTP_URL: {e}")))?
+            .timeout(Some(timeout))
+            .build();
+        let from = smtp
+            .from
+            .parse()
+            .map_err(|e| DeliveryError::Request(format!("AM_SMTP_FROM: {e}")))?;
+        Ok(Self { relay, from })
+    }
 }
 
 /// Sends notifications; cheap to clone.
 #[derive(Clone)]
 pub struct Sender {
     client: reqwest::Client,
+    mailer: Option<Mailer>,
     public_url: Option<String>,
     timeout: Duration,
 }
@@ -64,8 +95,13 @@ impl Sender {
             .user_agent(concat!("agent-manager/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| DeliveryError::Request(e.to_string()))?;
+        let mailer = match &cfg.notify.smtp {
+            Some(smtp) => Some(Mailer::new(smtp, cfg.notify.timeout)?),
+            None => None,
+        };
         Ok(Self {
             client,
+            mailer,
             public_url: cfg
                 .notify
                 .public_url
@@ -79,13 +115,7 @@ impl Sender {
     /// time of this try, so the signature (over the body) also covers when it was sent; for a
     /// chat webhook, `{"text": …}` with the sentence and the link.
     pub fn body(&self, n: &notifications::Model) -> Result<Vec<u8>, DeliveryError> {
-        let mut notice: Notice = serde_json::from_value(n.payload.clone())
-            .map_err(|e| DeliveryError::Request(format!("stored payload: {e}")))?;
-        if let Some(base) = &self.public_url
-            && notice.url.starts_with('/')
-        {
-            notice.url = format!("{base}{}", notice.url);
-        }
+        let notice = self.notice(n)?;
         if Channel::parse(&n.channel) == Some(Channel::Chat) {
             return serde_json::to_vec(&serde_json::json!({ "text": notice.chat_text() }))
                 .map_err(|e| DeliveryError::Request(e.to_string()));
@@ -99,8 +129,65 @@ impl Sender {
         serde_json::to_vec(&value).map_err(|e| DeliveryError::Request(e.to_string()))
     }
 
-    /// One try: `POST` the body, signed when the endpoint has a secret; any 2xx is delivered.
+    /// The stored notice of `n`, its link made absolute when the manager knows its address.
+    fn notice(&self, n: &notifications::Model) -> Result<Notice, DeliveryError> {
+        let mut notice: Notice = serde_json::from_value(n.payload.clone())
+            .map_err(|e| DeliveryError::Request(format!("stored payload: {e}")))?;
+        if let Some(base) = &self.public_url
+            && notice.url.starts_with('/')
+        {
+            notice.url = format!("{base}{}", notice.url);
+        }
+        Ok(notice)
+    }
+
+    /// The e-mail of `n`: from the configured sender to every address of its endpoint, the
+    /// subject and plain text of its notice.
+    pub fn email(&self, n: &notifications::Model, from: Mailbox) -> Result<Message, DeliveryError> {
+        let notice = self.notice(n)?;
+        let mut message = Message::builder()
+            .from(from)
+            .subject(notice.email_subject())
+            .header(ContentType::TEXT_PLAIN);
+        for address in n
+            .endpoint
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+        {
+            let to: Mailbox = address
+                .parse()
+                .map_err(|e| DeliveryError::Request(format!("recipient '{address}': {e}")))?;
+            message = message.to(to);
+        }
+        message
+            .body(notice.email_text())
+            .map_err(|e| DeliveryError::Request(e.to_string()))
+    }
+
+    /// One try of an e-mail: handed to the relay, which answers for the whole message.
+    async fn send_email(&self, n: &notifications::Model) -> Result<(), DeliveryError> {
+        let Some(mailer) = &self.mailer else {
+            return Err(DeliveryError::NoRelay);
+        };
+        let message = self.email(n, mailer.from.clone())?;
+        match tokio::time::timeout(self.timeout, mailer.relay.send(message)).await {
+            Err(_) => Err(DeliveryError::Timeout(self.timeout)),
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) if e.is_timeout() => Err(DeliveryError::Timeout(self.timeout)),
+            Ok(Err(e)) if e.is_permanent() || e.is_transient() => {
+                Err(DeliveryError::Refused(e.to_string()))
+            }
+            Ok(Err(e)) => Err(DeliveryError::Connect(e.to_string())),
+        }
+    }
+
+    /// One try: an e-mail through the relay, or a `POST` of the body, signed when the
+    /// endpoint has a secret; any 2xx is delivered.
     pub async fn send(&self, n: &notifications::Model) -> Result<(), DeliveryError> {
+        if Channel::parse(&n.channel) == Some(Channel::Email) {
+            return self.send_email(n).await;
+        }
         let body = self.body(n)?;
         let mut req = self
             .client
@@ -289,15 +376,22 @@ async fn deliver(
     }
     let outcome = sender.send(n).await;
     let now = Utc::now();
+    let channel = Channel::parse(&n.channel);
     let recorded = match outcome {
         Ok(()) => {
             Metrics::inc(&cfg.metrics.notifications_delivered);
+            if let Some(c) = channel {
+                cfg.metrics.deliveries.delivered(c);
+            }
             delivery::delivered(db, n.id, me, now).await.map(|_| ())
         }
         Err(e) => {
             let error = e.to_string();
             tracing::warn!(%error, attempt = n.attempts + 1, "notification not delivered");
             Metrics::inc(&cfg.metrics.notification_failures);
+            if let Some(c) = channel {
+                cfg.metrics.deliveries.failed(c);
+            }
             let retry = delivery::Retry {
                 first: cfg.notify.retry_first,
                 budget: cfg.notify.give_up,

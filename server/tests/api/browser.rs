@@ -21,6 +21,11 @@ pub async fn session(app: &TestApp, name: &str, role: Role) -> String {
     )
     .await
     .expect("user");
+    login(app, name).await
+}
+
+/// Another session of existing user `name`, logged in through the login form.
+pub async fn login(app: &TestApp, name: &str) -> String {
     let login = Request::builder()
         .method("POST")
         .uri("/ui/login")

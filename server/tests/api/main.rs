@@ -107,6 +107,8 @@ impl TestApp {
                 secure_cookies: false,
                 metrics_public: false,
                 public_url: None,
+                session_idle: std::time::Duration::from_secs(12 * 3600),
+                session_max_age: std::time::Duration::from_secs(7 * 86_400),
             }),
         };
         TestApp {

@@ -16,6 +16,8 @@ on_both_backends!(
     malformed_server_function_input_is_a_400,
     too_large_bodies_are_a_413,
     oversized_catalogs_are_refused_with_the_limit,
+    every_answer_tells_the_browser_what_it_may_do,
+    sessions_are_listed_and_revoked_by_their_owner,
 );
 
 /// A form post from the manager's own page.
@@ -315,4 +317,162 @@ async fn oversized_catalogs_are_refused_with_the_limit(app: TestApp) {
         Some(0),
         "nothing was written"
     );
+}
+
+/// Browser safety headers: a page's policy admits its own hydration scripts by their nonce
+/// and nothing else inline; every other answer gets the policy without a nonce.
+async fn every_answer_tells_the_browser_what_it_may_do(app: TestApp) {
+    let header_of = |r: &crate::TestResponse, name: header::HeaderName| {
+        r.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let login = app
+        .send(
+            Request::builder()
+                .uri("/login")
+                .header(header::HOST, "127.0.0.1:3000")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(login.status, StatusCode::OK);
+    let csp = header_of(&login, header::CONTENT_SECURITY_POLICY);
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap_or_else(|| panic!("a nonce in {csp}"));
+    assert!(nonce.len() >= 16, "{nonce}");
+    for part in [
+        "default-src 'self'",
+        "frame-ancestors 'none'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "'wasm-unsafe-eval'",
+    ] {
+        assert!(csp.contains(part), "{part} in {csp}");
+    }
+    let scripts = csp
+        .split(';')
+        .find(|d| d.trim().starts_with("script-src"))
+        .unwrap_or_default();
+    assert!(
+        !scripts.contains("unsafe-inline"),
+        "no inline script without the nonce: {scripts}"
+    );
+    let html = login.text();
+    assert!(
+        html.contains(&format!("nonce=\"{nonce}\"")),
+        "the hydration script carries the page's nonce"
+    );
+    assert_eq!(header_of(&login, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+    assert_eq!(header_of(&login, header::X_FRAME_OPTIONS), "DENY");
+    assert_eq!(header_of(&login, header::REFERRER_POLICY), "same-origin");
+    assert_eq!(
+        header_of(&login, header::STRICT_TRANSPORT_SECURITY),
+        "",
+        "no HSTS over plain HTTP"
+    );
+
+    // Two loads, two nonces.
+    let again = app
+        .send(
+            Request::builder()
+                .uri("/login")
+                .header(header::HOST, "127.0.0.1:3000")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+    assert!(!header_of(&again, header::CONTENT_SECURITY_POLICY).contains(nonce));
+
+    // The API and probes: the policy without any nonce.
+    let api = app.api("GET", "/api/v1/catalog", None, None).await;
+    let csp = header_of(&api, header::CONTENT_SECURITY_POLICY);
+    assert!(
+        csp.contains("frame-ancestors 'none'") && !csp.contains("nonce-"),
+        "{csp}"
+    );
+    assert_eq!(header_of(&api, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+}
+
+/// Sessions over the API: one's own, the cookie's marked current, another's not found, and a
+/// revoked one signed out at once.
+async fn sessions_are_listed_and_revoked_by_their_owner(app: TestApp) {
+    let laptop = session(&app, "sam", Role::Viewer).await;
+    let phone = crate::browser::login(&app, "sam").await;
+    let with = |method: &str, path: &str, cookie: &str| {
+        Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::HOST, "127.0.0.1:3000")
+            .header(header::ORIGIN, "http://127.0.0.1:3000")
+            .header(header::COOKIE, cookie)
+            .body(Body::empty())
+            .expect("request")
+    };
+    let r = app.send(with("GET", "/api/v1/sessions", &laptop)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let list = r.json();
+    let rows = list.as_array().expect("a list");
+    assert_eq!(rows.len(), 2, "{list}");
+    assert_eq!(rows.iter().filter(|s| s["current"] == true).count(), 1);
+    let other = rows
+        .iter()
+        .find(|s| s["current"] == false)
+        .and_then(|s| s["handle"].as_str())
+        .expect("the phone's handle")
+        .to_owned();
+
+    // Someone else cannot end it.
+    let eve = app.token(Role::Admin).await;
+    let r = app
+        .api(
+            "DELETE",
+            &format!("/api/v1/sessions/{other}"),
+            Some(&eve),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text());
+    assert_eq!(
+        app.send(with("GET", "/api/v1/sessions", &phone))
+            .await
+            .status,
+        StatusCode::OK
+    );
+
+    let r = app
+        .send(with(
+            "DELETE",
+            &format!("/api/v1/sessions/{other}"),
+            &laptop,
+        ))
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    assert_eq!(
+        app.send(with("GET", "/api/v1/sessions", &phone))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED,
+        "the phone is signed out"
+    );
+    assert_eq!(
+        app.send(with("GET", "/api/v1/sessions", &laptop))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let doc = app
+        .api("GET", "/api/v1/openapi.json", Some(&eve), None)
+        .await
+        .json();
+    assert!(doc["paths"]["/api/v1/sessions"]["get"].is_object());
+    assert!(doc["paths"]["/api/v1/sessions/{handle}"]["delete"].is_object());
+    let schemas = &doc["components"]["schemas"];
+    assert!(schemas["TestTarget"]["properties"]["channel"].is_object());
+    assert!(schemas["Application"]["properties"]["notify_email"].is_object());
 }

@@ -12,6 +12,7 @@ mod getting_started;
 mod harness;
 mod misfire;
 mod notify;
+mod notify_email;
 mod outage;
 mod replicas;
 mod schedule;

@@ -5,14 +5,16 @@
 //! SHA-256 is stored, so a leaked database does not leak usable credentials.
 
 pub mod people;
+pub mod sessions;
 pub mod tokens;
 
+pub use sessions::{create_session, delete_session, resolve_session};
 pub use tokens::{create_token, resolve_token};
 
 use crate::{
     ServiceError, Services,
     audit::{self, AuditEntry},
-    entity::{sessions, users},
+    entity::users,
     error::ServiceResult,
 };
 use am_domain::roles::Role;
@@ -337,89 +339,14 @@ pub async fn authenticate(
             };
             // The name is whatever the client sent: bounded before it is stored.
             let name: String = name.chars().take(100).collect();
-            let attempt = Principal {
-                user_id: 0,
-                name: name.clone(),
-                role: Role::Viewer,
-                via: AuthMethod::Session,
-                address,
-            };
             audit::record(
                 &services.db,
-                AuditEntry::new(&attempt, "login_failed", "user", &name).cause(why),
+                AuditEntry::by(&name, address, "login_failed", "user", &name).cause(why),
             )
             .await?;
             Err(ServiceError::BadCredentials)
         }
     }
-}
-
-/// Starts a login session; returns the cookie secret.
-pub async fn create_session(services: &Services, principal: &Principal) -> ServiceResult<String> {
-    let secret = random_secret();
-    let now = Utc::now();
-    sessions::ActiveModel {
-        id: Set(sha256_hex(&secret)),
-        user_id: Set(principal.user_id),
-        created_at: Set(now),
-        expires_at: Set(now + services.settings.session_ttl),
-        last_seen_at: Set(now),
-    }
-    .insert(&services.db)
-    .await?;
-    // Expired sessions are cleaned up opportunistically at login, which is rare enough.
-    sessions::Entity::delete_many()
-        .filter(sessions::Column::ExpiresAt.lt(now))
-        .exec(&services.db)
-        .await?;
-    Ok(secret)
-}
-
-/// The principal of a session cookie, sliding its expiry forward.
-pub async fn resolve_session(
-    services: &Services,
-    secret: &str,
-) -> ServiceResult<Option<Principal>> {
-    let now = Utc::now();
-    let Some(session) = sessions::Entity::find_by_id(sha256_hex(secret))
-        .one(&services.db)
-        .await?
-    else {
-        return Ok(None);
-    };
-    if session.expires_at < now {
-        return Ok(None);
-    }
-    let Some(user) = users::Entity::find_by_id(session.user_id)
-        .one(&services.db)
-        .await?
-    else {
-        return Ok(None);
-    };
-    if user.disabled {
-        return Ok(None);
-    }
-    // Refresh at most once a minute to keep page loads from writing on every request.
-    if now - session.last_seen_at > chrono::Duration::minutes(1) {
-        let mut active: sessions::ActiveModel = session.into();
-        active.last_seen_at = Set(now);
-        active.expires_at = Set(now + services.settings.session_ttl);
-        active.update(&services.db).await?;
-    }
-    Ok(Some(Principal {
-        user_id: user.id,
-        name: user.name,
-        role: parse_role(&user.role)?,
-        via: AuthMethod::Session,
-        address: None,
-    }))
-}
-
-pub async fn delete_session(db: &impl ConnectionTrait, secret: &str) -> ServiceResult<()> {
-    sessions::Entity::delete_by_id(sha256_hex(secret))
-        .exec(db)
-        .await?;
-    Ok(())
 }
 
 /// Every user, for the admin's users page.

@@ -12,7 +12,7 @@ use crate::{
     ServiceError, Services,
     audit::{self, AuditEntry},
     db::begin_write,
-    entity::{sessions, users},
+    entity::users,
     error::ServiceResult,
 };
 use am_domain::roles::Role;
@@ -79,11 +79,7 @@ async fn keep_an_admin(db: &impl ConnectionTrait, user: &users::Model) -> Servic
 }
 
 async fn sign_out(db: &impl ConnectionTrait, user_id: i64) -> ServiceResult<u64> {
-    Ok(sessions::Entity::delete_many()
-        .filter(sessions::Column::UserId.eq(user_id))
-        .exec(db)
-        .await?
-        .rows_affected)
+    super::sessions::end_sessions(db, user_id, None).await
 }
 
 /// Changes a user's role, enabled state or password (admins); audited with the state before and
@@ -159,13 +155,15 @@ pub async fn reset_password(
     Ok(password)
 }
 
-/// Changes the caller's own password; the current one is required, and wrong guesses count
+/// Changes the caller's own password and ends their other sessions (`keep` is the cookie
+/// secret of the session that asks, if any); the current one is required, and wrong guesses count
 /// against the login limit.
 pub async fn change_own_password(
     services: &Services,
     who: &Principal,
     current: &str,
     new: &str,
+    keep: Option<&str>,
 ) -> ServiceResult<()> {
     let key = format!("user:{}", who.name);
     let now = std::time::Instant::now();
@@ -177,6 +175,13 @@ pub async fn change_own_password(
         .await?
         .ok_or_else(|| ServiceError::NotFound(format!("user '{}'", who.name)))?;
     if !verify_password(current.to_owned(), user.password_hash.clone()).await {
+        // Someone at an open session guessing its owner's password leaves a trace.
+        audit::record(
+            &services.db,
+            AuditEntry::new(who, "change_password_failed", "user", &who.name)
+                .cause("wrong current password"),
+        )
+        .await?;
         return Err(ServiceError::invalid(
             "current_password",
             "the current password is not right",
@@ -189,9 +194,11 @@ pub async fn change_own_password(
     let mut row: users::ActiveModel = user.into();
     row.password_hash = Set(hash);
     row.update(&txn).await?;
+    let ended = super::sessions::end_sessions(&txn, who.user_id, keep).await?;
     audit::record(
         &txn,
-        AuditEntry::new(who, "change_password", "user", &who.name),
+        AuditEntry::new(who, "change_password", "user", &who.name)
+            .cause(format!("{ended} other session(s) signed out")),
     )
     .await?;
     txn.commit().await?;

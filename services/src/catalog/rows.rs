@@ -60,6 +60,7 @@ pub(crate) fn application(m: applications::Model) -> ServiceResult<Application> 
         webhook_url: m.webhook_url,
         webhook_secret: m.webhook_secret,
         webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
+        notify_email: m.notify_email,
     })
 }
 
@@ -75,6 +76,7 @@ pub(crate) fn application_row(
         webhook_url: Set(a.webhook_url.clone()),
         webhook_secret: Set(a.webhook_secret.clone()),
         webhook_format: Set(enum_to_str(&a.webhook_format)),
+        notify_email: Set(a.notify_email.clone()),
         created_at: if insert { Set(now) } else { NotSet },
         updated_at: Set(now),
     }
@@ -248,6 +250,7 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
         webhook_url: m.webhook_url,
         webhook_secret: m.webhook_secret,
         webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
+        notify_email: m.notify_email,
     })
 }
 
@@ -287,6 +290,7 @@ pub(crate) fn launch_setting_row(
         webhook_url: Set(l.webhook_url.clone()),
         webhook_secret: Set(l.webhook_secret.clone()),
         webhook_format: Set(enum_to_str(&l.webhook_format)),
+        notify_email: Set(l.notify_email.clone()),
         updated_at: Set(now),
         ..Default::default()
     };

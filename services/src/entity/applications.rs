@@ -18,6 +18,8 @@ pub struct Model {
     pub webhook_secret: Option<String>,
     /// `json` | `chat` (`am_domain::notify::WebhookFormat`).
     pub webhook_format: String,
+    /// Addresses (comma-separated) that get notifications by e-mail.
+    pub notify_email: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -40,6 +40,8 @@ pub struct Model {
     pub webhook_secret: Option<String>,
     /// `json` | `chat` (`am_domain::notify::WebhookFormat`).
     pub webhook_format: String,
+    /// Addresses (comma-separated) that get notifications by e-mail.
+    pub notify_email: Option<String>,
     /// `running` | `waiting` | `disabled`.
     pub current_status: String,
     /// `succeeded` | `failed` | `interrupted`; never `running`.

@@ -14,6 +14,10 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     pub expires_at: DateTimeUtc,
     pub last_seen_at: DateTimeUtc,
+    /// The client address the session was started from.
+    pub address: Option<String>,
+    /// The browser's `User-Agent` at login, cut to 200 characters.
+    pub user_agent: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -14,7 +14,7 @@ use crate::{
     filters,
 };
 use am_domain::{
-    notify::{Delivery, Event, Notice},
+    notify::{Channel, Delivery, Event, Notice},
     roles::Role,
 };
 use chrono::{DateTime, Duration, Utc};
@@ -181,13 +181,15 @@ pub async fn get(
     entry(row)
 }
 
-/// *Send test* of the webhook of an application or launch setting (operators): a `test`
+/// *Send test* of a channel of an application or launch setting (operators): a `test`
 /// notification queued at once, without folding; returns its id, whose delivery status then
-/// shows the endpoint's answer.
+/// shows the endpoint's answer. `channel` picks e-mail or the webhook (either format); without
+/// it, the webhook when there is one, else e-mail.
 pub async fn send_test(
     db: &DatabaseConnection,
     actor: &Principal,
     key: &am_domain::usage::EntityRef,
+    channel: Option<Channel>,
 ) -> ServiceResult<i64> {
     use am_domain::{links, usage::EntityRef};
     actor.require(Role::Operator)?;
@@ -228,13 +230,27 @@ pub async fn send_test(
         return Err(ServiceError::NotFound(key.to_string()));
     }
     let endpoints = raise::endpoints(&txn, &notice).await?;
-    let Some(endpoint) = endpoints.into_iter().next() else {
-        return Err(ServiceError::invalid(
-            "webhook_url",
-            format!(
-                "{key} has no webhook to test: set its webhook URL (or its application's) first"
-            ),
-        ));
+    let wanted = |e: &raise::Endpoint| match channel {
+        None => true,
+        Some(Channel::Email) => e.channel == Channel::Email,
+        Some(_) => e.channel != Channel::Email,
+    };
+    let Some(endpoint) = endpoints.into_iter().find(wanted) else {
+        return Err(if channel == Some(Channel::Email) {
+            ServiceError::invalid(
+                "notify_email",
+                format!(
+                    "{key} has no e-mail addresses to test: set its notification e-mail (or its application's) first"
+                ),
+            )
+        } else {
+            ServiceError::invalid(
+                "webhook_url",
+                format!(
+                    "{key} has no webhook to test: set its webhook URL (or its application's) first"
+                ),
+            )
+        });
     };
     if notice.application.is_none() {
         notice.application = raise::application_of(&txn, &notice).await?;

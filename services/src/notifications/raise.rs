@@ -1,5 +1,6 @@
 //! Raising a notification, inside the transaction of the event that causes it: one row per
-//! channel endpoint that wants it (the launch setting's own webhook, else its application's),
+//! channel endpoint that wants it (per channel, the launch setting's own, else its
+//! application's),
 //! or, for a repeat within the folding window, one more on the count of the row already there.
 
 use super::FOLD_WINDOW;
@@ -7,7 +8,7 @@ use crate::{
     entity::{applications, launch_settings, notifications, schedule_groups},
     error::{ServiceError, ServiceResult},
 };
-use am_domain::notify::{Channel, Delivery, Notice, WebhookFormat};
+use am_domain::notify::{Channel, Delivery, Notice, WebhookFormat, email_recipients};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -49,44 +50,76 @@ pub(super) async fn application_of(
     Ok(None)
 }
 
-/// A webhook as its row stores it: URL, secret, format.
-type Hook = (Option<String>, Option<String>, String);
+/// The channels of an application or launch setting as its row stores them: webhook URL,
+/// secret and format, and e-mail addresses.
+type Hooks = (Option<String>, Option<String>, String, Option<String>);
 
-fn endpoint((url, secret, format): Hook) -> Option<Endpoint> {
-    let format = WebhookFormat::parse(&format).unwrap_or_default();
-    url.map(|url| Endpoint {
+fn webhook((url, secret, format, _): &Hooks) -> Option<Endpoint> {
+    let format = WebhookFormat::parse(format).unwrap_or_default();
+    url.clone().map(|url| Endpoint {
         channel: format.channel(),
         url,
-        secret,
+        secret: secret.clone(),
     })
 }
 
-/// The endpoints of what `notice` is about: the launch setting's webhook when it has one,
-/// otherwise its application's.
+/// The e-mail endpoint: the addresses, normalized, as one endpoint (one message to all of
+/// them). A list the catalog would refuse (it was checked when saved) sends nothing.
+fn email((_, _, _, list): &Hooks) -> Option<Endpoint> {
+    let to = email_recipients(list.as_deref()?).ok()?;
+    Some(Endpoint {
+        channel: Channel::Email,
+        url: to.join(", "),
+        secret: None,
+    })
+}
+
+/// The endpoints of what `notice` is about. Each channel is chosen on its own: the launch
+/// setting's webhook when it has one, otherwise its application's; the same for e-mail.
 pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceResult<Vec<Endpoint>> {
-    if let Some(ls) = &notice.launch_setting {
-        use launch_settings::Column as L;
-        let own: Option<Hook> = launch_settings::Entity::find_by_id(ls.as_str())
-            .select_only()
-            .columns([L::WebhookUrl, L::WebhookSecret, L::WebhookFormat])
-            .into_tuple()
-            .one(db)
-            .await?;
-        if let Some(e) = own.and_then(endpoint) {
-            return Ok(vec![e]);
+    let own: Option<Hooks> = match &notice.launch_setting {
+        Some(ls) => {
+            use launch_settings::Column as L;
+            launch_settings::Entity::find_by_id(ls.as_str())
+                .select_only()
+                .columns([
+                    L::WebhookUrl,
+                    L::WebhookSecret,
+                    L::WebhookFormat,
+                    L::NotifyEmail,
+                ])
+                .into_tuple()
+                .one(db)
+                .await?
         }
-    }
-    let Some(app) = application_of(db, notice).await? else {
-        return Ok(vec![]);
+        None => None,
     };
-    use applications::Column as A;
-    let row: Option<Hook> = applications::Entity::find_by_id(app)
-        .select_only()
-        .columns([A::WebhookUrl, A::WebhookSecret, A::WebhookFormat])
-        .into_tuple()
-        .one(db)
-        .await?;
-    Ok(row.and_then(endpoint).into_iter().collect())
+    let own_hook = own.as_ref().and_then(webhook);
+    let own_email = own.as_ref().and_then(email);
+    let app_hooks: Option<Hooks> = if own_hook.is_none() || own_email.is_none() {
+        match application_of(db, notice).await? {
+            Some(app) => {
+                use applications::Column as A;
+                applications::Entity::find_by_id(app)
+                    .select_only()
+                    .columns([
+                        A::WebhookUrl,
+                        A::WebhookSecret,
+                        A::WebhookFormat,
+                        A::NotifyEmail,
+                    ])
+                    .into_tuple()
+                    .one(db)
+                    .await?
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
+    let hook = own_hook.or_else(|| app_hooks.as_ref().and_then(webhook));
+    let mail = own_email.or_else(|| app_hooks.as_ref().and_then(email));
+    Ok(hook.into_iter().chain(mail).collect())
 }
 
 /// Records `notice` for every endpoint that wants it, in the caller's transaction, so it is

@@ -1,5 +1,6 @@
 //! Counters of the runtime, for `/metrics` and the dashboard. Per manager process.
 
+use am_domain::notify::Channel;
 use std::{
     collections::VecDeque,
     sync::{
@@ -17,6 +18,8 @@ macro_rules! counters {
             $($(#[$doc])* pub $name: AtomicU64,)*
             /// Reports applied per second recently (the report consumer records each batch).
             pub report_rate: RateWindow,
+            /// Notification tries per channel kind and outcome.
+            pub deliveries: ChannelCounts,
         }
 
         impl Metrics {
@@ -86,6 +89,39 @@ counters! {
     notifications_given_up,
     /// Lag of the latest fire behind its fire time, in milliseconds (gauge).
     scheduler_lag_ms,
+}
+
+/// Notification tries per channel kind ([`Channel::index`]): accepted, and failed (to be
+/// tried again or given up).
+#[derive(Debug, Default)]
+pub struct ChannelCounts {
+    delivered: [AtomicU64; Channel::ALL.len()],
+    failed: [AtomicU64; Channel::ALL.len()],
+}
+
+impl ChannelCounts {
+    pub fn delivered(&self, channel: Channel) {
+        Metrics::inc(&self.delivered[channel.index()]);
+    }
+
+    pub fn failed(&self, channel: Channel) {
+        Metrics::inc(&self.failed[channel.index()]);
+    }
+
+    /// `(channel, delivered, failed)` for every channel kind.
+    pub fn snapshot(&self) -> Vec<(Channel, u64, u64)> {
+        Channel::ALL
+            .iter()
+            .map(|c| {
+                let i = c.index();
+                (
+                    *c,
+                    self.delivered[i].load(Ordering::Relaxed),
+                    self.failed[i].load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
 }
 
 impl Metrics {

@@ -66,6 +66,36 @@ pub struct NotifySettings {
     /// At most this many deliveries per endpoint and minute, per manager process (60); the
     /// rest wait their turn.
     pub per_endpoint_per_minute: u32,
+    /// The relay e-mail notifications go through; without it they fail with a last error
+    /// that says so.
+    pub smtp: Option<SmtpSettings>,
+}
+
+/// The SMTP relay of e-mail notifications (`AM_SMTP_URL`, `AM_SMTP_FROM`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmtpSettings {
+    /// `smtp://host:port` (plain; `?tls=required` for STARTTLS) or `smtps://host` (TLS),
+    /// with `user:password@` when the relay wants a login.
+    pub url: String,
+    /// The sender, e.g. `Agent Manager <agent-manager@example.com>`.
+    pub from: String,
+}
+
+impl std::fmt::Debug for SmtpSettings {
+    /// Leaves the password out: settings are logged at start-up.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = match self.url.rsplit_once('@') {
+            Some((creds, host)) => match creds.split_once("://") {
+                Some((scheme, _)) => format!("{scheme}://***@{host}"),
+                None => format!("***@{host}"),
+            },
+            None => self.url.clone(),
+        };
+        f.debug_struct("SmtpSettings")
+            .field("url", &url)
+            .field("from", &self.from)
+            .finish()
+    }
 }
 
 impl Default for NotifySettings {
@@ -76,6 +106,7 @@ impl Default for NotifySettings {
             retry_first: chrono::Duration::seconds(10),
             timeout: std::time::Duration::from_secs(10),
             per_endpoint_per_minute: 60,
+            smtp: None,
         }
     }
 }

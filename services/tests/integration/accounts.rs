@@ -58,7 +58,9 @@ async fn passwords_sessions_and_tokens(db: &DatabaseConnection) {
         .expect("login");
     assert_eq!(p.role, Role::Viewer);
 
-    let secret = accounts::create_session(&s, &p).await.expect("session");
+    let secret = accounts::create_session(&s, &p, None)
+        .await
+        .expect("session");
     let back = accounts::resolve_session(&s, &secret)
         .await
         .expect("resolve")

@@ -110,6 +110,7 @@ async fn entity_crud_is_validated_and_audited(db: &DatabaseConnection) {
         webhook_url: None,
         webhook_secret: None,
         webhook_format: Default::default(),
+        notify_email: None,
     };
     catalog::create(db, &admin, app.clone()).await.expect("app");
 

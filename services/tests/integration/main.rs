@@ -21,6 +21,7 @@ mod rerun;
 mod retention;
 mod runtime;
 mod search;
+mod sessions;
 mod sweep;
 mod tokens;
 

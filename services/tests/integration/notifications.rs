@@ -31,6 +31,7 @@ on_both_backends!(
     dead_letters_reaching_the_threshold_are_told_once_per_crossing,
     a_skipped_misfire_is_told_once,
     a_chat_webhook_is_queued_as_chat_and_its_format_round_trips,
+    e_mail_goes_beside_the_webhook_each_channel_chosen_on_its_own,
 );
 
 const APP_HOOK: &str = "http://127.0.0.1:9/app-hook";
@@ -227,10 +228,10 @@ async fn secrets_are_kept_through_export_and_import_and_never_shown(db: &Databas
 
     // Send test: a `test` notification to the webhook, at once, unfolded.
     let operator = actor(Role::Operator);
-    let first = notifications::send_test(db, &operator, &app)
+    let first = notifications::send_test(db, &operator, &app, None)
         .await
         .expect("queues");
-    let second = notifications::send_test(db, &operator, &app)
+    let second = notifications::send_test(db, &operator, &app, None)
         .await
         .expect("queues");
     assert_ne!(first, second, "a test is never folded");
@@ -244,7 +245,7 @@ async fn secrets_are_kept_through_export_and_import_and_never_shown(db: &Databas
     let n = notifications::get(
         db,
         &operator,
-        notifications::send_test(db, &operator, &ls)
+        notifications::send_test(db, &operator, &ls, None)
             .await
             .expect("queues"),
     )
@@ -259,7 +260,7 @@ async fn secrets_are_kept_through_export_and_import_and_never_shown(db: &Databas
     let mut c = catalog::export(db, &admin).await.expect("exports");
     c.applications[0].webhook_url = None;
     catalog::import(db, &admin, c).await.expect("imports");
-    let e = notifications::send_test(db, &operator, &app)
+    let e = notifications::send_test(db, &operator, &app, None)
         .await
         .expect_err("no webhook");
     let ServiceError::Invalid(errors) = e else {
@@ -514,4 +515,86 @@ async fn a_chat_webhook_is_queued_as_chat_and_its_format_round_trips(db: &Databa
         (n[1].endpoint.as_str(), n[1].channel.as_str()),
         (APP_HOOK, "webhook")
     );
+}
+
+async fn e_mail_goes_beside_the_webhook_each_channel_chosen_on_its_own(db: &DatabaseConnection) {
+    setup(db).await;
+    let admin = actor(Role::Admin);
+    let mut c = catalog::export(db, &admin).await.expect("exports");
+    c.applications[0].notify_email = Some("ops@example.org, oncall@example.org".into());
+    if let Some(l) = c
+        .launch_settings
+        .iter_mut()
+        .find(|l| l.id == "demo.sleep.nightly")
+    {
+        l.notify_email = Some(" billing@example.org ".into());
+    }
+    catalog::import(db, &admin, c.clone())
+        .await
+        .expect("imports");
+    let back = catalog::export(db, &admin).await.expect("exports");
+    assert_eq!(
+        back.applications[0].notify_email.as_deref(),
+        Some("ops@example.org, oncall@example.org"),
+        "the list round-trips through export"
+    );
+
+    // A bad address is refused with where it is, and nothing is written.
+    let mut bad = back.clone();
+    bad.applications[0].notify_email = Some("ops@example.org, not-an-address".into());
+    let e = catalog::import(db, &admin, bad).await.expect_err("refused");
+    let ServiceError::Invalid(errors) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(errors.0[0].path, "applications[0].notify_email");
+    assert!(
+        errors.0[0].message.contains("'not-an-address'"),
+        "{errors:?}"
+    );
+    assert_eq!(
+        catalog::export(db, &admin).await.expect("exports"),
+        back,
+        "unchanged"
+    );
+
+    // demo.echo.1 has its own webhook and no e-mail: its webhook and the application's list.
+    disable(db, "demo.echo.1", "noisy").await;
+    // demo.sleep.nightly has its own list and no webhook: the application's webhook and its list.
+    disable(db, "demo.sleep.nightly", "maintenance").await;
+    let sent: Vec<(String, String)> = all(db)
+        .await
+        .into_iter()
+        .map(|n| (n.channel, n.endpoint))
+        .collect();
+    let pair = |c: &str, e: &str| (c.to_owned(), e.to_owned());
+    assert_eq!(
+        sent,
+        [
+            pair("webhook", LS_HOOK),
+            pair("email", "ops@example.org, oncall@example.org"),
+            pair("webhook", APP_HOOK),
+            pair("email", "billing@example.org"),
+        ]
+    );
+
+    // Send test picks the channel asked for.
+    let operator = actor(Role::Operator);
+    let app = EntityRef::Application("demo".into());
+    let id = notifications::send_test(db, &operator, &app, Some(am_domain::notify::Channel::Email))
+        .await
+        .expect("queues");
+    let n = notifications::get(db, &operator, id).await.expect("reads");
+    assert_eq!(n.channel, "email");
+    assert_eq!(n.endpoint, "ops@example.org, oncall@example.org");
+    assert!(!n.signed);
+    let mut c = catalog::export(db, &admin).await.expect("exports");
+    c.applications[0].notify_email = None;
+    catalog::import(db, &admin, c).await.expect("imports");
+    let e = notifications::send_test(db, &operator, &app, Some(am_domain::notify::Channel::Email))
+        .await
+        .expect_err("no addresses");
+    let ServiceError::Invalid(errors) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(errors.0[0].path, "notify_email");
 }

@@ -97,7 +97,9 @@ async fn a_disabled_user_is_signed_out_and_their_tokens_stop_at_once(db: &Databa
     let carl = accounts::authenticate(&s, "carl", PW, "10.0.0.1")
         .await
         .expect("login");
-    let session = accounts::create_session(&s, &carl).await.expect("session");
+    let session = accounts::create_session(&s, &carl, None)
+        .await
+        .expect("session");
     let token = accounts::create_token(db, &admin, "carl", "ci")
         .await
         .expect("token");
@@ -171,19 +173,38 @@ async fn passwords_are_reset_by_admins_and_changed_by_their_owner(db: &DatabaseC
         .expect("the generated password works");
 
     // Her own change needs the current password and meets the policy.
-    let wrong = people::change_own_password(&s, &dora, "not it at all", "a brand new secret").await;
+    let wrong =
+        people::change_own_password(&s, &dora, "not it at all", "a brand new secret", None).await;
     assert!(
         matches!(&wrong, Err(ServiceError::Invalid(e)) if e.0[0].path == "current_password"),
         "{wrong:?}"
     );
+    let traced = am_services::audit::list(
+        db,
+        &admin,
+        &am_services::audit::AuditFilter {
+            action: Some("change_password_failed".into()),
+            ..Default::default()
+        },
+        None,
+        10,
+    )
+    .await
+    .expect("audit");
+    assert_eq!(
+        traced.entries.len(),
+        1,
+        "a wrong current password is audited"
+    );
+    assert_eq!(traced.entries[0].actor, "dora");
     for weak in ["too short", "dora"] {
-        let refused = people::change_own_password(&s, &dora, &generated, weak).await;
+        let refused = people::change_own_password(&s, &dora, &generated, weak, None).await;
         assert!(
             matches!(&refused, Err(ServiceError::Invalid(e)) if e.0[0].path == "password"),
             "{refused:?}"
         );
     }
-    people::change_own_password(&s, &dora, &generated, "a brand new secret")
+    people::change_own_password(&s, &dora, &generated, "a brand new secret", None)
         .await
         .expect("changed");
     accounts::authenticate(&s, "dora", "a brand new secret", "10.0.0.2")

@@ -60,6 +60,7 @@ fn base_catalog() -> Catalog {
         webhook_url: None,
         webhook_secret: None,
         webhook_format: Default::default(),
+        notify_email: None,
     });
     for id in ["demo.events", "demo.other"] {
         c.data_queues.push(DataQueue {
@@ -408,6 +409,7 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
         webhook_url: None,
         webhook_secret: None,
         webhook_format: Default::default(),
+        notify_email: None,
     };
     catalog::save_launch_setting(db, &admin, ls, None, true)
         .await
@@ -503,6 +505,7 @@ async fn an_unknown_application_waits_and_is_applied_once_created(db: &DatabaseC
             webhook_url: None,
             webhook_secret: None,
             webhook_format: Default::default(),
+            notify_email: None,
         },
     )
     .await

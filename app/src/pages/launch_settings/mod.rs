@@ -76,6 +76,7 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
         webhook_url: None,
         webhook_secret: None,
         webhook_format: Default::default(),
+        notify_email: None,
     }
 }
 
@@ -151,6 +152,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     let idle = RwSignal::new(base.idle_timeout.map(|d| d.to_string()).unwrap_or_default());
     let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
     let webhook_format = RwSignal::new(base.webhook_format.as_str().to_owned());
+    let notify_email = RwSignal::new(base.notify_email.clone().unwrap_or_default());
     let local = RwSignal::new(LocalErrors::default());
     let show_errors = RwSignal::new(false);
 
@@ -373,6 +375,8 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         ls.webhook_format =
             am_domain::notify::WebhookFormat::parse(&webhook_format.get_untracked())
                 .unwrap_or_default();
+        let email = notify_email.get_untracked();
+        ls.notify_email = (!email.trim().is_empty()).then(|| email.trim().to_owned());
         let blocked = !errs.0.is_empty() || !param_errors.is_empty();
         local.set(errs);
         if blocked {
@@ -527,6 +531,8 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             <SelectField label="Webhook format" test="field-webhook-format" value=webhook_format
                 options=crate::components::webhook::webhook_formats() errors=lerr("webhook_format") disabled=!can_edit
                 hint="of this launch setting's own webhook; chat: Slack or Mattermost" />
+            <TextField label="Notification e-mail" test="field-notify-email" value=notify_email errors=lerr("notify_email") readonly=!can_edit
+                placeholder="the application's" hint="addresses, separated by commas, that get this launch setting's notifications instead of the application's" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {
