@@ -473,6 +473,10 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// One way to run an agent, with its own parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -534,6 +538,10 @@ pub struct LaunchSetting {
     /// application's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify_email: Option<String>,
+    /// Tell the channels every failed activation of this launch setting
+    /// (`activation_failed`), not only breaker trips: for a job whose every failure matters.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub notify_on_failure: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -28,12 +28,14 @@ pub enum Event {
     DeadLettersThreshold,
     /// A schedule group's fire was dropped by its misfire policy `skip`.
     ScheduleMissed,
+    /// An activation of a launch setting that asks for it (`notify_on_failure`) failed.
+    ActivationFailed,
     /// A channel's *Send test*.
     Test,
 }
 
 impl Event {
-    pub const ALL: [Event; 9] = [
+    pub const ALL: [Event; 10] = [
         Event::BreakerTripped,
         Event::LaunchSettingDisabled,
         Event::ScheduleGroupDisabled,
@@ -42,6 +44,7 @@ impl Event {
         Event::NodeBack,
         Event::DeadLettersThreshold,
         Event::ScheduleMissed,
+        Event::ActivationFailed,
         Event::Test,
     ];
 
@@ -56,6 +59,7 @@ impl Event {
             Event::NodeBack => "node_back",
             Event::DeadLettersThreshold => "dead_letters_threshold",
             Event::ScheduleMissed => "schedule_missed",
+            Event::ActivationFailed => "activation_failed",
             Event::Test => "test",
         }
     }

@@ -39,7 +39,9 @@
 //! - [`m20261125_000019_audit_reading`]: the address a change came from; audit filter indexes;
 //! - [`m20261125_000020_token_roles`]: a token's own role and the address it was last used from;
 //! - [`m20261125_000021_notify_email`]: the addresses that get notifications by e-mail;
-//! - [`m20261125_000022_session_details`]: the address and browser of each login session.
+//! - [`m20261125_000022_session_details`]: the address and browser of each login session;
+//! - [`m20261125_000023_notify_on_failure`]: launch settings that want every failed
+//!   activation told.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -76,6 +78,7 @@ pub mod m20261125_000019_audit_reading;
 pub mod m20261125_000020_token_roles;
 pub mod m20261125_000021_notify_email;
 pub mod m20261125_000022_session_details;
+pub mod m20261125_000023_notify_on_failure;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -107,6 +110,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000020_token_roles::Migration),
             Box::new(m20261125_000021_notify_email::Migration),
             Box::new(m20261125_000022_session_details::Migration),
+            Box::new(m20261125_000023_notify_on_failure::Migration),
         ]
     }
 }

@@ -185,8 +185,20 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: sessions without an address or browser.
+    // One step down: no launch setting asks for every failure to be told.
     let manager = SchemaManager::new(db);
+    assert!(
+        manager
+            .has_column("launch_settings", "notify_on_failure")
+            .await?
+    );
+    Migrator::down(db, Some(1)).await?;
+    assert!(
+        !manager
+            .has_column("launch_settings", "notify_on_failure")
+            .await?
+    );
+    // One more: sessions without an address or browser.
     assert!(manager.has_column("sessions", "user_agent").await?);
     Migrator::down(db, Some(1)).await?;
     assert!(!manager.has_column("sessions", "user_agent").await?);

@@ -102,6 +102,7 @@ fn stream(id: &str, parameters: serde_json::Value) -> LaunchSetting {
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        notify_on_failure: false,
     }
 }
 

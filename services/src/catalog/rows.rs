@@ -251,6 +251,7 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
         webhook_secret: m.webhook_secret,
         webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
         notify_email: m.notify_email,
+        notify_on_failure: m.notify_on_failure,
     })
 }
 
@@ -291,6 +292,7 @@ pub(crate) fn launch_setting_row(
         webhook_secret: Set(l.webhook_secret.clone()),
         webhook_format: Set(enum_to_str(&l.webhook_format)),
         notify_email: Set(l.notify_email.clone()),
+        notify_on_failure: Set(l.notify_on_failure),
         updated_at: Set(now),
         ..Default::default()
     };

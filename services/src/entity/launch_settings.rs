@@ -42,6 +42,8 @@ pub struct Model {
     pub webhook_format: String,
     /// Addresses (comma-separated) that get notifications by e-mail.
     pub notify_email: Option<String>,
+    /// Every failed activation is told (`activation_failed`).
+    pub notify_on_failure: bool,
     /// `running` | `waiting` | `disabled`.
     pub current_status: String,
     /// `succeeded` | `failed` | `interrupted`; never `running`.

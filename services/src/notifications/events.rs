@@ -128,6 +128,32 @@ pub fn activation_lost(
     n
 }
 
+/// An activation of a launch setting that asks for every failure to be told ended `failed`
+/// with `error` (the first failed host's, when known).
+pub fn activation_failed(
+    activation: Uuid,
+    launch_setting: &str,
+    error: Option<&str>,
+    at: DateTime<Utc>,
+) -> Notice {
+    let id = activation.to_string();
+    let mut n = Notice::new(
+        Event::ActivationFailed,
+        at,
+        format!(
+            "Activation {id} of {launch_setting} failed{}",
+            error
+                .map(|e| format!(": {e}"))
+                .unwrap_or_else(|| ".".into())
+        ),
+        &links::activation(&id),
+    );
+    n.activation = Some(id);
+    n.launch_setting = Some(launch_setting.to_owned());
+    n.error_message = error.map(str::to_owned);
+    n
+}
+
 /// A node stopped sending heartbeats (`lost`) or is heard from again.
 pub fn node(
     lost: bool,

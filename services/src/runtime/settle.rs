@@ -5,9 +5,12 @@ use super::{RuntimeConfig, groups, plan::Plan, status};
 use crate::{
     entity::{activation_hosts, activations, launch_settings},
     error::ServiceResult,
+    notifications,
 };
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::Expr};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, sea_query::Expr,
+};
 use uuid::Uuid;
 
 /// The result of an activation whose hosts are all done, from its latest dispatch round;
@@ -110,11 +113,37 @@ pub(crate) async fn finish(
     ev.write(db).await?;
     if let Some(ls) = &a.launch_setting_id {
         ls_finished(db, ls, a.id, result, now).await?;
+        if result == status::activation::FAILED {
+            tell_failure(db, ls, a.id, error.as_deref(), now).await?;
+        }
     }
     if a.parent_id.is_some() {
         groups::member_settled(db, cfg, a, result, now).await?;
     }
     Ok(true)
+}
+
+/// A failed run of a launch setting that asks for every failure to be told raises
+/// `activation_failed`, in the transaction that records the end (repeats within the folding
+/// window are counted on the first, so a failing stream does not flood anyone).
+async fn tell_failure(
+    db: &impl ConnectionTrait,
+    ls: &str,
+    activation: Uuid,
+    error: Option<&str>,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let wants: Option<bool> = launch_settings::Entity::find_by_id(ls)
+        .select_only()
+        .column(launch_settings::Column::NotifyOnFailure)
+        .into_tuple()
+        .one(db)
+        .await?;
+    if wants == Some(true) {
+        let notice = notifications::events::activation_failed(activation, ls, error, now);
+        notifications::raise(db, notice, now).await?;
+    }
+    Ok(())
 }
 
 /// A launch setting's status after one of its activations ended.

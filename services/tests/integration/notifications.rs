@@ -2,12 +2,18 @@
 //! that wants them, repeats folded, secrets write-only through catalog writes, claimed by one
 //! replica at a time, retried with growing delays, given up, resent.
 
-use super::{actor, dead_letters::given_up, demo_catalog, runtime::node_up};
+use super::{
+    actor,
+    dead_letters::given_up,
+    demo_catalog,
+    runtime::{apply, node_up, report},
+};
 use crate::on_both_backends;
 use am_domain::{
     notify::{Delivery, Event},
     roles::Role,
     usage::EntityRef,
+    wire::{ActivationEvent, ActivationResult},
 };
 use am_services::{
     ServiceError, catalog,
@@ -17,6 +23,7 @@ use am_services::{
         delivery::{self, Retry},
     },
     registry,
+    runtime::{RuntimeConfig, run::run_now},
 };
 use chrono::{Duration, Utc};
 use sea_orm::{
@@ -32,6 +39,7 @@ on_both_backends!(
     a_skipped_misfire_is_told_once,
     a_chat_webhook_is_queued_as_chat_and_its_format_round_trips,
     e_mail_goes_beside_the_webhook_each_channel_chosen_on_its_own,
+    a_failed_run_is_told_only_when_its_launch_setting_asks,
 );
 
 const APP_HOOK: &str = "http://127.0.0.1:9/app-hook";
@@ -597,4 +605,85 @@ async fn e_mail_goes_beside_the_webhook_each_channel_chosen_on_its_own(db: &Data
         panic!("{e:?}")
     };
     assert_eq!(errors.0[0].path, "notify_email");
+}
+
+/// Runs `ls` on `host` and has the node report it ended with `result`; returns the activation.
+async fn run_ending(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    ls: &str,
+    host: &str,
+    result: ActivationResult,
+) -> uuid::Uuid {
+    let key = EntityRef::LaunchSetting(ls.into());
+    let id = run_now(db, cfg, &actor(Role::Operator), &key)
+        .await
+        .expect("runs");
+    let end = ActivationEvent::Finished {
+        result,
+        error: (result == ActivationResult::Failed).then(|| "DbTimeout: no answer in 30 s".into()),
+        counters: None,
+    };
+    let out = apply(
+        db,
+        cfg,
+        &[
+            report(host, id, ls, 1, ActivationEvent::Accepted),
+            report(host, id, ls, 1, end),
+        ],
+        Utc::now(),
+    )
+    .await;
+    assert_eq!(out.applied, 2);
+    id
+}
+
+/// `activation_failed` is opt-in per launch setting: a failed run of one that asks is told
+/// with its error and a link to the activation, in the transaction that ends it; a second
+/// failure within the folding window is counted on the first; a success, or a failure of a
+/// launch setting that does not ask, tells nothing.
+async fn a_failed_run_is_told_only_when_its_launch_setting_asks(db: &DatabaseConnection) {
+    let mut c = demo_catalog();
+    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    let asks = "demo.fail.nightly";
+    let quiet = "demo.sleep.nightly";
+    for l in c.launch_settings.iter_mut().filter(|l| l.id == asks) {
+        l.notify_on_failure = true;
+    }
+    catalog::import(db, &actor(Role::Admin), c)
+        .await
+        .expect("imports");
+    let exported = catalog::export(db, &actor(Role::Viewer))
+        .await
+        .expect("exports");
+    let flags: Vec<(&str, bool)> = exported
+        .launch_settings
+        .iter()
+        .map(|l| (l.id.as_str(), l.notify_on_failure))
+        .filter(|(_, on)| *on)
+        .collect();
+    assert_eq!(flags, vec![(asks, true)], "the flag round-trips");
+    let cfg = RuntimeConfig::new("t");
+    node_up(db, "demo-b", Utc::now()).await;
+
+    run_ending(db, &cfg, quiet, "demo-b", ActivationResult::Failed).await;
+    run_ending(db, &cfg, asks, "demo-b", ActivationResult::Succeeded).await;
+    assert!(all(db).await.is_empty(), "nothing asked for: nothing told");
+
+    let failed = run_ending(db, &cfg, asks, "demo-b", ActivationResult::Failed).await;
+    let told = all(db).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    let n = &told[0];
+    assert_eq!(n.event, Event::ActivationFailed.as_str());
+    assert_eq!(n.endpoint, APP_HOOK);
+    assert_eq!(n.launch_setting_id.as_deref(), Some(asks));
+    assert_eq!(n.application_id.as_deref(), Some("demo"));
+    assert_eq!(n.payload["activation"], failed.to_string());
+    assert_eq!(n.payload["error_message"], "DbTimeout: no answer in 30 s");
+    assert_eq!(n.payload["url"], format!("/activations/{failed}"));
+
+    run_ending(db, &cfg, asks, "demo-b", ActivationResult::Failed).await;
+    let told = all(db).await;
+    assert_eq!(told.len(), 1, "the repeat folds into the first");
+    assert_eq!(told[0].count, 2);
 }

@@ -410,6 +410,7 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        notify_on_failure: false,
     };
     catalog::save_launch_setting(db, &admin, ls, None, true)
         .await

@@ -77,6 +77,7 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        notify_on_failure: false,
     }
 }
 
@@ -153,6 +154,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
     let webhook_format = RwSignal::new(base.webhook_format.as_str().to_owned());
     let notify_email = RwSignal::new(base.notify_email.clone().unwrap_or_default());
+    let notify_on_failure = RwSignal::new(base.notify_on_failure);
     let local = RwSignal::new(LocalErrors::default());
     let show_errors = RwSignal::new(false);
 
@@ -377,6 +379,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 .unwrap_or_default();
         let email = notify_email.get_untracked();
         ls.notify_email = (!email.trim().is_empty()).then(|| email.trim().to_owned());
+        ls.notify_on_failure = notify_on_failure.get_untracked();
         let blocked = !errs.0.is_empty() || !param_errors.is_empty();
         local.set(errs);
         if blocked {
@@ -533,6 +536,8 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 hint="of this launch setting's own webhook; chat: Slack or Mattermost" />
             <TextField label="Notification e-mail" test="field-notify-email" value=notify_email errors=lerr("notify_email") readonly=!can_edit
                 placeholder="the application's" hint="addresses, separated by commas, that get this launch setting's notifications instead of the application's" />
+            <CheckField label="Tell every failed activation (not only breaker trips)" test="field-notify-on-failure"
+                value=notify_on_failure disabled=!can_edit />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {
