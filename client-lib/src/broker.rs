@@ -5,7 +5,7 @@
 //! stream breaks they wait for the *next* connection. That gives reconnect-and-resubscribe
 //! without two consumers ever sharing one subscription slot.
 
-use lapin::Connection;
+use lapin::{Connection, ConnectionProperties};
 use std::{sync::Arc, time::Duration};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -16,6 +16,69 @@ pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Next delay after a failed connection attempt: doubles, capped.
 pub(crate) fn next_backoff(current: Duration) -> Duration {
     (current * 2).clamp(MIN_BACKOFF, MAX_BACKOFF)
+}
+
+/// How long opening a broker connection may take, the TCP connect and the AMQP handshake
+/// together. A broker that accepts the socket but never answers the handshake (overloaded, or a
+/// proxy in front of a dead one) would otherwise hold the attempt forever, and with it every
+/// reconnect.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a broker connection could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The broker refused the connection or the network failed.
+    #[error(transparent)]
+    Broker(#[from] lapin::Error),
+    /// Neither a connection nor a refusal within the time allowed.
+    #[error("no answer from the broker within {0:?} (TCP connect and AMQP handshake)")]
+    Timeout(Duration),
+}
+
+/// Opens a connection to `url`, giving up after [`CONNECT_TIMEOUT`]. The manager and the
+/// nodes connect through it, so both retry a broker that hangs instead of waiting on it.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), agent_client::ConnectError> {
+/// use lapin::ConnectionProperties;
+/// let conn = agent_client::connect(
+///     "amqp://guest:guest@127.0.0.1:5672/%2f",
+///     ConnectionProperties::default(),
+/// )
+/// .await?;
+/// assert!(conn.status().connected());
+/// # Ok(()) }
+/// ```
+pub async fn connect(url: &str, props: ConnectionProperties) -> Result<Connection, ConnectError> {
+    connect_within(url, props, CONNECT_TIMEOUT).await
+}
+
+/// [`connect`] with a time limit of one's own.
+///
+/// ```no_run
+/// # async fn run() {
+/// use lapin::ConnectionProperties;
+/// use std::time::Duration;
+/// let attempt = agent_client::connect_within(
+///     "amqp://guest:guest@127.0.0.1:5672/%2f",
+///     ConnectionProperties::default(),
+///     Duration::from_secs(5),
+/// )
+/// .await;
+/// if let Err(agent_client::ConnectError::Timeout(after)) = attempt {
+///     eprintln!("the broker did not answer within {after:?}");
+/// }
+/// # }
+/// ```
+pub async fn connect_within(
+    url: &str,
+    props: ConnectionProperties,
+    limit: Duration,
+) -> Result<Connection, ConnectError> {
+    match tokio::time::timeout(limit, Connection::connect(url, props)).await {
+        Ok(r) => Ok(r?),
+        Err(_) => Err(ConnectError::Timeout(limit)),
+    }
 }
 
 /// Read side of the current connection.
@@ -84,6 +147,35 @@ mod tests {
             "amqp://guest:***@127.0.0.1:5672/%2f"
         );
         assert_eq!(redact("amqp://127.0.0.1"), "amqp://127.0.0.1");
+    }
+
+    /// A listener that accepts the socket and never says a word: the attempt ends at the
+    /// limit, as a timeout, instead of hanging.
+    #[tokio::test]
+    async fn a_broker_that_never_answers_the_handshake_times_out() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("binds");
+        let port = listener.local_addr().expect("address").port();
+        let held = tokio::spawn(async move {
+            let mut sockets = Vec::new();
+            while let Ok((s, _)) = listener.accept().await {
+                sockets.push(s);
+            }
+        });
+        let started = std::time::Instant::now();
+        let attempt = connect_within(
+            &format!("amqp://guest:guest@127.0.0.1:{port}/%2f"),
+            ConnectionProperties::default(),
+            Duration::from_millis(300),
+        )
+        .await;
+        assert!(
+            matches!(attempt, Err(ConnectError::Timeout(d)) if d == Duration::from_millis(300)),
+            "{attempt:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        held.abort();
     }
 
     #[test]

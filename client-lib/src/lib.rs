@@ -13,6 +13,7 @@ mod runtime;
 mod topology;
 
 pub use agent::{AgentSpec, Classifier, MessageAgent, StandaloneAgent};
+pub use broker::{CONNECT_TIMEOUT, ConnectError, connect, connect_within};
 pub use context::{Context, Message};
 pub use error::{AgentError, ErrorKind, NodeError};
 pub use node::{DEFAULT_AMQP_URL, Node, NodeBuilder};

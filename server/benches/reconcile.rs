@@ -115,23 +115,44 @@ async fn run() -> Result<()> {
     am_services::db::migrate(&db).await?;
     am_services::catalog::import(&db, &Principal::cli(), catalog(&prefix, queues, settings)?)
         .await?;
-    let conn = Connection::connect(&amqp_url(), ConnectionProperties::default()).await?;
+    let conn = agent_client::connect(&amqp_url(), ConnectionProperties::default()).await?;
+    // The reconciler task's own connection, opened now as the manager's is at start-up: while
+    // the broker starts thousands of quorum queues at once it may leave a new connection's
+    // handshake unanswered (seen on RabbitMQ 3.10 with 2,000 of them: the bench waited forever
+    // before connects had a time limit).
+    let task_conn = agent_client::connect(&amqp_url(), ConnectionProperties::default()).await?;
 
-    let result = measure(&db, &conn, &topology, &prefix, queues, settings, writes).await;
+    let scale = Scale {
+        queues,
+        settings,
+        writes,
+    };
+    let result = measure(&db, &conn, task_conn, &topology, &prefix, scale).await;
     cleanup(&db, &conn).await;
     let _ = conn.close(200, "bench done".into()).await;
     result
 }
 
-async fn measure(
-    db: &sea_orm::DatabaseConnection,
-    conn: &Connection,
-    topology: &Topology,
-    prefix: &str,
+/// The catalog's size and how many writes are timed.
+struct Scale {
     queues: usize,
     settings: usize,
     writes: usize,
+}
+
+async fn measure(
+    db: &sea_orm::DatabaseConnection,
+    conn: &Connection,
+    task_conn: Connection,
+    topology: &Topology,
+    prefix: &str,
+    scale: Scale,
 ) -> Result<()> {
+    let Scale {
+        queues,
+        settings,
+        writes,
+    } = scale;
     let timed = |label: &'static str, full: bool| async move {
         let started = Instant::now();
         let report = pass(db, conn, topology, "bench", full)
@@ -193,7 +214,6 @@ async fn measure(
     // Catalog writes while the reconciler task runs.
     let stop = CancellationToken::new();
     let (tx, link) = server::broker::link();
-    let task_conn = Connection::connect(&amqp_url(), ConnectionProperties::default()).await?;
     tx.send(Some(Arc::new(task_conn)))?;
     let task = tokio::spawn(server::runtime::topology::run(
         db.clone(),

@@ -62,7 +62,7 @@ pub async fn supervise(
     let mut backoff = MIN_BACKOFF;
     loop {
         let attempt = tokio::select! {
-            r = Connection::connect(&url, ConnectionProperties::default().with_connection_name("agent-manager".into())) => r,
+            r = agent_client::connect(&url, ConnectionProperties::default().with_connection_name("agent-manager".into())) => r,
             () = stop.cancelled() => return,
         };
         match attempt {

@@ -236,7 +236,7 @@ impl Producer {
         loop {
             let props = ConnectionProperties::default()
                 .with_connection_name(LongString::from(format!("am-demo-producer {}", self.host)));
-            match Connection::connect(&self.amqp_url, props).await {
+            match agent_client::connect(&self.amqp_url, props).await {
                 Ok(conn) => {
                     let Err(e) = self.publish(&conn, &mut sent, &mut backoff).await;
                     tracing::warn!(error = %e, retry_in = ?backoff,

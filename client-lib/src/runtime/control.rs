@@ -44,7 +44,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<
                 shared.topology.names().prefix()
             )));
         let attempt = tokio::select! {
-            r = Connection::connect(&shared.amqp_url, props) => r,
+            r = broker::connect(&shared.amqp_url, props) => r,
             () = shared.stop_io.cancelled() => return,
         };
         match attempt {
