@@ -33,6 +33,7 @@ pub fn router(state: AppState) -> Router {
             AppState,
             _,
         >(context, shell))
+        .layer(middleware::from_fn(api::door::middleware))
         .layer(middleware::from_fn(limit_server_fn_bodies))
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -87,8 +87,24 @@ pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
 
-/// Parses JSON, locating a type mismatch or unknown field by its path in the document.
+/// Parses JSON, locating a type mismatch or unknown field by its path in the document. Every
+/// body of the API is an object: serde would also read a struct from an array of its fields
+/// in order, so `[]` would be a catalog with every field defaulted (an empty one).
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(_) if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() => {
+            return Err(AppError::BadRequest(
+                "the body must be a JSON object ({...})".into(),
+            ));
+        }
+        _ => {}
+    }
+    if has_nul(bytes) {
+        return Err(AppError::BadRequest(
+            "a text in the body contains a NUL character (\\u0000), which cannot be stored".into(),
+        ));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let inner = e.inner();
@@ -98,6 +114,24 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
             shape_error(e.path(), &inner.to_string())
         }
     })
+}
+
+/// Whether a string (or key) of the JSON document holds a NUL character, which PostgreSQL
+/// cannot store. JSON writes one only as the escape `\u0000`, so a body without it is read no
+/// further.
+fn has_nul(bytes: &[u8]) -> bool {
+    fn any_nul(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::String(s) => s.contains('\0'),
+            serde_json::Value::Array(items) => items.iter().any(any_nul),
+            serde_json::Value::Object(map) => {
+                map.iter().any(|(k, v)| k.contains('\0') || any_nul(v))
+            }
+            _ => false,
+        }
+    }
+    bytes.windows(6).any(|w| w == b"\\u0000")
+        && serde_json::from_slice::<serde_json::Value>(bytes).is_ok_and(|v| any_nul(&v))
 }
 
 /// serde_json appends "at line L column C", which the path already says better.
@@ -125,6 +159,29 @@ mod tests {
             "{}",
             errors.0[0].message
         );
+    }
+
+    #[test]
+    fn only_objects_are_bodies() {
+        for body in [&b"[]"[..], b" [1, 2]", b"\"catalog\"", b"42", b"null"] {
+            let Err(AppError::BadRequest(m)) = parse::<Catalog>(body) else {
+                panic!("{} was accepted", String::from_utf8_lossy(body));
+            };
+            assert!(m.contains("JSON object"), "{m}");
+        }
+        assert!(parse::<Catalog>(b" {}").is_ok());
+    }
+
+    #[test]
+    fn nul_characters_are_refused_but_their_spelling_is_not() {
+        let Err(AppError::BadRequest(m)) =
+            parse::<serde_json::Value>(br#"{"title": ["a\u0000b"]}"#)
+        else {
+            panic!("a NUL was accepted");
+        };
+        assert!(m.contains("NUL"), "{m}");
+        // An escaped backslash followed by the text u0000 is no NUL.
+        assert!(parse::<serde_json::Value>(br#"{"title": "\\u0000"}"#).is_ok());
     }
 
     #[test]

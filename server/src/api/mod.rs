@@ -7,6 +7,7 @@ mod broker;
 mod catalog;
 mod dashboard;
 mod dead_letters;
+pub mod door;
 mod entities;
 mod failures;
 mod health;

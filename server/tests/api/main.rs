@@ -2,6 +2,7 @@
 //! SQLite and PostgreSQL, with the real RabbitMQ where the broker matters.
 
 mod audit_api;
+mod bad_input;
 mod broker_api;
 mod browser;
 mod catalog_api;

@@ -10,6 +10,7 @@ mod dispatch;
 mod forward;
 mod getting_started;
 mod harness;
+mod malformed;
 mod misfire;
 mod notify;
 mod notify_email;

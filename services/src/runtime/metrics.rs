@@ -67,7 +67,7 @@ counters! {
     reports,
     /// Reports ignored because they carried an outdated fencing token.
     stale_reports,
-    /// Reports that could not be read.
+    /// Reports dropped because they could not be read, or not stored.
     malformed_reports,
     /// Failure reports stored.
     failures,
