@@ -5,7 +5,7 @@
 use super::json::ApiJson;
 use super::paging::PageQuery;
 use crate::{
-    auth::Caller,
+    auth::{AtLeast, Caller, Operators},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -82,7 +82,7 @@ pub struct RerunStarted {
 ))]
 pub async fn rerun(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Operators>,
     Path(id): Path<String>,
     ApiJson(how): ApiJson<Rerun>,
 ) -> ApiResult<(StatusCode, Json<RerunStarted>)> {

@@ -2,7 +2,7 @@
 
 use super::json::ApiJson;
 use crate::{
-    auth::Caller,
+    auth::{Admins, AtLeast, Caller},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -32,9 +32,8 @@ pub async fn export(
 ))]
 pub async fn import(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Admins>,
     ApiJson(doc): ApiJson<Catalog>,
 ) -> ApiResult<Json<ChangeSummary>> {
-    who.require(am_domain::roles::Role::Admin)?;
     Ok(Json(catalog::import(&state.services.db, &who, doc).await?))
 }

@@ -6,7 +6,7 @@
 use super::paging::AfterQuery;
 use crate::{
     api::json::ApiJson,
-    auth::Caller,
+    auth::{AtLeast, Caller, Operators},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -85,7 +85,7 @@ pub struct ReplayBody {
 ))]
 pub async fn replay(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Operators>,
     ApiJson(body): ApiJson<ReplayBody>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     super::operations::started(
@@ -114,7 +114,7 @@ pub async fn replay(
 ))]
 pub async fn delete(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Operators>,
     ApiJson(selection): ApiJson<Selection>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     super::operations::started(

@@ -5,7 +5,7 @@
 
 use super::json::{ApiJson, EntityJson};
 use crate::{
-    auth::Caller,
+    auth::{Admins, AtLeast, Caller},
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
@@ -42,7 +42,7 @@ macro_rules! crud {
                 (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
             pub async fn create(
                 State(s): State<AppState>,
-                Caller(who): Caller,
+                AtLeast(who, _): AtLeast<Admins>,
                 ApiJson(body): ApiJson<Entity>,
             ) -> ApiResult<(StatusCode, Json<Entity>)> {
                 Ok((StatusCode::CREATED, Json(catalog::create(&s.services.db, &who, body).await?)))
@@ -52,7 +52,7 @@ macro_rules! crud {
                 responses((status = 200, body = Entity), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
             pub async fn update(
                 State(s): State<AppState>,
-                Caller(who): Caller,
+                AtLeast(who, _): AtLeast<Admins>,
                 Path(id): Path<String>,
                 ApiJson(body): ApiJson<Entity>,
             ) -> ApiResult<Json<Entity>> {
@@ -209,7 +209,7 @@ pub mod schedule_groups {
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn create(
         State(s): State<AppState>,
-        Caller(who): Caller,
+        AtLeast(who, _): AtLeast<Admins>,
         EntityJson(body): EntityJson<ScheduleGroup>,
     ) -> ApiResult<(StatusCode, Json<ScheduleGroup>)> {
         Ok((
@@ -224,7 +224,7 @@ pub mod schedule_groups {
         (status = 422, body = ErrorBody)))]
     pub async fn update(
         State(s): State<AppState>,
-        Caller(who): Caller,
+        AtLeast(who, _): AtLeast<Admins>,
         Path(id): Path<String>,
         EntityJson(body): EntityJson<ScheduleGroup>,
     ) -> ApiResult<Json<ScheduleGroup>> {
@@ -301,7 +301,7 @@ pub mod agents {
         (status = 201, body = Agent), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn create(
         State(s): State<AppState>,
-        Caller(who): Caller,
+        AtLeast(who, _): AtLeast<Admins>,
         ApiJson(body): ApiJson<Agent>,
     ) -> ApiResult<(StatusCode, Json<Agent>)> {
         Ok((
@@ -315,7 +315,7 @@ pub mod agents {
         responses((status = 200, body = Agent), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn update(
         State(s): State<AppState>,
-        Caller(who): Caller,
+        AtLeast(who, _): AtLeast<Admins>,
         Path((application, id)): Path<(String, String)>,
         ApiJson(body): ApiJson<Agent>,
     ) -> ApiResult<Json<Agent>> {
@@ -439,7 +439,7 @@ pub mod launch_settings {
         responses((status = 201, body = LaunchSetting), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn create(
         State(s): State<AppState>,
-        Caller(who): Caller,
+        AtLeast(who, _): AtLeast<Admins>,
         Query(q): Query<GroupsQuery>,
         EntityJson(body): EntityJson<LaunchSetting>,
     ) -> ApiResult<(StatusCode, Json<LaunchSetting>)> {
@@ -453,7 +453,7 @@ pub mod launch_settings {
         responses((status = 200, body = LaunchSetting), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn update(
         State(s): State<AppState>,
-        Caller(who): Caller,
+        AtLeast(who, _): AtLeast<Admins>,
         Path(id): Path<String>,
         Query(q): Query<GroupsQuery>,
         EntityJson(body): EntityJson<LaunchSetting>,

@@ -4,7 +4,7 @@
 
 use super::{json::ApiJson, paging::AfterQuery};
 use crate::{
-    auth::Caller,
+    auth::{AtLeast, Caller, Operators},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -66,7 +66,7 @@ pub async fn get(
 ))]
 pub async fn resend(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Operators>,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<NotificationEntry>)> {
     let id = super::paging::path_id(&id, "notification")?;
@@ -102,7 +102,7 @@ pub struct TestTarget {
 ))]
 pub async fn test(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Operators>,
     ApiJson(target): ApiJson<TestTarget>,
 ) -> ApiResult<(StatusCode, Json<NotificationEntry>)> {
     use am_domain::usage::EntityRef;

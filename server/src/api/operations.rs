@@ -4,7 +4,7 @@
 
 use crate::{
     api::json::ApiJson,
-    auth::Caller,
+    auth::{AtLeast, Caller, Operators},
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
@@ -42,7 +42,7 @@ fn operation_id(id: &str) -> Result<Uuid, AppError> {
 ))]
 pub async fn start(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Operators>,
     ApiJson(request): ApiJson<OperationRequest>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     started(&state, &who, request).await
@@ -102,7 +102,7 @@ pub async fn get(
 ))]
 pub async fn cancel(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Operators>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<OperationView>> {
     let op = operations::cancel(&state.services.db, &who, operation_id(&id)?).await?;

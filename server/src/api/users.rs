@@ -3,7 +3,7 @@
 
 use super::json::ApiJson;
 use crate::{
-    auth::Caller,
+    auth::{Admins, AtLeast, Caller},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -51,7 +51,7 @@ pub struct NewUser {
 ))]
 pub async fn create(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Admins>,
     ApiJson(new): ApiJson<NewUser>,
 ) -> ApiResult<(StatusCode, Json<UserInfo>)> {
     let user =
@@ -72,7 +72,7 @@ pub async fn create(
 ))]
 pub async fn update(
     State(state): State<AppState>,
-    Caller(who): Caller,
+    AtLeast(who, _): AtLeast<Admins>,
     Path(name): Path<String>,
     ApiJson(change): ApiJson<UserChange>,
 ) -> ApiResult<Json<UserInfo>> {

@@ -19,6 +19,7 @@ mod notifications_api;
 mod operations_api;
 mod pages;
 mod probes;
+mod roles;
 mod security;
 mod tokens_api;
 mod users_api;
