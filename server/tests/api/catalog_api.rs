@@ -286,68 +286,57 @@ async fn openapi_document_lists_every_entity() {
 async fn every_documented_operation_is_routed_with_its_path_parameters() {
     let app = TestApp::new(am_services::testing::Backend::Sqlite).await;
     let viewer = app.token(Role::Viewer).await;
-    let doc = app
-        .api("GET", "/api/v1/openapi.json", None, None)
-        .await
-        .json();
-    let paths = doc["paths"].as_object().expect("paths");
     let mut checked = 0;
-    for (path, ops) in paths {
-        for (method, op) in ops.as_object().expect("operations") {
-            if !["get", "post", "put", "delete", "patch"].contains(&method.as_str()) {
-                continue;
-            }
-            // A stream never ends; its route is checked in dashboard_api.
-            if op["responses"]["200"]["content"]["text/event-stream"].is_object() {
-                continue;
-            }
-            let params = op["parameters"].as_array().cloned().unwrap_or_default();
-            for p in &params {
-                let name = p["name"].as_str().expect("a parameter name");
-                let in_path = path.contains(&format!("{{{name}}}"));
-                match p["in"].as_str() {
-                    Some("path") => assert!(
-                        in_path,
-                        "{method} {path}: path parameter {name} is not in the path"
-                    ),
-                    _ => assert!(
-                        !in_path,
-                        "{method} {path}: {name} is in the path but documented as {}",
-                        p["in"]
-                    ),
-                }
-            }
-            // Every `{segment}` of the path is a documented path parameter.
-            for seg in path.split('/').filter(|s| s.starts_with('{')) {
-                let name = seg.trim_matches(|c| c == '{' || c == '}');
-                assert!(
-                    params
-                        .iter()
-                        .any(|p| p["name"] == name && p["in"] == "path"),
-                    "{method} {path}: {{{name}}} is not documented"
-                );
-            }
-            let concrete = path.replace('{', "x").replace('}', "");
-            let body = (method != "get" && method != "delete").then(|| serde_json::json!({}));
-            let r = app
-                .api(&method.to_uppercase(), &concrete, Some(&viewer), body)
-                .await;
-            // The API's door answers an unrouted path with this error.
-            let unrouted = r.status == StatusCode::NOT_FOUND
-                && serde_json::from_str::<serde_json::Value>(&r.text()).map_or(true, |v| {
-                    v["error"]
-                        .as_str()
-                        .is_some_and(|e| e.starts_with("no such API endpoint"))
-                });
-            let handled = r.status != StatusCode::METHOD_NOT_ALLOWED && !unrouted;
-            assert!(
-                handled,
-                "{method} {path} answered {} {} (not routed?)",
-                r.status,
-                r.text().chars().take(200).collect::<String>()
-            );
-            checked += 1;
+    for operation in crate::operations(&app).await {
+        let (method, path) = (&operation.method, &operation.path);
+        // A stream never ends; its route is checked in dashboard_api.
+        if operation.streams() {
+            continue;
         }
+        let params = operation.params();
+        for p in &params {
+            let name = p["name"].as_str().expect("a parameter name");
+            let in_path = path.contains(&format!("{{{name}}}"));
+            match p["in"].as_str() {
+                Some("path") => assert!(
+                    in_path,
+                    "{method} {path}: path parameter {name} is not in the path"
+                ),
+                _ => assert!(
+                    !in_path,
+                    "{method} {path}: {name} is in the path but documented as {}",
+                    p["in"]
+                ),
+            }
+        }
+        // Every `{segment}` of the path is a documented path parameter.
+        for seg in path.split('/').filter(|s| s.starts_with('{')) {
+            let name = seg.trim_matches(|c| c == '{' || c == '}');
+            assert!(
+                params
+                    .iter()
+                    .any(|p| p["name"] == name && p["in"] == "path"),
+                "{method} {path}: {{{name}}} is not documented"
+            );
+        }
+        let concrete = path.replace('{', "x").replace('}', "");
+        let body = (method != "GET" && method != "DELETE").then(|| serde_json::json!({}));
+        let r = app.api(method, &concrete, Some(&viewer), body).await;
+        // The API's door answers an unrouted path with this error.
+        let unrouted = r.status == StatusCode::NOT_FOUND
+            && serde_json::from_str::<serde_json::Value>(&r.text()).map_or(true, |v| {
+                v["error"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("no such API endpoint"))
+            });
+        let handled = r.status != StatusCode::METHOD_NOT_ALLOWED && !unrouted;
+        assert!(
+            handled,
+            "{method} {path} answered {} {} (not routed?)",
+            r.status,
+            r.text().chars().take(200).collect::<String>()
+        );
+        checked += 1;
     }
     assert!(checked > 40, "only {checked} operations documented");
 }

@@ -178,3 +178,51 @@ impl TestApp {
 pub fn demo_catalog() -> serde_json::Value {
     serde_json::from_str(include_str!("../../../demo/catalog.json")).expect("demo catalog")
 }
+
+/// One operation of the OpenAPI document, as the generated tests walk them.
+pub struct Operation {
+    /// Upper case: `GET`, `POST`, ...
+    pub method: String,
+    /// As documented, with `{name}` for each path parameter.
+    pub path: String,
+    pub op: serde_json::Value,
+}
+
+impl Operation {
+    /// A server-sent event stream, which never ends (its route is checked in dashboard_api).
+    pub fn streams(&self) -> bool {
+        self.op["responses"]["200"]["content"]["text/event-stream"].is_object()
+    }
+
+    pub fn has_body(&self) -> bool {
+        self.op["requestBody"].is_object()
+    }
+
+    pub fn params(&self) -> Vec<serde_json::Value> {
+        self.op["parameters"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// Every HTTP operation the manager documents, read from its OpenAPI document.
+pub async fn operations(app: &TestApp) -> Vec<Operation> {
+    let doc = app
+        .api("GET", "/api/v1/openapi.json", None, None)
+        .await
+        .json();
+    let mut out = Vec::new();
+    for (path, ops) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in ops.as_object().expect("operations") {
+            if ["get", "post", "put", "delete", "patch"].contains(&method.as_str()) {
+                out.push(Operation {
+                    method: method.to_uppercase(),
+                    path: path.clone(),
+                    op: op.clone(),
+                });
+            }
+        }
+    }
+    out
+}
