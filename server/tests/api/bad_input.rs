@@ -195,7 +195,7 @@ async fn no_bad_input_breaks_a_door_or_changes_anything(app: TestApp) {
             let r = call(
                 &app,
                 &admin,
-                &m,
+                m,
                 &uri,
                 Some(("application/json", huge_body())),
             )
