@@ -23,7 +23,7 @@ pub async fn middleware(req: Request, next: Next) -> Response {
     if req
         .uri()
         .path_and_query()
-        .is_some_and(|pq| pq.as_str().to_ascii_lowercase().contains("%00"))
+        .is_some_and(|pq| pq.as_str().contains("%00"))
     {
         return AppError::BadRequest(
             "the address contains a NUL character (%00), which no id, name or filter can hold"
