@@ -84,13 +84,7 @@ pub struct SmtpSettings {
 impl std::fmt::Debug for SmtpSettings {
     /// Leaves the password out: settings are logged at start-up.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let url = match self.url.rsplit_once('@') {
-            Some((creds, host)) => match creds.split_once("://") {
-                Some((scheme, _)) => format!("{scheme}://***@{host}"),
-                None => format!("***@{host}"),
-            },
-            None => self.url.clone(),
-        };
+        let url = crate::db::redact_url(&self.url);
         f.debug_struct("SmtpSettings")
             .field("url", &url)
             .field("from", &self.from)
