@@ -135,6 +135,12 @@ pub struct Application {
     /// application's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify_email: Option<String>,
+    /// The events the webhook is told; empty: every event ([`crate::notify::wants`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhook_events: Vec<crate::notify::Event>,
+    /// The events the e-mail addresses are told; empty: every event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub email_events: Vec<crate::notify::Event>,
 }
 
 /// A named list of host names. A host may be in several pools.
@@ -538,6 +544,13 @@ pub struct LaunchSetting {
     /// application's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify_email: Option<String>,
+    /// The events this launch setting's own webhook is told; empty: every event. With no
+    /// webhook of its own, its application's webhook and events apply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhook_events: Vec<crate::notify::Event>,
+    /// The events its own e-mail addresses are told; empty: every event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub email_events: Vec<crate::notify::Event>,
     /// Tell the channels every failed activation of this launch setting
     /// (`activation_failed`), not only breaker trips: for a job whose every failure matters.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -577,6 +590,11 @@ pub struct ScheduleGroup {
     /// and the remaining members are skipped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub continue_on_failure: bool,
+    /// Dead man's switch: when no run of the group succeeded for this long (e.g. `26h` for a
+    /// nightly group), `schedule_missed` is told, once until a run succeeds again. It catches
+    /// what no failure report can: a group nobody fires, a pool with no live node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_success_within: Option<HumanDuration>,
     /// Launch setting ids, in run order.
     #[serde(default)]
     pub members: Vec<String>,

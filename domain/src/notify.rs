@@ -33,12 +33,15 @@ pub enum Event {
     ScheduleMissed,
     /// An activation of a launch setting that asks for it (`notify_on_failure`) failed.
     ActivationFailed,
+    /// A bulk operation ended (succeeded, failed for some items, or was cancelled), with its
+    /// counts; told to the applications it touched.
+    OperationFinished,
     /// A channel's *Send test*.
     Test,
 }
 
 impl Event {
-    pub const ALL: [Event; 10] = [
+    pub const ALL: [Event; 11] = [
         Event::BreakerTripped,
         Event::LaunchSettingDisabled,
         Event::ScheduleGroupDisabled,
@@ -48,6 +51,7 @@ impl Event {
         Event::DeadLettersThreshold,
         Event::ScheduleMissed,
         Event::ActivationFailed,
+        Event::OperationFinished,
         Event::Test,
     ];
 
@@ -63,6 +67,7 @@ impl Event {
             Event::DeadLettersThreshold => "dead_letters_threshold",
             Event::ScheduleMissed => "schedule_missed",
             Event::ActivationFailed => "activation_failed",
+            Event::OperationFinished => "operation_finished",
             Event::Test => "test",
         }
     }
@@ -70,6 +75,17 @@ impl Event {
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|e| e.as_str() == s)
     }
+}
+
+/// What a bulk operation did, as its notice tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Counts {
+    /// Items it selected.
+    pub total: i64,
+    /// Items it processed (the failed ones included).
+    pub done: i64,
+    pub failed: i64,
 }
 
 /// What a notification says: the JSON body of a generic webhook, and what the other channel
@@ -103,6 +119,12 @@ pub struct Notice {
     /// and one that quarantined a host are told apart, and not folded into one another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// The bulk operation it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    /// A bulk operation's counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
     /// How many times it happened within the folding window (1 unless repeats were folded in).
     pub count: u32,
     /// The page that explains it, absolute when the manager knows its public address.
@@ -125,6 +147,8 @@ impl Notice {
             error_type: None,
             error_message: None,
             action: None,
+            operation: None,
+            counts: None,
             count: 1,
             url: path.to_owned(),
         }
@@ -134,14 +158,20 @@ impl Notice {
     /// the manager did.
     pub fn fold_key(&self) -> String {
         let part = |v: &Option<String>| v.as_deref().unwrap_or("").replace('|', "||");
-        format!(
+        let key = format!(
             "{}|{}|{}|{}|{}",
             self.event.as_str(),
             part(&self.launch_setting),
             part(&self.group),
             part(&self.host),
             part(&self.action)
-        )
+        );
+        // Each operation is its own subject: two operations ending close together are two
+        // notices. Events without one keep the keys they always had.
+        match &self.operation {
+            Some(op) => format!("{key}|{}", op.replace('|', "||")),
+            None => key,
+        }
     }
 
     /// The text of a chat message: the summary, how many times, and the link in the
@@ -206,6 +236,10 @@ pub mod action {
     pub const DISABLED: &str = "disabled";
     /// A host was quarantined for a launch setting (`MANY` breaker).
     pub const QUARANTINED: &str = "quarantined";
+    /// A schedule group was still running its previous fire when the next one came.
+    pub const OVERRAN: &str = "overran";
+    /// A schedule group had no succeeded run within its dead man's switch window.
+    pub const NO_SUCCESS: &str = "no_success";
 }
 
 /// How a notification reaches its endpoint. The serde name is what is stored.
@@ -292,6 +326,31 @@ pub fn give_up(first: DateTime<Utc>, now: DateTime<Utc>, budget: Duration) -> bo
     now - first >= budget
 }
 
+/// Whether a channel that chose `events` (empty: every event) is told `event`. A *Send test*
+/// always goes: it checks the channel, whatever it listens to.
+pub fn wants(events: &[Event], event: Event) -> bool {
+    event == Event::Test || events.is_empty() || events.contains(&event)
+}
+
+/// A channel's chosen events as stored: their names, separated by commas (`None`: every event).
+pub fn events_to_text(events: &[Event]) -> Option<String> {
+    (!events.is_empty()).then(|| {
+        events
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+}
+
+/// The events of [`events_to_text`]; a name this version does not know is left out.
+pub fn events_from_text(text: Option<&str>) -> Vec<Event> {
+    text.unwrap_or_default()
+        .split(',')
+        .filter_map(|name| Event::parse(name.trim()))
+        .collect()
+}
+
 /// Applies the write-only rule of webhook secrets to `new`, a catalog about to replace `old`:
 /// an application or launch setting that leaves its secret out keeps the one `old` has, and an
 /// empty secret removes it. Every catalog write goes through it, so an export (which never
@@ -321,6 +380,20 @@ pub fn keep_secrets(new: &mut Catalog, old: &Catalog) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_channel_is_told_the_events_it_chose_and_every_test() {
+        assert!(wants(&[], Event::NodeLost), "none chosen: every event");
+        let chosen = [Event::BreakerTripped, Event::ScheduleMissed];
+        assert!(wants(&chosen, Event::ScheduleMissed));
+        assert!(!wants(&chosen, Event::NodeLost));
+        assert!(wants(&chosen, Event::Test));
+        let text = events_to_text(&chosen);
+        assert_eq!(text.as_deref(), Some("breaker_tripped,schedule_missed"));
+        assert_eq!(events_from_text(text.as_deref()), chosen);
+        assert!(events_from_text(None).is_empty());
+        assert_eq!(events_to_text(&[]), None);
+    }
 
     #[test]
     fn events_and_states_are_stored_by_their_serde_names() {
@@ -400,6 +473,8 @@ mod tests {
             webhook_secret: secret.map(str::to_owned),
             webhook_format: WebhookFormat::Json,
             notify_email: None,
+            webhook_events: Vec::new(),
+            email_events: Vec::new(),
         };
         let mut old = Catalog::new();
         old.applications = vec![app("a", Some("s1")), app("b", Some("s2")), app("c", None)];

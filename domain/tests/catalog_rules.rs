@@ -79,7 +79,7 @@ fn fixture() -> Catalog {
               "webhook_url": "http://crm.example.org/hook" }
         ],
         "schedule_groups": [
-            { "id": "nightly", "application": "billing", "cron": "0 2 * * *", "time_zone": "Europe/Paris",
+            { "id": "nightly", "application": "billing", "cron": "0 2 * * *", "time_zone": "Europe/Paris", "expect_success_within": "26h",
               "members": ["billing.invoice-export.nightly", "billing.cleanup.nightly"] },
             { "id": "hourly", "application": "billing", "cron": "0 0 * * * ?",
               "members": ["billing.reconcile.hourly"] }
@@ -209,4 +209,37 @@ fn every_mistake_is_reported_with_its_path() {
             "schedule_groups[0].members[2]: launch setting 'ghost' does not exist",
         ]
     );
+}
+
+#[test]
+fn a_dead_mans_switch_window_is_at_least_a_minute() {
+    let c = with(|c| {
+        c.schedule_groups[0].expect_success_within = Some("30s".parse().expect("duration"))
+    });
+    assert_error(
+        &c,
+        "schedule_groups[0].expect_success_within",
+        "at least 1m",
+    );
+    assert_valid(&with(|c| {
+        c.schedule_groups[0].expect_success_within = Some("1m".parse().expect("duration"));
+    }));
+}
+
+#[test]
+fn a_channel_chooses_each_event_once_and_never_test() {
+    use am_domain::notify::Event;
+    let c = with(|c| {
+        c.applications[0].webhook_events = vec![Event::BreakerTripped, Event::BreakerTripped];
+        c.launch_settings[0].email_events = vec![Event::Test];
+    });
+    assert_error(
+        &c,
+        "applications[0].webhook_events[1]",
+        "already chosen at applications[0].webhook_events[0]",
+    );
+    assert_error(&c, "launch_settings[0].email_events[0]", "Send test always");
+    assert_valid(&with(|c| {
+        c.applications[0].email_events = vec![Event::NodeLost, Event::OperationFinished];
+    }));
 }

@@ -41,7 +41,9 @@
 //! - [`m20261125_000021_notify_email`]: the addresses that get notifications by e-mail;
 //! - [`m20261125_000022_session_details`]: the address and browser of each login session;
 //! - [`m20261125_000023_notify_on_failure`]: launch settings that want every failed
-//!   activation told.
+//!   activation told;
+//! - [`m20261125_000024_success_window`]: the dead man's switch of schedule groups;
+//! - [`m20261125_000025_channel_events`]: the events each notification channel is told.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -79,6 +81,8 @@ pub mod m20261125_000020_token_roles;
 pub mod m20261125_000021_notify_email;
 pub mod m20261125_000022_session_details;
 pub mod m20261125_000023_notify_on_failure;
+pub mod m20261125_000024_success_window;
+pub mod m20261125_000025_channel_events;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -111,6 +115,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000021_notify_email::Migration),
             Box::new(m20261125_000022_session_details::Migration),
             Box::new(m20261125_000023_notify_on_failure::Migration),
+            Box::new(m20261125_000024_success_window::Migration),
+            Box::new(m20261125_000025_channel_events::Migration),
         ]
     }
 }

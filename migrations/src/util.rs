@@ -89,3 +89,44 @@ pub fn ts<T: IntoIden>(col: T) -> ColumnDef {
 pub fn ts_null<T: IntoIden>(col: T) -> ColumnDef {
     ColumnDef::new(col).timestamp_with_time_zone().null().take()
 }
+
+/// Adds `columns` to `table`, one statement each (SQLite alters one column per statement).
+pub async fn add_columns(
+    manager: &SchemaManager<'_>,
+    table: impl IntoTableRef,
+    columns: Vec<ColumnDef>,
+) -> Result<(), DbErr> {
+    let table = table.into_table_ref();
+    for column in columns {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(table.clone())
+                    .add_column(column)
+                    .take(),
+            )
+            .await?;
+    }
+    Ok(())
+}
+
+/// Drops the columns [`add_columns`] added, by their names.
+pub async fn drop_columns(
+    manager: &SchemaManager<'_>,
+    table: impl IntoTableRef,
+    columns: Vec<ColumnDef>,
+) -> Result<(), DbErr> {
+    let table = table.into_table_ref();
+    for column in columns {
+        let name = column.get_column_name();
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(table.clone())
+                    .drop_column(Alias::new(name))
+                    .take(),
+            )
+            .await?;
+    }
+    Ok(())
+}

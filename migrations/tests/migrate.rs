@@ -185,8 +185,47 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: no launch setting asks for every failure to be told.
+    // One step down: every channel is told every event.
     let manager = SchemaManager::new(db);
+    for table in ["applications", "launch_settings"] {
+        for column in ["webhook_events", "email_events"] {
+            assert!(manager.has_column(table, column).await?, "{table}.{column}");
+        }
+    }
+    Migrator::down(db, Some(1)).await?;
+    for table in ["applications", "launch_settings"] {
+        for column in ["webhook_events", "email_events"] {
+            assert!(
+                !manager.has_column(table, column).await?,
+                "{table}.{column}"
+            );
+        }
+    }
+    // One more: no dead man's switch on schedule groups.
+    for column in [
+        "expect_success_within_ms",
+        "last_success_at",
+        "watch_from",
+        "silence_told_at",
+    ] {
+        assert!(
+            manager.has_column("schedule_groups", column).await?,
+            "{column}"
+        );
+    }
+    Migrator::down(db, Some(1)).await?;
+    for column in [
+        "expect_success_within_ms",
+        "last_success_at",
+        "watch_from",
+        "silence_told_at",
+    ] {
+        assert!(
+            !manager.has_column("schedule_groups", column).await?,
+            "{column}"
+        );
+    }
+    // One more: no launch setting asks for every failure to be told.
     assert!(
         manager
             .has_column("launch_settings", "notify_on_failure")

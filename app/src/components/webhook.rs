@@ -7,7 +7,7 @@ use crate::api::{
     catalog::Key,
     notifications::{SendTestNotification, SetWebhookSecret, notification},
 };
-use am_domain::notify::{Channel, Delivery, WebhookFormat};
+use am_domain::notify::{Channel, Delivery, Event, WebhookFormat};
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -25,6 +25,51 @@ pub fn webhook_formats() -> Vec<(String, String)> {
             (f.as_str().to_owned(), label.to_owned())
         })
         .collect()
+}
+
+/// The events a channel is told, as ticks: none ticked means every event (an empty list in the
+/// catalog, `am_domain::notify::wants`).
+#[component]
+pub fn EventChoice(
+    label: &'static str,
+    test: &'static str,
+    value: RwSignal<Vec<Event>>,
+    #[prop(into, optional)] errors: Signal<Vec<String>>,
+    #[prop(optional)] disabled: bool,
+) -> impl IntoView {
+    let choices = Event::ALL.into_iter().filter(|e| *e != Event::Test);
+    view! {
+        <fieldset class="field events" data-test=test aria-invalid=move || (!errors.with(Vec::is_empty)).to_string()>
+            <legend class="label">{label}</legend>
+            <p class="hint">"None ticked: every event."</p>
+            {choices.map(|e| view! {
+                <label class="check">
+                    <input
+                        type="checkbox"
+                        data-test=format!("{test}-{}", e.as_str())
+                        disabled=disabled
+                        checked=value.with_untracked(|v| v.contains(&e))
+                        prop:checked=move || value.with(|v| v.contains(&e))
+                        on:change=move |ev| {
+                            let on = event_target_checked(&ev);
+                            value.update(|v| {
+                                v.retain(|x| *x != e);
+                                if on {
+                                    v.push(e);
+                                }
+                                // In the order events are listed, whatever the clicks' order.
+                                v.sort_by_key(|x| Event::ALL.iter().position(|y| y == x));
+                            });
+                        }
+                    />
+                    <span>{e.as_str()}</span>
+                </label>
+            }).collect_view()}
+            <For each=move || errors.get() key=|m| m.clone() let:m>
+                <p class="error">{m}</p>
+            </For>
+        </fieldset>
+    }
 }
 
 #[component]

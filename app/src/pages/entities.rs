@@ -3,7 +3,11 @@
 
 use crate::{
     api::catalog::{AnyEntity, CatalogView, DeleteEntity, SaveEntity, load_catalog_view},
-    components::{forms::*, webhook::webhook_formats, when::HistoryLink},
+    components::{
+        forms::*,
+        webhook::{EventChoice, webhook_formats},
+        when::HistoryLink,
+    },
     pages::{broker::DataQueueUnrouted, published::ApplicationPublished},
 };
 use am_domain::{
@@ -162,6 +166,8 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
     });
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
@@ -169,6 +175,8 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
     let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
     let format = RwSignal::new(base.webhook_format.as_str().to_owned());
     let email = RwSignal::new(base.notify_email.clone().unwrap_or_default());
+    let webhook_events = RwSignal::new(base.webhook_events.clone());
+    let email_events = RwSignal::new(base.email_events.clone());
     let pools: Vec<(String, String)> = view
         .catalog
         .pools
@@ -185,6 +193,8 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 webhook_secret: None,
                 webhook_format: WebhookFormat::parse(&format.get_untracked()).unwrap_or_default(),
                 notify_email: opt(email.get_untracked()),
+                webhook_events: webhook_events.get_untracked(),
+                email_events: email_events.get_untracked(),
             }),
             create: creating,
         });
@@ -211,6 +221,10 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 errors=errors.at("webhook_format") disabled=!can_edit hint="chat: a Slack- or Mattermost-compatible incoming webhook" />
             <TextField label="Notification e-mail" test="field-notify-email" value=email errors=errors.at("notify_email") readonly=!can_edit
                 placeholder="ops@example.com, oncall@example.com" hint="get every notification of the application by e-mail (through the manager's SMTP relay)" />
+            <EventChoice label="Events the webhook is told" test="field-webhook-events" value=webhook_events
+                errors=errors.at("webhook_events") disabled=!can_edit />
+            <EventChoice label="Events the e-mail is told" test="field-email-events" value=email_events
+                errors=errors.at("email_events") disabled=!can_edit />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {

@@ -94,6 +94,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         time_zone: "UTC".into(),
         misfire: MisfirePolicy::FireOnceNow,
         enabled: true,
+        expect_success_within: None,
         members: vec![],
     });
     let id = RwSignal::new(base.id.clone());
@@ -109,6 +110,25 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         .to_owned(),
     );
     let continue_on_failure = RwSignal::new(base.continue_on_failure);
+    let success_window = RwSignal::new(
+        base.expect_success_within
+            .map(|d| d.to_string())
+            .unwrap_or_default(),
+    );
+    let local = RwSignal::new(LocalErrors::default());
+    let window_errors = {
+        let server = errors.at("expect_success_within");
+        Signal::derive(move || {
+            let mut v: Vec<String> = local.with(|l| {
+                l.0.get("expect_success_within")
+                    .cloned()
+                    .into_iter()
+                    .collect()
+            });
+            v.extend(server.get());
+            v
+        })
+    };
     let members = RwSignal::new(base.members.clone());
     let dirty = RwSignal::new(false);
     let dragging = RwSignal::new(None::<usize>);
@@ -192,6 +212,17 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             MisfirePolicy::FireOnceNow
         };
         g.continue_on_failure = continue_on_failure.get_untracked();
+        let mut errs = LocalErrors::default();
+        g.expect_success_within = parse_opt_duration(
+            &mut errs,
+            "expect_success_within",
+            &success_window.get_untracked(),
+        );
+        let blocked = !errs.0.is_empty();
+        local.set(errs);
+        if blocked {
+            return;
+        }
         g.members = members.get_untracked();
         save.dispatch(SaveEntity {
             entity: AnyEntity::ScheduleGroup(g),
@@ -348,6 +379,9 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
                 <CheckField label="Continue after a failed member" test="field-continue-on-failure" value=continue_on_failure disabled=!can_edit />
                 <p class="hint">"Unticked, a failed member ends the run: the group fails and the members after it are skipped."</p>
             </div>
+            <TextField label="Tell when no run succeeded for" test="field-expect-success-within" value=success_window
+                errors=window_errors readonly=!can_edit
+                hint="Dead man's switch, e.g. 26h for a nightly group: schedule_missed is told once until a run succeeds again. Empty: off." />
 
             <h2>"Members, in run order"</h2>
             <p class="hint">"Members run one after another. "

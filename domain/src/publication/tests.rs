@@ -24,6 +24,8 @@ fn base() -> Catalog {
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
     });
     c.data_queues.push(DataQueue {
         id: "invoices".into(),
@@ -102,6 +104,8 @@ fn stream(id: &str, parameters: serde_json::Value) -> LaunchSetting {
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
         notify_on_failure: false,
     }
 }

@@ -1,6 +1,6 @@
 //! Rules of applications, pools, data queues, classifiers and agents.
 
-use super::{FirstSeen, check_id};
+use super::{FirstSeen, check_events, check_id};
 use crate::{
     ValidationErrors,
     catalog::{Catalog, InputKind},
@@ -37,6 +37,8 @@ pub(super) fn applications(catalog: &Catalog, errors: &mut ValidationErrors) {
         if let Some(Err(e)) = app.notify_email.as_deref().map(email_recipients) {
             errors.push(format!("{at}.notify_email"), e);
         }
+        check_events(errors, &format!("{at}.webhook_events"), &app.webhook_events);
+        check_events(errors, &format!("{at}.email_events"), &app.email_events);
     }
 }
 

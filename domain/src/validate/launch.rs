@@ -1,6 +1,6 @@
 //! Rules of launch settings and schedule groups, which tie the other entities together.
 
-use super::{FirstSeen, check_id, concurrency_name, quoted_list};
+use super::{FirstSeen, check_events, check_id, concurrency_name, quoted_list};
 use crate::{
     ValidationErrors,
     catalog::{
@@ -275,7 +275,12 @@ fn policy_rules(ls: &LaunchSetting, at: &str, errors: &mut ValidationErrors) {
     if let Some(Err(e)) = ls.notify_email.as_deref().map(email_recipients) {
         errors.push(format!("{at}.notify_email"), e);
     }
+    check_events(errors, &format!("{at}.webhook_events"), &ls.webhook_events);
+    check_events(errors, &format!("{at}.email_events"), &ls.email_events);
 }
+
+/// The shortest dead man's switch window.
+const MIN_SUCCESS_WINDOW_MS: u64 = 60_000;
 
 pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) {
     let mut seen = FirstSeen::new();
@@ -302,6 +307,15 @@ pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) 
         }
         if let Err(e) = parse_time_zone(&group.time_zone) {
             errors.push(format!("{at}.time_zone"), e);
+        }
+        if let Some(window) = group.expect_success_within
+            && window.as_millis() < MIN_SUCCESS_WINDOW_MS
+        {
+            errors.push(
+                format!("{at}.expect_success_within"),
+                "must be at least 1m: the watchdog checks it every few seconds, and a shorter \
+                 window would be told on every pass",
+            );
         }
 
         let mut members = FirstSeen::new();

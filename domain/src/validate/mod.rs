@@ -109,6 +109,24 @@ fn check_id(errors: &mut ValidationErrors, path: String, id: &str) {
     }
 }
 
+/// A channel's chosen events: each once, and not `test` (a *Send test* always goes).
+fn check_events(errors: &mut ValidationErrors, path: &str, events: &[crate::notify::Event]) {
+    let mut seen = FirstSeen::new();
+    for (i, e) in events.iter().enumerate() {
+        if *e == crate::notify::Event::Test {
+            errors.push(
+                format!("{path}[{i}]"),
+                "test is not an event to choose: a Send test always reaches the channel",
+            );
+        } else if let Some(first) = seen.check(e.as_str(), i) {
+            errors.push(
+                format!("{path}[{i}]"),
+                format!("{} is already chosen at {path}[{first}]", e.as_str()),
+            );
+        }
+    }
+}
+
 fn concurrency_name(c: Concurrency) -> &'static str {
     match c {
         Concurrency::Any => "ANY",

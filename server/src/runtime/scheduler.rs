@@ -14,12 +14,17 @@
 //! `JobScheduler::remove` waited forever and the scheduler with it. With 2,000 groups due in
 //! one second, one fire was recorded (see `docs/benchmarks.md`, P2).
 //!
+//! A burst is planned [`PLAN_AHEAD`] before its time (`am_services::runtime::ahead`): the
+//! groups due next are read and their rows built while nothing is due, so at the fire time the
+//! batches only write (docs/benchmarks.md, P2).
+//!
 //! A fire is recorded with a unique key per group and fire time, so replicas sharing one
 //! PostgreSQL database each fire every time exactly once between them.
 
 use am_domain::schedule::Schedule;
 use am_services::runtime::{
     Metrics, RuntimeConfig,
+    ahead::{self, Prepared},
     fires::{self, Fire},
     schedule::{self, CatchUp, GroupSchedule},
     status::Trigger,
@@ -27,7 +32,7 @@ use am_services::runtime::{
 use chrono::{DateTime, Utc};
 use sea_orm::DatabaseConnection;
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, VecDeque},
     sync::Arc,
     time::Duration,
 };
@@ -38,6 +43,12 @@ use tokio_util::sync::CancellationToken;
 const RELOAD_EVERY: Duration = Duration::from_secs(1);
 /// Fires recorded per transaction.
 const FIRE_BATCH: usize = 5000;
+/// How long before a fire time its batches are planned. Planning 10,000 fires takes well under
+/// a second in a release build; a plan that is not ready in time is used when it is.
+const PLAN_AHEAD: Duration = Duration::from_secs(2);
+/// Fires planned ahead at most: the rest of a larger burst is planned when due, so the plans
+/// held in memory stay bounded.
+const AHEAD_MAX: usize = 2 * FIRE_BATCH;
 
 /// A group's fire, waiting for its time.
 #[derive(Debug, Clone)]
@@ -63,6 +74,13 @@ struct State {
     /// Armed timers by due time.
     timers: BTreeMap<DateTime<Utc>, Vec<Due>>,
     generation: u64,
+    /// Batches of the next due time planned before it, in the order they will be taken.
+    ahead: Option<Ahead>,
+}
+
+struct Ahead {
+    at: DateTime<Utc>,
+    batches: VecDeque<Prepared>,
 }
 
 impl State {
@@ -113,6 +131,61 @@ impl State {
             }
         }
         out
+    }
+
+    /// The fires of `dues` whose timers are still current, each with its group's next fire
+    /// time.
+    fn fires_of(&self, dues: &[Due]) -> Vec<Fire> {
+        dues.iter()
+            .filter_map(|d| {
+                let entry = self
+                    .entries
+                    .get(&d.group)
+                    .filter(|e| e.generation == d.generation)?;
+                Some(Fire {
+                    next: entry.schedule.next_after(d.at),
+                    ..Fire::scheduled(&d.group, d.at, d.trigger)
+                })
+            })
+            .collect()
+    }
+
+    /// The earliest due time, when it is still ahead and not planned yet.
+    fn to_plan(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let at = self.next_wake().filter(|at| *at > now)?;
+        match &self.ahead {
+            Some(a) if a.at == at => None,
+            _ => Some(at),
+        }
+    }
+
+    /// The batches [`State::take_due`] will give for the fires due at `at`, as fires, up to
+    /// [`AHEAD_MAX`] of them.
+    fn batches_at(&self, at: DateTime<Utc>) -> Vec<Vec<Fire>> {
+        let Some(dues) = self.timers.get(&at) else {
+            return Vec::new();
+        };
+        dues.chunks(FIRE_BATCH)
+            .take(AHEAD_MAX / FIRE_BATCH)
+            .map(|chunk| self.fires_of(chunk))
+            .filter(|fires| !fires.is_empty())
+            .collect()
+    }
+
+    /// The batch planned for exactly these fires, if any; a batch that does not match means the
+    /// timers changed since planning, and every plan of that time is dropped.
+    fn planned(&mut self, fires: &[Fire]) -> Option<Prepared> {
+        let ahead = self.ahead.as_mut()?;
+        let matches = ahead
+            .batches
+            .front()
+            .is_some_and(|p| same_fires(p.fires(), fires));
+        if matches {
+            ahead.batches.pop_front()
+        } else {
+            self.ahead = None;
+            None
+        }
     }
 
     /// Brings the timers in line with the enabled groups. `first` applies the misfire policy to
@@ -217,19 +290,17 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
     reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         // Recomputed every round from the wall clock, as the fire times are wall-clock times.
-        let wait = state
-            .next_wake()
-            .map(|at| (at - Utc::now()).to_std().unwrap_or(Duration::ZERO));
-        let due = async {
-            match wait {
-                Some(w) => tokio::time::sleep(w).await,
-                None => std::future::pending().await,
-            }
-        };
+        let now = Utc::now();
+        let wait = state.next_wake().map(|at| until(at, now));
+        let due = sleep_for(wait);
+        let plan_at = state.to_plan(now);
+        let plan = sleep_for(plan_at.map(|at| until(at, now).saturating_sub(PLAN_AHEAD)));
         tokio::select! {
             _ = reload.tick() => {
                 let current = am_services::catalog::revision(&db).await.ok();
                 if first || current != revision {
+                    // Plans rest on the catalog they read; they would be planned again anyway.
+                    state.ahead = None;
                     let next = state.reload(&db, &cfg, first).await;
                     record_next(&db, &next).await;
                     revision = current;
@@ -240,9 +311,55 @@ pub async fn run(db: DatabaseConnection, cfg: Arc<RuntimeConfig>, stop: Cancella
                 let batch = state.take_due(Utc::now(), FIRE_BATCH);
                 fire(&db, &cfg, &mut state, batch).await;
             }
+            () = plan => {
+                if let Some(at) = plan_at {
+                    plan_ahead(&db, &cfg, &mut state, at).await;
+                }
+            }
             () = stop.cancelled() => return,
         }
     }
+}
+
+fn until(at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
+    (at - now).to_std().unwrap_or(Duration::ZERO)
+}
+
+async fn sleep_for(wait: Option<Duration>) {
+    match wait {
+        Some(w) => tokio::time::sleep(w).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Plans the batches due at `at` before their time. A batch that cannot be planned now is
+/// planned when due.
+#[tracing::instrument(skip_all, fields(%at))]
+async fn plan_ahead(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    state: &mut State,
+    at: DateTime<Utc>,
+) {
+    let mut batches = VecDeque::new();
+    for fires in state.batches_at(at) {
+        match ahead::prepare(db, cfg, fires, at).await {
+            Ok(p) => batches.push_back(p),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot plan fires ahead; planning them when due");
+                break;
+            }
+        }
+    }
+    state.ahead = Some(Ahead { at, batches });
+}
+
+/// Whether two lists name the same fires in the same order.
+fn same_fires(a: &[Fire], b: &[Fire]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.group == y.group && x.at == y.at && x.trigger == y.trigger && x.next == y.next
+        })
 }
 
 async fn record_next(db: &DatabaseConnection, next: &[(String, DateTime<Utc>)]) {
@@ -253,36 +370,16 @@ async fn record_next(db: &DatabaseConnection, next: &[(String, DateTime<Utc>)]) 
 
 #[tracing::instrument(skip_all, fields(fires = batch.len()))]
 async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, batch: Vec<Due>) {
-    let mut fires = Vec::with_capacity(batch.len());
-    for d in batch {
-        let current = state
-            .entries
-            .get(&d.group)
-            .is_some_and(|e| e.generation == d.generation);
-        if current {
-            fires.push(d);
-        }
-    }
-    if fires.is_empty() {
+    let records = state.fires_of(&batch);
+    if records.is_empty() {
         return;
     }
-    let next_fires: Vec<Option<DateTime<Utc>>> = fires
-        .iter()
-        .map(|d| {
-            state
-                .entries
-                .get(&d.group)
-                .and_then(|e| e.schedule.next_after(d.at))
-        })
-        .collect();
-    let records: Vec<Fire> = fires
-        .iter()
-        .zip(&next_fires)
-        .map(|(d, next)| Fire {
-            next: *next,
-            ..Fire::scheduled(&d.group, d.at, d.trigger)
-        })
-        .collect();
+    if let Some(prepared) = state.planned(&records) {
+        match ahead::record(db, cfg, prepared, Utc::now()).await {
+            Ok(_) => return after_fire(cfg, state, records),
+            Err(e) => tracing::warn!(error = %e, "cannot record fires; retrying"),
+        }
+    }
     let mut backoff = Duration::from_millis(100);
     loop {
         match fires::fire(db, cfg, &records, Utc::now(), None).await {
@@ -295,9 +392,14 @@ async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, b
             }
         }
     }
-    let lag = fires
+    after_fire(cfg, state, records);
+}
+
+/// Once a batch is recorded: the scheduler's lag, and each fired group's next timer.
+fn after_fire(cfg: &RuntimeConfig, state: &mut State, records: Vec<Fire>) {
+    let lag = records
         .iter()
-        .map(|d| (Utc::now() - d.at).num_milliseconds())
+        .map(|f| (Utc::now() - f.at).num_milliseconds())
         .max()
         .unwrap_or(0);
     cfg.metrics.scheduler_lag_ms.store(
@@ -306,12 +408,12 @@ async fn fire(db: &DatabaseConnection, cfg: &RuntimeConfig, state: &mut State, b
     );
     // The next fire times were stored with the fires (a group that was not fired, e.g.
     // disabled meanwhile, keeps the time the reload gave it).
-    for (d, next) in fires.into_iter().zip(next_fires) {
-        if d.trigger == Trigger::Misfire {
+    for f in records {
+        if f.trigger == Trigger::Misfire {
             Metrics::inc(&cfg.metrics.misfires_fired);
         }
-        if let Some(next) = next {
-            state.arm(&d.group, next, Trigger::Schedule);
+        if let Some(next) = f.next {
+            state.arm(&f.group, next, Trigger::Schedule);
         }
     }
 }
@@ -370,6 +472,48 @@ mod tests {
         assert_eq!(s.next_wake(), Some(at(40)));
         assert!(s.entries["g1"].armed.is_none());
         assert_eq!(s.entries["g0"].armed, Some(at(40)));
+    }
+
+    #[test]
+    fn the_batches_planned_ahead_are_the_ones_taken_when_due() {
+        let mut s = state(12_000);
+        for i in 0..12_000 {
+            s.arm(&format!("g{i}"), at(30), Trigger::Schedule);
+        }
+        // A replaced timer is left out of both alike.
+        s.arm("g7", at(40), Trigger::Schedule);
+        let planned = s.batches_at(at(30));
+        assert_eq!(
+            planned.len(),
+            AHEAD_MAX / FIRE_BATCH,
+            "the rest is planned when due"
+        );
+        for batch in &planned {
+            let due = s.take_due(at(30), FIRE_BATCH);
+            assert!(same_fires(batch, &s.fires_of(&due)));
+        }
+        assert!(planned[0].iter().all(|f| f.group != "g7"));
+        assert!(
+            planned[0][0].next.is_some(),
+            "the next fire is planned with it"
+        );
+    }
+
+    #[test]
+    fn a_time_is_planned_once_and_only_before_it_is_due() {
+        let mut s = state(2);
+        s.arm("g0", at(30), Trigger::Schedule);
+        assert_eq!(s.to_plan(at(28)), Some(at(30)));
+        assert_eq!(s.to_plan(at(30)), None, "due: fired the usual way");
+        s.ahead = Some(Ahead {
+            at: at(30),
+            batches: VecDeque::new(),
+        });
+        assert_eq!(s.to_plan(at(28)), None);
+        // Fires no plan matches drop the plans of that time.
+        let fires = s.batches_at(at(30)).remove(0);
+        assert!(s.planned(&fires).is_none());
+        assert!(s.ahead.is_none());
     }
 
     #[test]

@@ -3,13 +3,16 @@
 //! Enums are stored as their serde names (`stream`, `ANY`, `dead-letter`), durations as
 //! milliseconds, parameter schemas and values as JSON.
 
-use crate::{ServiceError, entity::*, error::ServiceResult};
+use crate::{
+    ServiceError, entity::*, error::ServiceResult, runtime::status::group as group_status,
+};
 use am_domain::{
     HumanDuration,
     catalog::{
         Agent, Application, Classifier, ClassifierValue, DataQueue, DeadLetterSettings,
         LaunchSetting, MessageFilter, Pool, RecoveryPolicy, RetryPolicy, ScheduleGroup,
     },
+    notify::{events_from_text, events_to_text},
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveValue::NotSet, Set};
@@ -61,6 +64,8 @@ pub(crate) fn application(m: applications::Model) -> ServiceResult<Application> 
         webhook_secret: m.webhook_secret,
         webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
         notify_email: m.notify_email,
+        webhook_events: events_from_text(m.webhook_events.as_deref()),
+        email_events: events_from_text(m.email_events.as_deref()),
     })
 }
 
@@ -77,6 +82,8 @@ pub(crate) fn application_row(
         webhook_secret: Set(a.webhook_secret.clone()),
         webhook_format: Set(enum_to_str(&a.webhook_format)),
         notify_email: Set(a.notify_email.clone()),
+        webhook_events: Set(events_to_text(&a.webhook_events)),
+        email_events: Set(events_to_text(&a.email_events)),
         created_at: if insert { Set(now) } else { NotSet },
         updated_at: Set(now),
     }
@@ -251,6 +258,8 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
         webhook_secret: m.webhook_secret,
         webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
         notify_email: m.notify_email,
+        webhook_events: events_from_text(m.webhook_events.as_deref()),
+        email_events: events_from_text(m.email_events.as_deref()),
         notify_on_failure: m.notify_on_failure,
     })
 }
@@ -292,6 +301,8 @@ pub(crate) fn launch_setting_row(
         webhook_secret: Set(l.webhook_secret.clone()),
         webhook_format: Set(enum_to_str(&l.webhook_format)),
         notify_email: Set(l.notify_email.clone()),
+        webhook_events: Set(events_to_text(&l.webhook_events)),
+        email_events: Set(events_to_text(&l.email_events)),
         notify_on_failure: Set(l.notify_on_failure),
         updated_at: Set(now),
         ..Default::default()
@@ -329,6 +340,7 @@ pub(crate) fn schedule_group(
         time_zone: m.time_zone,
         enabled: m.enabled,
         continue_on_failure: m.continue_on_failure,
+        expect_success_within: m.expect_success_within_ms.map(dur),
         members,
     })
 }
@@ -347,14 +359,25 @@ pub(crate) fn schedule_group_row(
         misfire_policy: Set(enum_to_str(&g.misfire)),
         enabled: Set(g.enabled),
         continue_on_failure: Set(g.continue_on_failure),
+        expect_success_within_ms: Set(g.expect_success_within.map(ms)),
         updated_at: Set(now),
         // The scheduler recomputes it from the (possibly new) cron expression.
         next_fire_at: Set(None),
         ..Default::default()
     };
     if previous_enabled != Some(g.enabled) {
-        row.current_status = Set(if g.enabled { "waiting" } else { "disabled" }.to_owned());
+        row.current_status = Set(if g.enabled {
+            group_status::WAITING
+        } else {
+            group_status::DISABLED
+        }
+        .to_owned());
         row.disabled_at = Set(if g.enabled { None } else { Some(now) });
+        // The dead man's switch counts from here: a group just created or enabled has had no
+        // chance to succeed yet.
+        if g.enabled {
+            row.watch_from = Set(Some(now));
+        }
         row.disabled_by = Set(None);
         row.disabled_activation = Set(None);
         row.disabled_reason = Set(if g.enabled {

@@ -20,6 +20,10 @@ pub struct Model {
     pub webhook_format: String,
     /// Addresses (comma-separated) that get notifications by e-mail.
     pub notify_email: Option<String>,
+    /// The events the webhook is told, by name, separated by commas; `None`: every event.
+    pub webhook_events: Option<String>,
+    /// The events the e-mail addresses are told, likewise.
+    pub email_events: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

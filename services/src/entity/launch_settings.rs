@@ -42,6 +42,10 @@ pub struct Model {
     pub webhook_format: String,
     /// Addresses (comma-separated) that get notifications by e-mail.
     pub notify_email: Option<String>,
+    /// The events the webhook is told, by name, separated by commas; `None`: every event.
+    pub webhook_events: Option<String>,
+    /// The events the e-mail addresses are told, likewise.
+    pub email_events: Option<String>,
     /// Every failed activation is told (`activation_failed`).
     pub notify_on_failure: bool,
     /// `running` | `waiting` | `disabled`.

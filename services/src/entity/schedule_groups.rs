@@ -29,6 +29,14 @@ pub struct Model {
     pub disabled_by: Option<String>,
     /// The activation whose failures tripped the breaker that disabled it.
     pub disabled_activation: Option<Uuid>,
+    /// Dead man's switch: a run should succeed within this many milliseconds.
+    pub expect_success_within_ms: Option<i64>,
+    /// When a run of the group last succeeded.
+    pub last_success_at: Option<DateTimeUtc>,
+    /// Since when the switch watches: the group's creation or its last enabling.
+    pub watch_from: Option<DateTimeUtc>,
+    /// When the switch last told that no run succeeded (once per silence).
+    pub silence_told_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -2,7 +2,7 @@
 //! enable/disable, the breaker, the watchdog, the node registry) hand to `raise`.
 
 use am_domain::{
-    links,
+    HumanDuration, links,
     notify::{Event, Notice, action},
     usage::EntityRef,
     wire::BreakerTripped,
@@ -218,6 +218,47 @@ pub fn schedule_missed(group: &str, fire_time: DateTime<Utc>, at: DateTime<Utc>)
     );
     n.group = Some(group.to_owned());
     n.reason = Some("misfire policy skip".to_owned());
+    n
+}
+
+/// A group's cron fire came while its previous fire was still running: the schedule is not
+/// kept (the fire starts anyway, beside the running one).
+pub fn schedule_overran(group: &str, fire_time: DateTime<Utc>, at: DateTime<Utc>) -> Notice {
+    let mut n = Notice::new(
+        Event::ScheduleMissed,
+        at,
+        format!(
+            "Schedule group {group} was still running its previous fire when its fire of {} came: \
+             it takes longer than its schedule allows.",
+            fire_time.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        &links::schedule_group(group),
+    );
+    n.group = Some(group.to_owned());
+    n.reason = Some("overran".to_owned());
+    n.action = Some(action::OVERRAN.to_owned());
+    n
+}
+
+/// No run of a group succeeded within its dead man's switch window.
+pub fn no_success(
+    group: &str,
+    since: DateTime<Utc>,
+    window: HumanDuration,
+    at: DateTime<Utc>,
+) -> Notice {
+    let mut n = Notice::new(
+        Event::ScheduleMissed,
+        at,
+        format!(
+            "Schedule group {group}: no run succeeded since {} (it should within {window}).",
+            since.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        &links::schedule_group(group),
+    );
+    n.group = Some(group.to_owned());
+    n.reason = Some(format!("no success within {window}"));
+    n.action = Some(action::NO_SUCCESS.to_owned());
     n
 }
 

@@ -8,7 +8,9 @@ use crate::{
     entity::{applications, launch_settings, notifications, schedule_groups},
     error::{ServiceError, ServiceResult},
 };
-use am_domain::notify::{Channel, Delivery, Notice, WebhookFormat, email_recipients};
+use am_domain::notify::{
+    Channel, Delivery, Event, Notice, WebhookFormat, email_recipients, events_from_text, wants,
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -51,31 +53,52 @@ pub(super) async fn application_of(
 }
 
 /// The channels of an application or launch setting as its row stores them: webhook URL,
-/// secret and format, and e-mail addresses.
-type Hooks = (Option<String>, Option<String>, String, Option<String>);
+/// secret, format and events, and e-mail addresses and events.
+type Hooks = (
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
-fn webhook((url, secret, format, _): &Hooks) -> Option<Endpoint> {
+/// A channel that is set, with the events it chose.
+struct Chosen {
+    endpoint: Endpoint,
+    events: Vec<Event>,
+}
+
+fn webhook((url, secret, format, _, events, _): &Hooks) -> Option<Chosen> {
     let format = WebhookFormat::parse(format).unwrap_or_default();
-    url.clone().map(|url| Endpoint {
-        channel: format.channel(),
-        url,
-        secret: secret.clone(),
+    url.clone().map(|url| Chosen {
+        endpoint: Endpoint {
+            channel: format.channel(),
+            url,
+            secret: secret.clone(),
+        },
+        events: events_from_text(events.as_deref()),
     })
 }
 
 /// The e-mail endpoint: the addresses, normalized, as one endpoint (one message to all of
 /// them). A list the catalog would refuse (it was checked when saved) sends nothing.
-fn email((_, _, _, list): &Hooks) -> Option<Endpoint> {
+fn email((_, _, _, list, _, events): &Hooks) -> Option<Chosen> {
     let to = email_recipients(list.as_deref()?).ok()?;
-    Some(Endpoint {
-        channel: Channel::Email,
-        url: to.join(", "),
-        secret: None,
+    Some(Chosen {
+        endpoint: Endpoint {
+            channel: Channel::Email,
+            url: to.join(", "),
+            secret: None,
+        },
+        events: events_from_text(events.as_deref()),
     })
 }
 
 /// The endpoints of what `notice` is about. Each channel is chosen on its own: the launch
-/// setting's webhook when it has one, otherwise its application's; the same for e-mail.
+/// setting's webhook when it has one, otherwise its application's; the same for e-mail. The
+/// chosen channel is told only the events it wants ([`wants`]): a launch setting's own webhook
+/// that leaves an event out silences it for that launch setting.
 pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceResult<Vec<Endpoint>> {
     let own: Option<Hooks> = match &notice.launch_setting {
         Some(ls) => {
@@ -87,6 +110,8 @@ pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceRes
                     L::WebhookSecret,
                     L::WebhookFormat,
                     L::NotifyEmail,
+                    L::WebhookEvents,
+                    L::EmailEvents,
                 ])
                 .into_tuple()
                 .one(db)
@@ -107,6 +132,8 @@ pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceRes
                         A::WebhookSecret,
                         A::WebhookFormat,
                         A::NotifyEmail,
+                        A::WebhookEvents,
+                        A::EmailEvents,
                     ])
                     .into_tuple()
                     .one(db)
@@ -119,7 +146,12 @@ pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceRes
     };
     let hook = own_hook.or_else(|| app_hooks.as_ref().and_then(webhook));
     let mail = own_email.or_else(|| app_hooks.as_ref().and_then(email));
-    Ok(hook.into_iter().chain(mail).collect())
+    Ok(hook
+        .into_iter()
+        .chain(mail)
+        .filter(|c| wants(&c.events, notice.event))
+        .map(|c| c.endpoint)
+        .collect())
 }
 
 /// Records `notice` for every endpoint that wants it, in the caller's transaction, so it is

@@ -35,6 +35,7 @@ use uuid::Uuid;
 mod replay;
 mod rerun;
 mod run;
+mod told;
 mod view;
 
 pub use run::{ReplayBroker, RunEnd, UnroutedBatch, run};
@@ -160,6 +161,9 @@ struct Stored {
     /// Re-run from where it broke: the activations to re-run, one per launch setting or group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     runs: Vec<Uuid>,
+    /// The applications it touches, told when it ends (`told`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    applications: Vec<String>,
 }
 
 /// Where started operations go to be run: the server's background-job queue.
@@ -250,9 +254,11 @@ pub async fn start(
             "nothing to do: the selection matches nothing",
         ));
     }
+    let applications = told::applications(db, &request, &items, &runs).await?;
     let now = now_db();
     let id = Uuid::now_v7();
     let stored = Stored {
+        applications,
         request: request.clone(),
         actor: by.clone(),
         items,
@@ -485,13 +491,18 @@ pub async fn cancel(
         .col_expr(operations::Column::CancelRequested, Expr::value(true))
         .filter(operations::Column::Id.eq(id))
         .filter(operations::Column::Status.is_in(status::ACTIVE));
-    if op.status == status::QUEUED {
+    let queued = op.status == status::QUEUED;
+    if queued {
         update = update
             .col_expr(operations::Column::Status, Expr::value(status::CANCELLED))
             .col_expr(operations::Column::FinishedAt, Expr::value(now))
             .col_expr(operations::Column::UpdatedAt, Expr::value(now));
     }
     update.exec(&txn).await?;
+    // A queued operation ends here; a running one ends when its runner sees the request.
+    if queued && let Some(ended) = operations::Entity::find_by_id(id).one(&txn).await? {
+        told::tell(&txn, &ended, now).await?;
+    }
     audit::record(
         &txn,
         AuditEntry::new(by, "cancel", "operation", &id.to_string())

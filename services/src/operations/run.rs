@@ -3,7 +3,7 @@
 
 use super::{
     CATALOG_BATCH, DELETE_BATCH, MAX_ERRORS, OperationRequest, REPLAY_BATCH, STALE_AFTER,
-    SWEEP_BATCH, Stored, now_db, status,
+    SWEEP_BATCH, Stored, now_db, status, told,
 };
 use crate::{
     Principal,
@@ -411,14 +411,21 @@ async fn cancelled(
     claim_at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    operations::Entity::update_many()
+    let txn = begin_write(db).await?;
+    let ended = operations::Entity::update_many()
         .col_expr(operations::Column::Status, Expr::value(status::CANCELLED))
         .col_expr(operations::Column::FinishedAt, Expr::value(now))
         .col_expr(operations::Column::UpdatedAt, Expr::value(now))
         .filter(operations::Column::Id.eq(id))
         .filter(operations::Column::UpdatedAt.eq(claim_at))
-        .exec(db)
-        .await?;
+        .exec(&txn)
+        .await?
+        .rows_affected
+        == 1;
+    if ended && let Some(op) = operations::Entity::find_by_id(id).one(&txn).await? {
+        told::tell(&txn, &op, now).await?;
+    }
+    txn.commit().await?;
     tracing::info!("operation cancelled");
     Ok(())
 }
@@ -466,7 +473,10 @@ async fn progress(
         row.status = Set(end.to_owned());
         row.finished_at = Set(Some(now));
     }
-    row.update(&txn).await?;
+    let updated = row.update(&txn).await?;
+    if finish.is_some() {
+        told::tell(&txn, &updated, now).await?;
+    }
     txn.commit().await?;
     Ok(Progress::Kept {
         cancel: op.cancel_requested,

@@ -3,8 +3,9 @@
 //! planned and written under the write lock; a fire another replica recorded first (its key is
 //! taken) is left out and the rest planned again, so nothing is counted or sent twice.
 //!
-//! Planning the next batch without the lock while the one before it is written was tried and
-//! measured slower on two cores (docs/benchmarks.md, P2).
+//! A burst of cron fires is planned ahead of its time instead (`super::ahead`), and written here
+//! when due; planning the next batch without the lock while the one before it is written was
+//! tried and measured slower on two cores (docs/benchmarks.md, P2).
 
 use super::{
     Metrics, RuntimeConfig,
@@ -19,6 +20,7 @@ use crate::{
     audit::{self, AuditEntry},
     entity::{activations, schedule_groups},
     error::ServiceResult,
+    notifications::{self, events},
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -104,18 +106,18 @@ pub async fn fire(
     }
 }
 
-fn backend(db: &DatabaseConnection) -> DbBackend {
+pub(super) fn backend(db: &DatabaseConnection) -> DbBackend {
     db.get_database_backend()
 }
 
 /// Counters of planned work, added to the process's only once the work is committed (a batch
 /// planned twice counts once).
-struct Counted {
-    cfg: RuntimeConfig,
+pub(super) struct Counted {
+    pub(super) cfg: RuntimeConfig,
 }
 
 impl Counted {
-    fn new(cfg: &RuntimeConfig) -> Self {
+    pub(super) fn new(cfg: &RuntimeConfig) -> Self {
         Self {
             cfg: RuntimeConfig {
                 metrics: Arc::new(Metrics::default()),
@@ -124,20 +126,20 @@ impl Counted {
         }
     }
 
-    fn commit(self, cfg: &RuntimeConfig) {
+    pub(super) fn commit(self, cfg: &RuntimeConfig) {
         cfg.metrics.absorb(&self.cfg.metrics);
     }
 }
 
 /// What planning a batch reads.
-struct Read {
+pub(super) struct Read {
     groups: HashMap<String, schedule_groups::Model>,
     members: HashMap<String, Vec<String>>,
-    resolver: Resolver,
+    pub(super) resolver: Resolver,
 }
 
 impl Read {
-    async fn load(
+    pub(super) async fn load(
         db: &impl ConnectionTrait,
         cfg: &RuntimeConfig,
         fires: &[Fire],
@@ -173,7 +175,7 @@ impl Read {
 }
 
 /// A batch's rows, as the statements that write them.
-struct Batch {
+pub(super) struct Batch {
     /// Each planned fire (its index) and its group activation.
     parents: Vec<(usize, Uuid)>,
     /// Inserts of the group activations (a duplicate fire key inserts nothing).
@@ -183,11 +185,14 @@ struct Batch {
     /// Group activations that end at once: no member (`None`) or their first member cannot
     /// start (the reason).
     empty: Vec<(Uuid, Option<String>)>,
+    /// Cron fires of groups that were still running when read: they overran into this fire
+    /// if they still are under the lock.
+    overran: Vec<usize>,
 }
 
 impl Batch {
     /// Plans every enabled group's fire but those in `skip`.
-    fn plan(
+    pub(super) fn plan(
         fires: &[Fire],
         read: &mut Read,
         cfg: &RuntimeConfig,
@@ -199,6 +204,7 @@ impl Batch {
         let mut rows = Vec::new();
         let mut plan = Plan::default();
         let mut empty = Vec::new();
+        let mut overran = Vec::new();
         for (i, f) in fires.iter().enumerate() {
             if skip.contains(&i) {
                 continue;
@@ -206,6 +212,9 @@ impl Batch {
             let Some(g) = read.groups.get(&f.group).filter(|g| g.enabled) else {
                 continue;
             };
+            if f.fire_key.is_some() && g.current_status == status::group::RUNNING {
+                overran.push(i);
+            }
             let id = Uuid::now_v7();
             let first = read.first_member(f).cloned();
             // In ANY mode the group runs on one node: choose it now.
@@ -253,6 +262,7 @@ impl Batch {
             parent_inserts,
             member_inserts: plan.statements(backend),
             empty,
+            overran,
         }
     }
 }
@@ -286,7 +296,7 @@ fn group_activation(
 }
 
 /// What [`write`] did.
-enum Written {
+pub(super) enum Written {
     All(Fired),
     /// These fires (indexes) were recorded before, by another replica: nothing of the batch may
     /// be kept.
@@ -294,7 +304,7 @@ enum Written {
 }
 
 /// Writes a planned batch in `txn`, which holds the write lock.
-async fn write(
+pub(super) async fn write(
     txn: &impl ConnectionTrait,
     cfg: &RuntimeConfig,
     fires: &[Fire],
@@ -317,6 +327,7 @@ async fn write(
         out[*i].1 = Some(*id);
     }
     Metrics::add(&cfg.metrics.fires, batch.parents.len() as u64);
+    tell_overran(txn, fires, &batch.overran, now).await?;
     mark_groups(txn, fires, &batch.parents).await?;
     // A group without (resolvable) members ends at once.
     for (id, reason) in batch.empty {
@@ -340,6 +351,36 @@ async fn write(
         }
     }
     Ok(Written::All(out))
+}
+
+/// Tells `schedule_missed` for the groups of these fires that are still running their previous
+/// fire (the fire starts anyway, beside it). Read before the groups are marked running.
+async fn tell_overran(
+    txn: &impl ConnectionTrait,
+    fires: &[Fire],
+    overran: &[usize],
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let ids: Vec<String> = overran.iter().map(|i| fires[*i].group.clone()).collect();
+    let mut running = HashSet::new();
+    for chunk in ids.chunks(super::CHUNK) {
+        let found: Vec<String> = schedule_groups::Entity::find()
+            .select_only()
+            .column(schedule_groups::Column::Id)
+            .filter(schedule_groups::Column::Id.is_in(chunk.iter().cloned()))
+            .filter(schedule_groups::Column::CurrentStatus.eq(status::group::RUNNING))
+            .into_tuple()
+            .all(txn)
+            .await?;
+        running.extend(found);
+    }
+    for i in overran {
+        let f = &fires[*i];
+        if running.contains(&f.group) {
+            notifications::raise(txn, events::schedule_overran(&f.group, f.at, now), now).await?;
+        }
+    }
+    Ok(())
 }
 
 /// The planned fires whose group activation was not inserted.
@@ -385,7 +426,7 @@ async fn mark_groups(
         for chunk in ids.chunks(super::CHUNK) {
             let mut update = schedule_groups::Entity::update_many().col_expr(
                 schedule_groups::Column::CurrentStatus,
-                Expr::value("running"),
+                Expr::value(status::group::RUNNING),
             );
             if let Some(next) = next {
                 update =

@@ -197,12 +197,24 @@ pub(crate) async fn finish_group(
         .one(db)
         .await?
         .is_some();
-    schedule_groups::Entity::update_many()
+    let mut update = schedule_groups::Entity::update_many();
+    if result == status::activation::SUCCEEDED {
+        update = update.col_expr(
+            schedule_groups::Column::LastSuccessAt,
+            Expr::value(Some(now)),
+        );
+    }
+    update
         .col_expr(
             schedule_groups::Column::CurrentStatus,
             Expr::cust(format!(
-                "CASE WHEN enabled THEN '{}' ELSE 'disabled' END",
-                if still_running { "running" } else { "waiting" }
+                "CASE WHEN enabled THEN '{}' ELSE '{}' END",
+                if still_running {
+                    status::group::RUNNING
+                } else {
+                    status::group::WAITING
+                },
+                status::group::DISABLED
             )),
         )
         .col_expr(

@@ -41,6 +41,10 @@ counters! {
     fires,
     /// Fires another replica had already recorded (unique fire key).
     duplicate_fires,
+    /// Fires recorded as planned before their time (docs/benchmarks.md, P2).
+    fires_planned_ahead,
+    /// Fires planned ahead whose plan was out of date when due, planned again.
+    fires_planned_again,
     /// Missed fires fired late (`fire-once-now`).
     misfires_fired,
     /// Missed fires dropped (`skip`).

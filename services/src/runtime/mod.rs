@@ -8,6 +8,7 @@
 //! server crate and only moves bytes.
 
 pub mod activate;
+pub mod ahead;
 pub mod breaker;
 pub mod fires;
 pub mod groups;

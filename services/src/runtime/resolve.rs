@@ -16,7 +16,7 @@ use am_domain::{
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use uuid::Uuid;
 
 /// One launch setting resolved down to where it may run.
@@ -257,6 +257,82 @@ impl Resolver {
                 .unwrap_or_default()
             }
         }
+    }
+}
+
+/// What a resolver's dispatch choices rest on besides the catalog: which nodes of its
+/// applications are live and which hosts its launch settings' breakers quarantined. A batch of
+/// fires planned ahead of its time is written as planned only while this is unchanged
+/// (`super::ahead`); the nodes' loads may move meanwhile, which only shifts the spread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Footing {
+    live: BTreeMap<String, BTreeSet<String>>,
+    quarantined: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Resolver {
+    pub fn footing(&self) -> Footing {
+        let live = self
+            .targets
+            .values()
+            .map(|t| {
+                let app = t.ls.application.clone();
+                let hosts = self
+                    .nodes
+                    .get(&app)
+                    .map(|ns| ns.iter().map(|n| n.host.clone()).collect())
+                    .unwrap_or_default();
+                (app, hosts)
+            })
+            .collect();
+        let quarantined = self
+            .targets
+            .iter()
+            .map(|(id, t)| (id.clone(), t.quarantined.clone()))
+            .collect();
+        Footing { live, quarantined }
+    }
+}
+
+impl Footing {
+    /// The same footing read again from the database, for the same applications and launch
+    /// settings.
+    pub async fn reread(
+        &self,
+        db: &impl ConnectionTrait,
+        now: DateTime<Utc>,
+        node_timeout: chrono::Duration,
+    ) -> ServiceResult<Self> {
+        let mut live: BTreeMap<String, BTreeSet<String>> = self
+            .live
+            .keys()
+            .map(|app| (app.clone(), BTreeSet::new()))
+            .collect();
+        let apps: Vec<String> = self.live.keys().cloned().collect();
+        for chunk in apps.chunks(CHUNK) {
+            let rows: Vec<(String, String)> = nodes::Entity::find()
+                .select_only()
+                .column(nodes::Column::ApplicationId)
+                .column(nodes::Column::Host)
+                .filter(nodes::Column::ApplicationId.is_in(chunk.iter().cloned()))
+                .filter(crate::registry::live_condition(now, node_timeout))
+                .into_tuple()
+                .all(db)
+                .await?;
+            for (app, host) in rows {
+                live.entry(app).or_default().insert(host);
+            }
+        }
+        let ids: Vec<String> = self.quarantined.keys().cloned().collect();
+        let mut found = crate::quarantine::hosts_of(db, &ids).await?;
+        let quarantined = ids
+            .into_iter()
+            .map(|id| {
+                let hosts = found.remove(&id).unwrap_or_default();
+                (id, hosts)
+            })
+            .collect();
+        Ok(Self { live, quarantined })
     }
 }
 

@@ -31,6 +31,14 @@ pub mod host {
     pub const ACTIVE: [&str; 3] = [DISPATCHED, ACCEPTED, RUNNING];
 }
 
+/// What a schedule group is doing (`schedule_groups.current_status`).
+pub mod group {
+    pub const WAITING: &str = "waiting";
+    /// A fire of it is still running.
+    pub const RUNNING: &str = "running";
+    pub const DISABLED: &str = "disabled";
+}
+
 /// What started an activation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {

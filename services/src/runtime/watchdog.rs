@@ -10,7 +10,9 @@
 //! - waiting activations are dispatched when a node appears, or fail when the wait is over;
 //! - nodes still running a disabled launch setting are told to stop, and members of a disabled
 //!   group to interrupt;
-//! - enabled stream launch settings are kept running (on every live node for `MANY`).
+//! - enabled stream launch settings are kept running (on every live node for `MANY`);
+//! - schedule groups whose runs did not succeed within their window are told (dead man's
+//!   switch).
 
 use super::{
     Metrics, RuntimeConfig,
@@ -39,6 +41,7 @@ use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
 mod disabled;
+mod silent;
 mod streams;
 
 use disabled::stop_disabled;
@@ -65,6 +68,7 @@ pub async fn tick(
     waiting(db, cfg, now).await?;
     stop_disabled(db, cfg, now).await?;
     keep_streams(db, cfg, now).await?;
+    silent::silent_groups(db, now).await?;
     Ok(())
 }
 

@@ -111,6 +111,8 @@ async fn entity_crud_is_validated_and_audited(db: &DatabaseConnection) {
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
     };
     catalog::create(db, &admin, app.clone()).await.expect("app");
 

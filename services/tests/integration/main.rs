@@ -3,6 +3,7 @@
 
 mod accounts;
 mod activations;
+mod ahead;
 mod audit;
 mod browsing;
 mod catalog;
@@ -24,6 +25,7 @@ mod search;
 mod sessions;
 mod sweep;
 mod tokens;
+mod told;
 
 use am_domain::{catalog::Catalog, roles::Role};
 use am_services::{AuthMethod, Principal};

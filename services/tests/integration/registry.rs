@@ -61,6 +61,8 @@ fn base_catalog() -> Catalog {
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
     });
     for id in ["demo.events", "demo.other"] {
         c.data_queues.push(DataQueue {
@@ -410,6 +412,8 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
         notify_on_failure: false,
     };
     catalog::save_launch_setting(db, &admin, ls, None, true)
@@ -507,6 +511,8 @@ async fn an_unknown_application_waits_and_is_applied_once_created(db: &DatabaseC
             webhook_secret: None,
             webhook_format: Default::default(),
             notify_email: None,
+            webhook_events: Vec::new(),
+            email_events: Vec::new(),
         },
     )
     .await

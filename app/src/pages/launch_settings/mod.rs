@@ -77,6 +77,8 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
         webhook_secret: None,
         webhook_format: Default::default(),
         notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
         notify_on_failure: false,
     }
 }
@@ -155,6 +157,8 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     let webhook_format = RwSignal::new(base.webhook_format.as_str().to_owned());
     let notify_email = RwSignal::new(base.notify_email.clone().unwrap_or_default());
     let notify_on_failure = RwSignal::new(base.notify_on_failure);
+    let webhook_events = RwSignal::new(base.webhook_events.clone());
+    let email_events = RwSignal::new(base.email_events.clone());
     let local = RwSignal::new(LocalErrors::default());
     let show_errors = RwSignal::new(false);
 
@@ -380,6 +384,8 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         let email = notify_email.get_untracked();
         ls.notify_email = (!email.trim().is_empty()).then(|| email.trim().to_owned());
         ls.notify_on_failure = notify_on_failure.get_untracked();
+        ls.webhook_events = webhook_events.get_untracked();
+        ls.email_events = email_events.get_untracked();
         let blocked = !errs.0.is_empty() || !param_errors.is_empty();
         local.set(errs);
         if blocked {
@@ -538,6 +544,10 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 placeholder="the application's" hint="addresses, separated by commas, that get this launch setting's notifications instead of the application's" />
             <CheckField label="Tell every failed activation (not only breaker trips)" test="field-notify-on-failure"
                 value=notify_on_failure disabled=!can_edit />
+            <crate::components::webhook::EventChoice label="Events its own webhook is told" test="field-webhook-events"
+                value=webhook_events errors=lerr("webhook_events") disabled=!can_edit />
+            <crate::components::webhook::EventChoice label="Events its own e-mail is told" test="field-email-events"
+                value=email_events errors=lerr("email_events") disabled=!can_edit />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {
