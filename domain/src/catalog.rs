@@ -7,6 +7,9 @@ use crate::{HumanDuration, params::ParamSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod policies;
+pub use policies::*;
+
 /// Version of the catalog document format written by [`Catalog`].
 pub const CATALOG_FORMAT_VERSION: u32 = 1;
 
@@ -310,160 +313,6 @@ impl MessageFilter {
     }
 }
 
-/// Redelivery of a failed message: `initial_delay × multiplier^(attempt-1)`, capped.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct RetryPolicy {
-    #[serde(default = "default_initial_delay")]
-    pub initial_delay: HumanDuration,
-    #[serde(default = "default_multiplier")]
-    pub multiplier: f64,
-    #[serde(default = "default_max_delay")]
-    pub max_delay: HumanDuration,
-    /// Attempts before a message is dead-lettered (ignored by `retry-forever`).
-    #[serde(default = "default_max_deliveries")]
-    pub max_deliveries: u32,
-}
-
-fn default_initial_delay() -> HumanDuration {
-    HumanDuration::from_secs(1)
-}
-fn default_multiplier() -> f64 {
-    2.0
-}
-fn default_max_delay() -> HumanDuration {
-    HumanDuration::from_secs(300)
-}
-fn default_max_deliveries() -> u32 {
-    10
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            initial_delay: default_initial_delay(),
-            multiplier: default_multiplier(),
-            max_delay: default_max_delay(),
-            max_deliveries: default_max_deliveries(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "kebab-case")]
-pub enum DeadLetterPolicy {
-    /// To the system dead-letter queue.
-    #[default]
-    DeadLetter,
-    /// To the sump queue, replayed once automatically after the cool-down, then dead.
-    Park,
-    /// No delivery limit; the breaker is what stops the waste.
-    RetryForever,
-    /// As `dead-letter`, and the manager also publishes a copy to the exchange `forward_to`
-    /// names (e.g. the application's own error queue).
-    Forward,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct DeadLetterSettings {
-    #[serde(default)]
-    pub policy: DeadLetterPolicy,
-    /// Cool-down before a parked message is replayed (policy `park`).
-    #[serde(default = "default_park_cooldown")]
-    pub park_cooldown: HumanDuration,
-    /// Notify when this many dead letters of the launch setting are waiting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notify_threshold: Option<u32>,
-    /// Policy `forward`: the exchange that gets a copy of every dead letter (created and
-    /// bound by its owner, not by the manager).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forward_to: Option<String>,
-}
-
-impl DeadLetterSettings {
-    /// What a node acts on: forwarding is the manager's work, so to a node `forward` is
-    /// `dead-letter` (and a node of an older release knows no `forward`).
-    pub fn for_nodes(&self) -> DeadLetterSettings {
-        let mut s = self.clone();
-        if s.policy == DeadLetterPolicy::Forward {
-            s.policy = DeadLetterPolicy::DeadLetter;
-        }
-        s.forward_to = None;
-        s
-    }
-}
-
-/// 24 hours: a replica lagging behind for a day is an incident, not a slow document.
-pub fn default_unavailable_for() -> HumanDuration {
-    HumanDuration::from_secs(24 * 3600)
-}
-
-fn default_park_cooldown() -> HumanDuration {
-    HumanDuration::from_secs(600)
-}
-
-impl Default for DeadLetterSettings {
-    fn default() -> Self {
-        Self {
-            policy: DeadLetterPolicy::default(),
-            park_cooldown: default_park_cooldown(),
-            notify_threshold: None,
-            forward_to: None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum LostPolicy {
-    /// Dispatch the activation again.
-    #[default]
-    Restart,
-    /// End the activation as failed.
-    Fail,
-}
-
-/// Watchdog deadlines of an activation (docs/concepts.md, Watchdog and recovery).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct RecoveryPolicy {
-    /// A node must accept a launch within this time, or another node gets it.
-    #[serde(default = "default_start_timeout")]
-    pub start_timeout: HumanDuration,
-    /// A running activation must heartbeat within this time, or it is lost.
-    #[serde(default = "default_work_timeout")]
-    pub work_timeout: HumanDuration,
-    /// Interrupts a run that lasts longer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_run_time: Option<HumanDuration>,
-    #[serde(default)]
-    pub on_lost: LostPolicy,
-}
-
-fn default_start_timeout() -> HumanDuration {
-    HumanDuration::from_secs(30)
-}
-fn default_work_timeout() -> HumanDuration {
-    HumanDuration::from_secs(120)
-}
-
-impl Default for RecoveryPolicy {
-    fn default() -> Self {
-        Self {
-            start_timeout: default_start_timeout(),
-            work_timeout: default_work_timeout(),
-            max_run_time: None,
-            on_lost: LostPolicy::default(),
-        }
-    }
-}
-
 /// Default breaker threshold `M` of a launch setting.
 pub const DEFAULT_FAILURE_THRESHOLD: u32 = 10;
 
@@ -595,6 +444,24 @@ pub struct ScheduleGroup {
     /// what no failure report can: a group nobody fires, a pool with no live node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_success_within: Option<HumanDuration>,
+    /// Overrides the application's webhook for what is told about the group itself (disabled,
+    /// schedule missed); its members' notifications follow the members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+    /// Write-only, as an application's ([`crate::notify::keep_secrets`]).
+    #[serde(default, skip_serializing)]
+    pub webhook_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
+    pub webhook_format: crate::notify::WebhookFormat,
+    /// Replaces the application's addresses for what is told about the group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_email: Option<String>,
+    /// The events the group's own webhook is told; empty: every event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhook_events: Vec<crate::notify::Event>,
+    /// The events the group's own e-mail addresses are told; empty: every event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub email_events: Vec<crate::notify::Event>,
     /// Launch setting ids, in run order.
     #[serde(default)]
     pub members: Vec<String>,

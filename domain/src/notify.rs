@@ -352,7 +352,7 @@ pub fn events_from_text(text: Option<&str>) -> Vec<Event> {
 }
 
 /// Applies the write-only rule of webhook secrets to `new`, a catalog about to replace `old`:
-/// an application or launch setting that leaves its secret out keeps the one `old` has, and an
+/// an application, launch setting or schedule group that leaves its secret out keeps the one `old` has, and an
 /// empty secret removes it. Every catalog write goes through it, so an export (which never
 /// carries secrets) imported back changes none.
 pub fn keep_secrets(new: &mut Catalog, old: &Catalog) {
@@ -374,6 +374,12 @@ pub fn keep_secrets(new: &mut Catalog, old: &Catalog) {
             .launch_setting(&l.id)
             .and_then(|o| o.webhook_secret.as_ref());
         keep(&mut l.webhook_secret, stored);
+    }
+    for g in &mut new.schedule_groups {
+        let stored = old
+            .schedule_group(&g.id)
+            .and_then(|o| o.webhook_secret.as_ref());
+        keep(&mut g.webhook_secret, stored);
     }
 }
 
@@ -502,6 +508,24 @@ mod tests {
             serde_json::from_str(r#"{"id":"a","default_pool":"p","webhook_secret":"k"}"#)
                 .expect("parse");
         assert_eq!(read.webhook_secret.as_deref(), Some("k"));
+        // A schedule group's own webhook keeps its secret the same way.
+        let group = |secret: &str| -> crate::catalog::ScheduleGroup {
+            serde_json::from_value(serde_json::json!({
+                "id": "g", "application": "a", "cron": "0 2 * * *", "webhook_secret": secret
+            }))
+            .expect("group")
+        };
+        let mut old = Catalog::new();
+        old.schedule_groups = vec![group("g-secret")];
+        let mut new = Catalog::new();
+        let mut left_out = group("");
+        left_out.webhook_secret = None;
+        new.schedule_groups = vec![left_out];
+        keep_secrets(&mut new, &old);
+        assert_eq!(
+            new.schedule_groups[0].webhook_secret.as_deref(),
+            Some("g-secret")
+        );
     }
 
     #[test]

@@ -43,7 +43,8 @@
 //! - [`m20261125_000023_notify_on_failure`]: launch settings that want every failed
 //!   activation told;
 //! - [`m20261125_000024_success_window`]: the dead man's switch of schedule groups;
-//! - [`m20261125_000025_channel_events`]: the events each notification channel is told.
+//! - [`m20261125_000025_channels`]: the events each notification channel is told, and
+//!   schedule groups' own channels.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -82,7 +83,7 @@ pub mod m20261125_000021_notify_email;
 pub mod m20261125_000022_session_details;
 pub mod m20261125_000023_notify_on_failure;
 pub mod m20261125_000024_success_window;
-pub mod m20261125_000025_channel_events;
+pub mod m20261125_000025_channels;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -116,7 +117,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000022_session_details::Migration),
             Box::new(m20261125_000023_notify_on_failure::Migration),
             Box::new(m20261125_000024_success_window::Migration),
-            Box::new(m20261125_000025_channel_events::Migration),
+            Box::new(m20261125_000025_channels::Migration),
         ]
     }
 }

@@ -185,21 +185,33 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: every channel is told every event.
+    // One step down: every channel is told every event; groups have no channel of their own.
     let manager = SchemaManager::new(db);
     for table in ["applications", "launch_settings"] {
         for column in ["webhook_events", "email_events"] {
             assert!(manager.has_column(table, column).await?, "{table}.{column}");
         }
     }
+    assert!(manager.has_column("schedule_groups", "webhook_url").await?);
     Migrator::down(db, Some(1)).await?;
-    for table in ["applications", "launch_settings"] {
+    for table in ["applications", "launch_settings", "schedule_groups"] {
         for column in ["webhook_events", "email_events"] {
             assert!(
                 !manager.has_column(table, column).await?,
                 "{table}.{column}"
             );
         }
+    }
+    for column in [
+        "webhook_url",
+        "webhook_secret",
+        "webhook_format",
+        "notify_email",
+    ] {
+        assert!(
+            !manager.has_column("schedule_groups", column).await?,
+            "{column}"
+        );
     }
     // One more: no dead man's switch on schedule groups.
     for column in [

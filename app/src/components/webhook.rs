@@ -1,11 +1,15 @@
-//! The notification tools under an application's or launch setting's form: the webhook's
+//! A notification channel's fields (webhook, format, e-mail, the events each is told), and the
+//! tools under an application's, launch setting's or schedule group's form: the webhook's
 //! signing secret (write-only: set or removed, never shown) and *Send test* for the webhook
 //! and for e-mail, each of which queues a `test` notification and shows what the endpoint (or
 //! the SMTP relay) answered (docs/notifications.md).
 
-use crate::api::{
-    catalog::Key,
-    notifications::{SendTestNotification, SetWebhookSecret, notification},
+use crate::{
+    api::{
+        catalog::Key,
+        notifications::{SendTestNotification, SetWebhookSecret, notification},
+    },
+    components::forms::{FormErrors, SelectField, TextField},
 };
 use am_domain::notify::{Channel, Delivery, Event, WebhookFormat};
 use leptos::prelude::*;
@@ -25,6 +29,84 @@ pub fn webhook_formats() -> Vec<(String, String)> {
             (f.as_str().to_owned(), label.to_owned())
         })
         .collect()
+}
+
+/// The fields of a notification channel (an application's, a launch setting's or a schedule
+/// group's own), as a form holds them.
+#[derive(Clone, Copy)]
+pub struct ChannelSignals {
+    pub webhook: RwSignal<String>,
+    pub format: RwSignal<String>,
+    pub email: RwSignal<String>,
+    pub webhook_events: RwSignal<Vec<Event>>,
+    pub email_events: RwSignal<Vec<Event>>,
+}
+
+impl ChannelSignals {
+    pub fn new(
+        webhook: Option<&str>,
+        format: WebhookFormat,
+        email: Option<&str>,
+        webhook_events: &[Event],
+        email_events: &[Event],
+    ) -> Self {
+        Self {
+            webhook: RwSignal::new(webhook.unwrap_or_default().to_owned()),
+            format: RwSignal::new(format.as_str().to_owned()),
+            email: RwSignal::new(email.unwrap_or_default().to_owned()),
+            webhook_events: RwSignal::new(webhook_events.to_vec()),
+            email_events: RwSignal::new(email_events.to_vec()),
+        }
+    }
+
+    /// The webhook URL as typed, `None` when empty.
+    pub fn webhook_url(self) -> Option<String> {
+        let url = self.webhook.get_untracked();
+        (!url.trim().is_empty()).then(|| url.trim().to_owned())
+    }
+
+    pub fn webhook_format(self) -> WebhookFormat {
+        WebhookFormat::parse(&self.format.get_untracked()).unwrap_or_default()
+    }
+
+    /// The addresses as typed, `None` when empty.
+    pub fn notify_email(self) -> Option<String> {
+        let list = self.email.get_untracked();
+        (!list.trim().is_empty()).then(|| list.trim().to_owned())
+    }
+}
+
+/// A channel's fields: webhook URL and format, e-mail addresses, and the events each is told.
+/// `whose` names the owner in the hints ("the application", "this launch setting").
+#[component]
+pub fn ChannelFields(
+    channels: ChannelSignals,
+    errors: FormErrors,
+    can_edit: bool,
+    whose: &'static str,
+    /// Said under the webhook field: what it overrides, or what it gets.
+    webhook_hint: &'static str,
+    #[prop(optional)] placeholder: &'static str,
+) -> impl IntoView {
+    let placeholder = if placeholder.is_empty() {
+        "https://…"
+    } else {
+        placeholder
+    };
+    view! {
+        <TextField label="Webhook URL" test="field-webhook" value=channels.webhook errors=errors.at("webhook_url")
+            readonly=!can_edit placeholder=placeholder hint=webhook_hint />
+        <SelectField label="Webhook format" test="field-webhook-format" value=channels.format options=webhook_formats()
+            errors=errors.at("webhook_format") disabled=!can_edit
+            hint=format!("of {whose}'s webhook; chat: a Slack- or Mattermost-compatible incoming webhook") />
+        <TextField label="Notification e-mail" test="field-notify-email" value=channels.email errors=errors.at("notify_email")
+            readonly=!can_edit placeholder="ops@example.com, oncall@example.com"
+            hint=format!("addresses, separated by commas, that get {whose}'s notifications by e-mail (through the manager's SMTP relay)") />
+        <EventChoice label="Events the webhook is told" test="field-webhook-events" value=channels.webhook_events
+            errors=errors.at("webhook_events") disabled=!can_edit />
+        <EventChoice label="Events the e-mail is told" test="field-email-events" value=channels.email_events
+            errors=errors.at("email_events") disabled=!can_edit />
+    }
 }
 
 /// The events a channel is told, as ticks: none ticked means every event (an empty list in the
@@ -65,9 +147,7 @@ pub fn EventChoice(
                     <span>{e.as_str()}</span>
                 </label>
             }).collect_view()}
-            <For each=move || errors.get() key=|m| m.clone() let:m>
-                <p class="error">{m}</p>
-            </For>
+            <crate::components::forms::FieldErrors errors test />
         </fieldset>
     }
 }

@@ -5,7 +5,7 @@ use crate::{
     api::catalog::{AnyEntity, CatalogView, DeleteEntity, SaveEntity, load_catalog_view},
     components::{
         forms::*,
-        webhook::{EventChoice, webhook_formats},
+        webhook::{ChannelFields, ChannelSignals},
         when::HistoryLink,
     },
     pages::{broker::DataQueueUnrouted, published::ApplicationPublished},
@@ -15,7 +15,6 @@ use am_domain::{
     catalog::{
         Agent, Application, Concurrency, DataQueue, DataQueueKind, InputKind, OverlapPolicy, Pool,
     },
-    notify::WebhookFormat,
     roles::Role,
     usage::EntityRef,
 };
@@ -172,11 +171,13 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
     let pool = RwSignal::new(base.default_pool.clone());
-    let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
-    let format = RwSignal::new(base.webhook_format.as_str().to_owned());
-    let email = RwSignal::new(base.notify_email.clone().unwrap_or_default());
-    let webhook_events = RwSignal::new(base.webhook_events.clone());
-    let email_events = RwSignal::new(base.email_events.clone());
+    let channels = ChannelSignals::new(
+        base.webhook_url.as_deref(),
+        base.webhook_format,
+        base.notify_email.as_deref(),
+        &base.webhook_events,
+        &base.email_events,
+    );
     let pools: Vec<(String, String)> = view
         .catalog
         .pools
@@ -189,12 +190,12 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 id: id.get_untracked().trim().to_owned(),
                 title: title.get_untracked(),
                 default_pool: pool.get_untracked(),
-                webhook_url: opt(webhook.get_untracked()),
+                webhook_url: channels.webhook_url(),
                 webhook_secret: None,
-                webhook_format: WebhookFormat::parse(&format.get_untracked()).unwrap_or_default(),
-                notify_email: opt(email.get_untracked()),
-                webhook_events: webhook_events.get_untracked(),
-                email_events: email_events.get_untracked(),
+                webhook_format: channels.webhook_format(),
+                notify_email: channels.notify_email(),
+                webhook_events: channels.webhook_events.get_untracked(),
+                email_events: channels.email_events.get_untracked(),
             }),
             create: creating,
         });
@@ -215,16 +216,8 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
             <TextField label="Title" test="field-title" value=title errors=errors.at("title") readonly=!can_edit />
             <SelectField label="Default pool" test="field-default-pool" value=pool options=pools
                 errors=errors.at("default_pool") disabled=!can_edit hint="used by launch settings that name no pool" />
-            <TextField label="Webhook URL" test="field-webhook" value=webhook errors=errors.at("webhook_url") readonly=!can_edit
-                placeholder="https://…" hint="gets every notification of the application: breaker trips, disabled items, lost runs and nodes" />
-            <SelectField label="Webhook format" test="field-webhook-format" value=format options=webhook_formats()
-                errors=errors.at("webhook_format") disabled=!can_edit hint="chat: a Slack- or Mattermost-compatible incoming webhook" />
-            <TextField label="Notification e-mail" test="field-notify-email" value=email errors=errors.at("notify_email") readonly=!can_edit
-                placeholder="ops@example.com, oncall@example.com" hint="get every notification of the application by e-mail (through the manager's SMTP relay)" />
-            <EventChoice label="Events the webhook is told" test="field-webhook-events" value=webhook_events
-                errors=errors.at("webhook_events") disabled=!can_edit />
-            <EventChoice label="Events the e-mail is told" test="field-email-events" value=email_events
-                errors=errors.at("email_events") disabled=!can_edit />
+            <ChannelFields channels errors can_edit whose="the application"
+                webhook_hint="gets every notification of the application: breaker trips, disabled items, lost runs and nodes" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {

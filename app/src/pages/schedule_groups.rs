@@ -6,7 +6,12 @@ use crate::{
     api::catalog::{
         AnyEntity, CatalogView, DeleteEntity, Key, SaveEntity, entity_href, server_now,
     },
-    components::{forms::*, status::StatusPanel, when::HistoryLink},
+    components::{
+        forms::*,
+        status::StatusPanel,
+        webhook::{ChannelFields, ChannelSignals, WebhookTools},
+        when::HistoryLink,
+    },
     pages::entities::{EntityPage, delete_action, save_action},
 };
 use am_domain::{
@@ -95,6 +100,12 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         misfire: MisfirePolicy::FireOnceNow,
         enabled: true,
         expect_success_within: None,
+        webhook_url: None,
+        webhook_secret: None,
+        webhook_format: Default::default(),
+        notify_email: None,
+        webhook_events: Vec::new(),
+        email_events: Vec::new(),
         members: vec![],
     });
     let id = RwSignal::new(base.id.clone());
@@ -129,6 +140,13 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             v
         })
     };
+    let channels = ChannelSignals::new(
+        base.webhook_url.as_deref(),
+        base.webhook_format,
+        base.notify_email.as_deref(),
+        &base.webhook_events,
+        &base.email_events,
+    );
     let members = RwSignal::new(base.members.clone());
     let dirty = RwSignal::new(false);
     let dragging = RwSignal::new(None::<usize>);
@@ -223,6 +241,11 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         if blocked {
             return;
         }
+        g.webhook_url = channels.webhook_url();
+        g.webhook_format = channels.webhook_format();
+        g.notify_email = channels.notify_email();
+        g.webhook_events = channels.webhook_events.get_untracked();
+        g.email_events = channels.email_events.get_untracked();
         g.members = members.get_untracked();
         save.dispatch(SaveEntity {
             entity: AnyEntity::ScheduleGroup(g),
@@ -419,7 +442,13 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             <Show when=move || dirty.get()>
                 <p class="banner warn" data-test="unsaved">"The order has changed: save to keep it."</p>
             </Show>
+            <h2>"Notifications about the group"</h2>
+            <ChannelFields channels errors can_edit whose="this group" placeholder="the application's"
+                webhook_hint="overrides the application's webhook for what is told about the group: disabled, schedule missed" />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
+        {(!creating).then(|| view! {
+            <WebhookTools key=Key::ScheduleGroup(base.id.clone()) can_edit can_operate=role.allows(Role::Operator) />
+        })}
     }
 }

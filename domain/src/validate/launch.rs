@@ -308,6 +308,18 @@ pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) 
         if let Err(e) = parse_time_zone(&group.time_zone) {
             errors.push(format!("{at}.time_zone"), e);
         }
+        if let Some(Err(e)) = group.webhook_url.as_deref().map(validate_webhook_url) {
+            errors.push(format!("{at}.webhook_url"), e);
+        }
+        if let Some(Err(e)) = group.notify_email.as_deref().map(email_recipients) {
+            errors.push(format!("{at}.notify_email"), e);
+        }
+        check_events(
+            errors,
+            &format!("{at}.webhook_events"),
+            &group.webhook_events,
+        );
+        check_events(errors, &format!("{at}.email_events"), &group.email_events);
         if let Some(window) = group.expect_success_within
             && window.as_millis() < MIN_SUCCESS_WINDOW_MS
         {

@@ -78,19 +78,21 @@ pub async fn resend(
     ))
 }
 
-/// Whose channel a test goes to: exactly one of `application` and `launch_setting`.
+/// Whose channel a test goes to: exactly one of `application`, `launch_setting` and
+/// `schedule_group`.
 #[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TestTarget {
     pub application: Option<String>,
     pub launch_setting: Option<String>,
+    pub schedule_group: Option<String>,
     /// `email` for the e-mail addresses, `webhook` (or `chat`) for the webhook; without it,
     /// the webhook when there is one, else e-mail.
     pub channel: Option<am_domain::notify::Channel>,
 }
 
-/// *Send test* (operators): a `test` notification to a channel of an application or launch
-/// setting (the launch setting's own, or its application's), queued at once; poll
+/// *Send test* (operators): a `test` notification to a channel of an application, launch
+/// setting or schedule group (the launch setting's or group's own, or its application's), queued at once; poll
 /// `GET /api/v1/notifications/{id}` for the endpoint's answer.
 #[utoipa::path(post, path = "/api/v1/notifications/test", tag = "notifications",
     request_body = TestTarget, responses(
@@ -106,13 +108,18 @@ pub async fn test(
     ApiJson(target): ApiJson<TestTarget>,
 ) -> ApiResult<(StatusCode, Json<NotificationEntry>)> {
     use am_domain::usage::EntityRef;
-    let key = match (target.application, target.launch_setting) {
-        (Some(a), None) => EntityRef::Application(a),
-        (None, Some(l)) => EntityRef::LaunchSetting(l),
+    let key = match (
+        target.application,
+        target.launch_setting,
+        target.schedule_group,
+    ) {
+        (Some(a), None, None) => EntityRef::Application(a),
+        (None, Some(l), None) => EntityRef::LaunchSetting(l),
+        (None, None, Some(g)) => EntityRef::ScheduleGroup(g),
         _ => {
             return Err(ServiceError::invalid(
                 "",
-                "name exactly one of `application` and `launch_setting`",
+                "name exactly one of `application`, `launch_setting` and `schedule_group`",
             )
             .into());
         }

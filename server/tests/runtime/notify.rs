@@ -1,13 +1,16 @@
 //! Notifications end to end: events raised by the real runtime (a real node tripping its
-//! breaker, a node killed) reach a local HTTP receiver signed and with their link; a receiver
+//! breaker, the bulk operation that re-enables it, a node killed) reach a local HTTP receiver
+//! signed and with their link; a receiver
 //! that fails is tried again; one that hangs holds nobody else up; two replicas and a restart
 //! send each notification exactly once.
 
 use crate::harness::{CatalogBuilder, SHORT, World};
 use am_domain::notify::Notice;
 use am_services::{
+    Principal,
     entity::notifications as rows,
     notifications::{self, delivery::signature, events},
+    operations::{self, OperationRequest, ReplayBroker, RunEnd, UnroutedBatch},
     runtime::RuntimeConfig,
     testing::Backend,
 };
@@ -156,6 +159,26 @@ async fn seed_with_webhook(w: &World, url: &str, secret: Option<&str>) {
     w.seed(c).await;
 }
 
+/// The operations here select no dead letters and no unrouted messages.
+struct NoReplays;
+
+impl ReplayBroker for NoReplays {
+    async fn publish(
+        &self,
+        rows: &[am_services::entity::dead_letters::Model],
+        _by: &str,
+    ) -> Vec<Result<(), String>> {
+        panic!(
+            "{} dead letters published by an operation that selected none",
+            rows.len()
+        )
+    }
+
+    async fn replay_unrouted(&self, queue: &str, _: &str, _: u64, _: &str) -> UnroutedBatch {
+        panic!("an unrouted replay of {queue} by an operation that selected none")
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_breaker_trip_and_a_lost_node_reach_the_webhook_signed_with_their_links() {
     let mut w = World::new(Backend::Sqlite).await;
@@ -205,6 +228,37 @@ async fn a_breaker_trip_and_a_lost_node_reach_the_webhook_signed_with_their_link
     assert_eq!(n.action.as_deref(), Some("disabled"));
     assert!(n.error_type.is_some(), "{notice}");
     assert!(notice["sent_at"].is_string());
+
+    // An operator re-enables it with a bulk operation: its end is told, with its counts.
+    let op = operations::start(
+        &m.services,
+        &Principal::cli(),
+        OperationRequest::EnableLaunchSettings {
+            ids: vec!["demo.poison".into()],
+        },
+    )
+    .await
+    .expect("starts");
+    let end = operations::run(&w.db, &m.services.runtime, op.id, &NoReplays)
+        .await
+        .expect("runs");
+    assert_eq!(end, RunEnd::Finished(operations::status::SUCCEEDED));
+    let (headers, finished) = w
+        .wait("operation_finished at the receiver", SHORT, || async {
+            inbox
+                .of("ops")
+                .into_iter()
+                .find(|(_, b)| b["event"] == "operation_finished")
+        })
+        .await;
+    assert!(headers.contains_key("x-agent-manager-signature"));
+    assert_eq!(finished["operation"], op.id.to_string());
+    assert_eq!(finished["action"], "succeeded");
+    assert_eq!(
+        finished["counts"],
+        json!({ "total": 1, "done": 1, "failed": 0 })
+    );
+    assert_eq!(finished["url"], format!("{PUBLIC}/operations/{}", op.id));
 
     // A node killed: node_lost, with the host.
     w.node("h2").kill().await;

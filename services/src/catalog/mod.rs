@@ -289,6 +289,11 @@ pub async fn set_webhook_secret(
                 .iter_mut()
                 .find(|l| &l.id == id)
                 .map(|l| &mut l.webhook_secret),
+            EntityRef::ScheduleGroup(id) => c
+                .schedule_groups
+                .iter_mut()
+                .find(|g| &g.id == id)
+                .map(|g| &mut g.webhook_secret),
             other => {
                 return Err(ServiceError::invalid("", format!("{other} has no webhook")));
             }

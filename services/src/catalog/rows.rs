@@ -341,6 +341,12 @@ pub(crate) fn schedule_group(
         enabled: m.enabled,
         continue_on_failure: m.continue_on_failure,
         expect_success_within: m.expect_success_within_ms.map(dur),
+        webhook_url: m.webhook_url,
+        webhook_secret: m.webhook_secret,
+        webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
+        notify_email: m.notify_email,
+        webhook_events: events_from_text(m.webhook_events.as_deref()),
+        email_events: events_from_text(m.email_events.as_deref()),
         members,
     })
 }
@@ -360,6 +366,12 @@ pub(crate) fn schedule_group_row(
         enabled: Set(g.enabled),
         continue_on_failure: Set(g.continue_on_failure),
         expect_success_within_ms: Set(g.expect_success_within.map(ms)),
+        webhook_url: Set(g.webhook_url.clone()),
+        webhook_secret: Set(g.webhook_secret.clone()),
+        webhook_format: Set(enum_to_str(&g.webhook_format)),
+        notify_email: Set(g.notify_email.clone()),
+        webhook_events: Set(events_to_text(&g.webhook_events)),
+        email_events: Set(events_to_text(&g.email_events)),
         updated_at: Set(now),
         // The scheduler recomputes it from the (possibly new) cron expression.
         next_fire_at: Set(None),

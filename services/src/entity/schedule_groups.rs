@@ -37,6 +37,17 @@ pub struct Model {
     pub watch_from: Option<DateTimeUtc>,
     /// When the switch last told that no run succeeded (once per silence).
     pub silence_told_at: Option<DateTimeUtc>,
+    /// The group's own webhook, replacing its application's for what is told about it.
+    pub webhook_url: Option<String>,
+    pub webhook_secret: Option<String>,
+    /// `json` | `chat` (`am_domain::notify::WebhookFormat`).
+    pub webhook_format: String,
+    /// Addresses (comma-separated), replacing its application's.
+    pub notify_email: Option<String>,
+    /// The events its own webhook is told, by name, separated by commas; `None`: every event.
+    pub webhook_events: Option<String>,
+    /// The events its own addresses are told, likewise.
+    pub email_events: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

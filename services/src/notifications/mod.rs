@@ -209,6 +209,10 @@ pub async fn send_test(
             notice.launch_setting = Some(id.clone());
             notice.url = links::launch_setting(id);
         }
+        EntityRef::ScheduleGroup(id) => {
+            notice.group = Some(id.clone());
+            notice.url = links::schedule_group(id);
+        }
         other => {
             return Err(ServiceError::invalid("", format!("{other} has no webhook")));
         }
@@ -219,6 +223,12 @@ pub async fn send_test(
             .one(&txn)
             .await?
             .is_some(),
+        EntityRef::ScheduleGroup(id) => {
+            crate::entity::schedule_groups::Entity::find_by_id(id.as_str())
+                .one(&txn)
+                .await?
+                .is_some()
+        }
         _ => crate::entity::launch_settings::Entity::find_by_id(
             notice.launch_setting.clone().unwrap_or_default(),
         )

@@ -1,5 +1,5 @@
 //! Raising a notification, inside the transaction of the event that causes it: one row per
-//! channel endpoint that wants it (per channel, the launch setting's own, else its
+//! channel endpoint that wants it (per channel, the launch setting's or group's own, else its
 //! application's),
 //! or, for a repeat within the folding window, one more on the count of the row already there.
 
@@ -96,12 +96,13 @@ fn email((_, _, _, list, _, events): &Hooks) -> Option<Chosen> {
 }
 
 /// The endpoints of what `notice` is about. Each channel is chosen on its own: the launch
-/// setting's webhook when it has one, otherwise its application's; the same for e-mail. The
-/// chosen channel is told only the events it wants ([`wants`]): a launch setting's own webhook
-/// that leaves an event out silences it for that launch setting.
+/// setting's (or, for a notice about a group alone, the group's) webhook when it has one,
+/// otherwise its application's; the same for e-mail. The chosen channel is told only the
+/// events it wants ([`wants`]): a launch setting's own webhook that leaves an event out
+/// silences it for that launch setting.
 pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceResult<Vec<Endpoint>> {
-    let own: Option<Hooks> = match &notice.launch_setting {
-        Some(ls) => {
+    let own: Option<Hooks> = match (&notice.launch_setting, &notice.group) {
+        (Some(ls), _) => {
             use launch_settings::Column as L;
             launch_settings::Entity::find_by_id(ls.as_str())
                 .select_only()
@@ -117,7 +118,23 @@ pub async fn endpoints(db: &impl ConnectionTrait, notice: &Notice) -> ServiceRes
                 .one(db)
                 .await?
         }
-        None => None,
+        (None, Some(group)) => {
+            use schedule_groups::Column as G;
+            schedule_groups::Entity::find_by_id(group.as_str())
+                .select_only()
+                .columns([
+                    G::WebhookUrl,
+                    G::WebhookSecret,
+                    G::WebhookFormat,
+                    G::NotifyEmail,
+                    G::WebhookEvents,
+                    G::EmailEvents,
+                ])
+                .into_tuple()
+                .one(db)
+                .await?
+        }
+        (None, None) => None,
     };
     let own_hook = own.as_ref().and_then(webhook);
     let own_email = own.as_ref().and_then(email);

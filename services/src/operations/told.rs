@@ -6,7 +6,7 @@ use super::{OperationRequest, Stored};
 use crate::{
     dead_letters,
     entity::{
-        activations, dead_letters as dead_letters_entity, launch_settings, operations,
+        activations, agents, dead_letters as dead_letters_entity, launch_settings, operations,
         schedule_groups,
     },
     error::ServiceResult,
@@ -26,7 +26,8 @@ use std::collections::BTreeSet;
 use uuid::Uuid;
 
 /// The applications an operation touches: those of its launch settings, groups, re-run
-/// activations and dead letters. A consistency sweep and an unrouted replay belong to none.
+/// activations and dead letters, and of the agents that read an unrouted replay's data queue.
+/// A consistency sweep belongs to none.
 pub(super) async fn applications(
     db: &DatabaseConnection,
     request: &OperationRequest,
@@ -53,6 +54,18 @@ pub(super) async fn applications(
             }
             EntityRef::Pool(_) | EntityRef::DataQueue(_) => {}
         }
+    }
+    if let OperationRequest::ReplayUnrouted { data_queue } = request {
+        // The applications whose agents read the data queue: theirs are the messages.
+        let found: Vec<String> = agents::Entity::find()
+            .select_only()
+            .column(agents::Column::ApplicationId)
+            .distinct()
+            .filter(agents::Column::DataQueueId.eq(data_queue.as_str()))
+            .into_tuple()
+            .all(db)
+            .await?;
+        apps.extend(found);
     }
     if let OperationRequest::ReplayDeadLetters { selection, .. }
     | OperationRequest::DeleteDeadLetters { selection } = request

@@ -125,7 +125,9 @@ pub(crate) async fn finish(
 
 /// A failed run of a launch setting that asks for every failure to be told raises
 /// `activation_failed`, in the transaction that records the end (repeats within the folding
-/// window are counted on the first, so a failing stream does not flood anyone).
+/// window are counted on the first, so a failing stream does not flood anyone). A run that
+/// failed only because its hosts were lost was told as `activation_lost` by the watchdog, so it
+/// is not told twice.
 async fn tell_failure(
     db: &impl ConnectionTrait,
     ls: &str,
@@ -139,11 +141,24 @@ async fn tell_failure(
         .into_tuple()
         .one(db)
         .await?;
-    if wants == Some(true) {
+    if wants == Some(true) && !only_lost(db, activation).await? {
         let notice = notifications::events::activation_failed(activation, ls, error, now);
         notifications::raise(db, notice, now).await?;
     }
     Ok(())
+}
+
+/// Whether every host of the run that did not hand it on was lost.
+async fn only_lost(db: &impl ConnectionTrait, activation: Uuid) -> ServiceResult<bool> {
+    let ends: Vec<String> = activation_hosts::Entity::find()
+        .select_only()
+        .column(activation_hosts::Column::Status)
+        .filter(activation_hosts::Column::ActivationId.eq(activation))
+        .filter(activation_hosts::Column::Status.ne(status::host::SUPERSEDED))
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(!ends.is_empty() && ends.iter().all(|s| s == status::host::LOST))
 }
 
 /// A launch setting's status after one of its activations ended.

@@ -7,6 +7,7 @@ mod ahead;
 mod audit;
 mod browsing;
 mod catalog;
+mod channels;
 mod dashboard;
 mod dead_letters;
 mod failures;

@@ -5,10 +5,10 @@
 use super::{
     actor, demo_catalog,
     operations::NoBroker,
-    runtime::{node_up, setup as runtime_setup},
+    runtime::{apply, node_up, report, setup as runtime_setup},
 };
 use crate::on_both_backends;
-use am_domain::roles::Role;
+use am_domain::{catalog::LostPolicy, roles::Role, usage::EntityRef, wire::ActivationEvent};
 use am_services::{
     Services, Settings, catalog,
     entity::{notifications as rows, schedule_groups},
@@ -17,6 +17,7 @@ use am_services::{
     runtime::{
         RuntimeConfig,
         fires::{self, Fire},
+        run::run_now,
         status::Trigger,
         watchdog,
     },
@@ -31,6 +32,7 @@ on_both_backends!(
     a_cancelled_operation_is_told_too,
     a_group_still_running_at_its_next_fire_is_told_as_overran,
     a_group_without_a_success_in_its_window_is_told_once_per_silence,
+    a_lost_run_of_a_launch_setting_that_asks_for_failures_is_told_once,
 );
 
 const APP_HOOK: &str = "http://127.0.0.1:9/app-hook";
@@ -208,4 +210,47 @@ async fn a_group_without_a_success_in_its_window_is_told_once_per_silence(db: &D
         .await
         .expect("ticks");
     assert_eq!(told(db, "schedule_missed").await.len(), 2, "a new silence");
+}
+
+/// The watchdog tells a lost run as `activation_lost`; when the launch setting's policy then
+/// fails it, its `notify_on_failure` does not tell the same run again as `activation_failed`.
+async fn a_lost_run_of_a_launch_setting_that_asks_for_failures_is_told_once(
+    db: &DatabaseConnection,
+) {
+    let ls = "demo.fail.nightly";
+    let mut c = demo_catalog();
+    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    for l in c.launch_settings.iter_mut().filter(|l| l.id == ls) {
+        l.notify_on_failure = true;
+        l.recovery.on_lost = LostPolicy::Fail;
+    }
+    catalog::import(db, &actor(Role::Admin), c)
+        .await
+        .expect("imports");
+    let cfg = RuntimeConfig::new("t");
+    let now = Utc::now();
+    node_up(db, "demo-b", now).await;
+    let key = EntityRef::LaunchSetting(ls.into());
+    let id = run_now(db, &cfg, &actor(Role::Operator), &key)
+        .await
+        .expect("runs");
+    let out = apply(
+        db,
+        &cfg,
+        &[report("demo-b", id, ls, 1, ActivationEvent::Accepted)],
+        now,
+    )
+    .await;
+    assert_eq!(out.applied, 1);
+    // No heartbeat for a day: the run is lost, and failed by its policy.
+    watchdog::tick(db, &cfg, now + Duration::days(1))
+        .await
+        .expect("ticks");
+    let lost = told(db, "activation_lost").await;
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!(lost[0].payload["activation"], id.to_string());
+    assert!(
+        told(db, "activation_failed").await.is_empty(),
+        "told once, as lost"
+    );
 }

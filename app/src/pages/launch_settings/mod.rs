@@ -10,6 +10,7 @@ use crate::{
         forms::*,
         params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
         status::StatusPanel,
+        webhook::{ChannelFields, ChannelSignals},
         when::HistoryLink,
     },
     pages::{
@@ -153,12 +154,14 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         .to_owned(),
     );
     let idle = RwSignal::new(base.idle_timeout.map(|d| d.to_string()).unwrap_or_default());
-    let webhook = RwSignal::new(base.webhook_url.clone().unwrap_or_default());
-    let webhook_format = RwSignal::new(base.webhook_format.as_str().to_owned());
-    let notify_email = RwSignal::new(base.notify_email.clone().unwrap_or_default());
+    let channels = ChannelSignals::new(
+        base.webhook_url.as_deref(),
+        base.webhook_format,
+        base.notify_email.as_deref(),
+        &base.webhook_events,
+        &base.email_events,
+    );
     let notify_on_failure = RwSignal::new(base.notify_on_failure);
-    let webhook_events = RwSignal::new(base.webhook_events.clone());
-    let email_events = RwSignal::new(base.email_events.clone());
     let local = RwSignal::new(LocalErrors::default());
     let show_errors = RwSignal::new(false);
 
@@ -376,16 +379,12 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         } else {
             None
         };
-        let hook = webhook.get_untracked();
-        ls.webhook_url = (!hook.trim().is_empty()).then(|| hook.trim().to_owned());
-        ls.webhook_format =
-            am_domain::notify::WebhookFormat::parse(&webhook_format.get_untracked())
-                .unwrap_or_default();
-        let email = notify_email.get_untracked();
-        ls.notify_email = (!email.trim().is_empty()).then(|| email.trim().to_owned());
+        ls.webhook_url = channels.webhook_url();
+        ls.webhook_format = channels.webhook_format();
+        ls.notify_email = channels.notify_email();
+        ls.webhook_events = channels.webhook_events.get_untracked();
+        ls.email_events = channels.email_events.get_untracked();
         ls.notify_on_failure = notify_on_failure.get_untracked();
-        ls.webhook_events = webhook_events.get_untracked();
-        ls.email_events = email_events.get_untracked();
         let blocked = !errs.0.is_empty() || !param_errors.is_empty();
         local.set(errs);
         if blocked {
@@ -535,19 +534,10 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 <SelectField label="When lost" test="field-on-lost" value=on_lost errors=lerr("recovery.on_lost") disabled=!can_edit
                     options=options(&[("restart", "restart — dispatch again"), ("fail", "fail — end as failed")]) />
             </div>
-            <TextField label="Webhook URL" test="field-webhook" value=webhook errors=lerr("webhook_url") readonly=!can_edit
-                placeholder="the application's" hint="overrides the application's webhook for this launch setting" />
-            <SelectField label="Webhook format" test="field-webhook-format" value=webhook_format
-                options=crate::components::webhook::webhook_formats() errors=lerr("webhook_format") disabled=!can_edit
-                hint="of this launch setting's own webhook; chat: Slack or Mattermost" />
-            <TextField label="Notification e-mail" test="field-notify-email" value=notify_email errors=lerr("notify_email") readonly=!can_edit
-                placeholder="the application's" hint="addresses, separated by commas, that get this launch setting's notifications instead of the application's" />
+            <ChannelFields channels errors can_edit whose="this launch setting" placeholder="the application's"
+                webhook_hint="overrides the application's webhook for this launch setting" />
             <CheckField label="Tell every failed activation (not only breaker trips)" test="field-notify-on-failure"
                 value=notify_on_failure disabled=!can_edit />
-            <crate::components::webhook::EventChoice label="Events its own webhook is told" test="field-webhook-events"
-                value=webhook_events errors=lerr("webhook_events") disabled=!can_edit />
-            <crate::components::webhook::EventChoice label="Events its own e-mail is told" test="field-email-events"
-                value=email_events errors=lerr("email_events") disabled=!can_edit />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {

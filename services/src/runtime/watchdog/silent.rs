@@ -111,6 +111,12 @@ mod tests {
             last_success_at: None,
             watch_from: Some(at(1)),
             silence_told_at: None,
+            webhook_url: None,
+            webhook_secret: None,
+            webhook_format: "json".into(),
+            notify_email: None,
+            webhook_events: None,
+            email_events: None,
             created_at: at(0),
             updated_at: at(0),
         }
