@@ -47,11 +47,12 @@ test("a channel chooses its events, and a group gets a dead man's switch and a c
   await expect(page.locator(t("form-saved"))).toBeVisible();
   const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
   const group = catalog.schedule_groups.find((g: { id: string }) => g.id === `${app}.g`);
-  expect(group.expect_success_within).toBe("26h");
+  // Durations come back in their normal form.
+  expect(group.expect_success_within).toBe("1day 2h");
   expect(group.webhook_url).toBe("http://127.0.0.1:9/group-hook");
   expect(group.webhook_events).toEqual(["schedule_missed"]);
   // Its tools: the write-only secret and Send test are there too.
   await expect(page.locator(t("webhook-tools"))).toBeVisible();
   await page.reload();
-  await expect(window).toHaveValue("26h");
+  await expect(window).toHaveValue("1day 2h");
 });
