@@ -22,6 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 /// How often the watchdog runs.
 const WATCHDOG_EVERY: Duration = Duration::from_secs(1);
+/// How often the schedule groups' dead man's switches are checked (a window is at least a
+/// minute; a check reads every watched group).
+const SILENCE_EVERY: Duration = Duration::from_secs(15);
 
 /// Starts every runtime task; they end when `stop` fires.
 pub fn spawn(
@@ -61,6 +64,7 @@ pub fn spawn(
     tasks.spawn(forwarder::run(db.clone(), link.clone(), stop.clone()));
     tasks.spawn(notifier::run(db.clone(), cfg.clone(), stop.clone()));
     tasks.spawn(reports::run(db.clone(), cfg.clone(), link, stop.clone()));
+    let (silence_db, silence_stop) = (db.clone(), stop.clone());
     tasks.spawn(async move {
         let mut every = tokio::time::interval(WATCHDOG_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -71,6 +75,19 @@ pub fn spawn(
             }
             if let Err(e) = watchdog::tick(&db, &cfg, chrono::Utc::now()).await {
                 tracing::warn!(error = %e, "watchdog pass failed; next pass retries");
+            }
+        }
+    });
+    tasks.spawn(async move {
+        let mut every = tokio::time::interval(SILENCE_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = every.tick() => {}
+                () = silence_stop.cancelled() => return,
+            }
+            if let Err(e) = watchdog::silent_groups(&silence_db, chrono::Utc::now()).await {
+                tracing::warn!(error = %e, "dead man's switch check failed; the next one retries");
             }
         }
     });

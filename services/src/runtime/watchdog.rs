@@ -10,9 +10,10 @@
 //! - waiting activations are dispatched when a node appears, or fail when the wait is over;
 //! - nodes still running a disabled launch setting are told to stop, and members of a disabled
 //!   group to interrupt;
-//! - enabled stream launch settings are kept running (on every live node for `MANY`);
-//! - schedule groups whose runs did not succeed within their window are told (dead man's
-//!   switch).
+//! - enabled stream launch settings are kept running (on every live node for `MANY`).
+//!
+//! Apart from the pass, on a slower beat: schedule groups whose runs did not succeed within
+//! their window are told ([`silent_groups`], the dead man's switch).
 
 use super::{
     Metrics, RuntimeConfig,
@@ -45,6 +46,7 @@ mod silent;
 mod streams;
 
 use disabled::stop_disabled;
+pub use silent::silent_groups;
 use streams::keep_streams;
 
 /// Rows handled per step and tick, so one pass stays short under a backlog.
@@ -68,7 +70,6 @@ pub async fn tick(
     waiting(db, cfg, now).await?;
     stop_disabled(db, cfg, now).await?;
     keep_streams(db, cfg, now).await?;
-    silent::silent_groups(db, now).await?;
     Ok(())
 }
 

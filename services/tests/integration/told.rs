@@ -153,7 +153,7 @@ async fn nightly_row(db: &DatabaseConnection) -> schedule_groups::Model {
 }
 
 async fn a_group_without_a_success_in_its_window_is_told_once_per_silence(db: &DatabaseConnection) {
-    let cfg = runtime_setup(db).await;
+    runtime_setup(db).await;
     let mut c = catalog::export(db, &actor(Role::Admin))
         .await
         .expect("exports");
@@ -179,7 +179,7 @@ async fn a_group_without_a_success_in_its_window_is_told_once_per_silence(db: &D
     );
     let g = nightly_row(db).await;
     let start = g.watch_from.expect("watched since the import");
-    watchdog::tick(db, &cfg, start + Duration::minutes(59))
+    watchdog::silent_groups(db, start + Duration::minutes(59))
         .await
         .expect("ticks");
     assert!(
@@ -187,7 +187,7 @@ async fn a_group_without_a_success_in_its_window_is_told_once_per_silence(db: &D
         "within the window"
     );
     for _ in 0..2 {
-        watchdog::tick(db, &cfg, start + Duration::minutes(61))
+        watchdog::silent_groups(db, start + Duration::minutes(61))
             .await
             .expect("ticks");
     }
@@ -199,14 +199,14 @@ async fn a_group_without_a_success_in_its_window_is_told_once_per_silence(db: &D
         "not folded either: the second pass raised nothing"
     );
     // Still silent hours later: nothing new. A success starts a new window.
-    watchdog::tick(db, &cfg, start + Duration::hours(5))
+    watchdog::silent_groups(db, start + Duration::hours(5))
         .await
         .expect("ticks");
     assert_eq!(told(db, "schedule_missed").await.len(), 1);
     let mut row: schedule_groups::ActiveModel = nightly_row(db).await.into();
     row.last_success_at = Set(Some(start + Duration::hours(6)));
     row.update(db).await.expect("a success");
-    watchdog::tick(db, &cfg, start + Duration::hours(7) + Duration::minutes(1))
+    watchdog::silent_groups(db, start + Duration::hours(7) + Duration::minutes(1))
         .await
         .expect("ticks");
     assert_eq!(told(db, "schedule_missed").await.len(), 2, "a new silence");

@@ -38,11 +38,9 @@ fn due(g: &schedule_groups::Model, now: DateTime<Utc>) -> Option<(DateTime<Utc>,
 
 /// Tells every enabled group whose runs have not succeeded within its window, each once per
 /// silence: the told time is set by compare-and-set in the notice's transaction, so replicas
-/// tell it once between them.
-pub(super) async fn silent_groups(
-    db: &DatabaseConnection,
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
+/// tell it once between them. A pass reads every watched group, so the server runs it every
+/// few seconds rather than on every watchdog pass (a window is at least a minute).
+pub async fn silent_groups(db: &DatabaseConnection, now: DateTime<Utc>) -> ServiceResult<()> {
     let watched = schedule_groups::Entity::find()
         .filter(schedule_groups::Column::Enabled.eq(true))
         .filter(schedule_groups::Column::ExpectSuccessWithinMs.is_not_null())
