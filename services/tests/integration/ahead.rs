@@ -12,7 +12,7 @@ use am_services::{
     catalog,
     entity::{activations, outbox},
     runtime::{
-        ahead,
+        RuntimeConfig, ahead,
         fires::{self, Fire},
         status::Trigger,
     },
@@ -43,6 +43,19 @@ fn both_groups(at: DateTime<Utc>) -> Vec<Fire> {
         .collect()
 }
 
+/// The demo catalog with one live node, and both demo groups planned for a fire just ahead.
+async fn planned_with_one_node(
+    db: &DatabaseConnection,
+) -> (RuntimeConfig, DateTime<Utc>, ahead::Prepared) {
+    let cfg = setup(db).await;
+    let at = soon();
+    node_up(db, "demo-a", Utc::now()).await;
+    let prepared = ahead::prepare(db, &cfg, both_groups(at), at)
+        .await
+        .expect("prepares");
+    (cfg, at, prepared)
+}
+
 async fn group_activations(db: &DatabaseConnection, group: &str) -> Vec<activations::Model> {
     activations::Entity::find()
         .filter(activations::Column::GroupId.eq(group))
@@ -71,12 +84,7 @@ fn count(c: &std::sync::atomic::AtomicU64) -> u64 {
 async fn a_batch_planned_ahead_is_written_as_planned_and_stamped_with_its_fire_time(
     db: &DatabaseConnection,
 ) {
-    let cfg = setup(db).await;
-    let at = soon();
-    node_up(db, "demo-a", Utc::now()).await;
-    let prepared = ahead::prepare(db, &cfg, both_groups(at), at)
-        .await
-        .expect("prepares");
+    let (cfg, at, prepared) = planned_with_one_node(db).await;
     assert_eq!(
         outbox::Entity::find().count(db).await.expect("count"),
         0,
@@ -107,12 +115,7 @@ async fn a_batch_planned_ahead_is_written_as_planned_and_stamped_with_its_fire_t
 }
 
 async fn a_batch_planned_before_a_catalog_change_is_planned_again(db: &DatabaseConnection) {
-    let cfg = setup(db).await;
-    let at = soon();
-    node_up(db, "demo-a", Utc::now()).await;
-    let prepared = ahead::prepare(db, &cfg, both_groups(at), at)
-        .await
-        .expect("prepares");
+    let (cfg, at, prepared) = planned_with_one_node(db).await;
     catalog::set_enabled(
         db,
         &actor(Role::Operator),
@@ -142,12 +145,7 @@ async fn a_batch_planned_before_a_catalog_change_is_planned_again(db: &DatabaseC
 }
 
 async fn a_node_that_came_up_meanwhile_makes_the_batch_plan_again(db: &DatabaseConnection) {
-    let cfg = setup(db).await;
-    let at = soon();
-    node_up(db, "demo-a", Utc::now()).await;
-    let prepared = ahead::prepare(db, &cfg, both_groups(at), at)
-        .await
-        .expect("prepares");
+    let (cfg, at, prepared) = planned_with_one_node(db).await;
     // Planned with one node, both launches went to it; with two, least-loaded spreads them.
     node_up(db, "demo-b", Utc::now()).await;
     let fired = ahead::record(db, &cfg, prepared, at)
@@ -162,12 +160,7 @@ async fn a_node_that_came_up_meanwhile_makes_the_batch_plan_again(db: &DatabaseC
 async fn a_fire_recorded_elsewhere_meanwhile_is_left_out_and_nothing_doubles(
     db: &DatabaseConnection,
 ) {
-    let cfg = setup(db).await;
-    let at = soon();
-    node_up(db, "demo-a", Utc::now()).await;
-    let prepared = ahead::prepare(db, &cfg, both_groups(at), at)
-        .await
-        .expect("prepares");
+    let (cfg, at, prepared) = planned_with_one_node(db).await;
     // Another replica fires one of the groups first.
     let other = fires::fire(db, &cfg, &both_groups(at)[1..], at, None)
         .await
@@ -188,12 +181,7 @@ async fn a_fire_recorded_elsewhere_meanwhile_is_left_out_and_nothing_doubles(
 }
 
 async fn a_batch_written_too_late_is_planned_again_at_its_real_time(db: &DatabaseConnection) {
-    let cfg = setup(db).await;
-    let at = soon();
-    node_up(db, "demo-a", Utc::now()).await;
-    let prepared = ahead::prepare(db, &cfg, both_groups(at), at)
-        .await
-        .expect("prepares");
+    let (cfg, at, prepared) = planned_with_one_node(db).await;
     let late = at + ahead::KEEP_FOR + Duration::milliseconds(1);
     let fired = ahead::record(db, &cfg, prepared, late)
         .await
