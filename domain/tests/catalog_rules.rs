@@ -212,7 +212,7 @@ fn every_mistake_is_reported_with_its_path() {
 }
 
 #[test]
-fn a_dead_mans_switch_window_is_at_least_a_minute() {
+fn a_dead_mans_switch_window_is_between_a_minute_and_a_year_and_a_day() {
     let c = with(|c| {
         c.schedule_groups[0].expect_success_within = Some("30s".parse().expect("duration"))
     });
@@ -220,6 +220,14 @@ fn a_dead_mans_switch_window_is_at_least_a_minute() {
         &c,
         "schedule_groups[0].expect_success_within",
         "at least 1m",
+    );
+    let c = with(|c| {
+        c.schedule_groups[0].expect_success_within = Some("400days".parse().expect("duration"));
+    });
+    assert_error(
+        &c,
+        "schedule_groups[0].expect_success_within",
+        "at most 366days",
     );
     assert_valid(&with(|c| {
         c.schedule_groups[0].expect_success_within = Some("1m".parse().expect("duration"));

@@ -281,6 +281,8 @@ fn policy_rules(ls: &LaunchSetting, at: &str, errors: &mut ValidationErrors) {
 
 /// The shortest dead man's switch window.
 const MIN_SUCCESS_WINDOW_MS: u64 = 60_000;
+/// The longest: a year and a day, which covers a yearly group; longer is a typo.
+const MAX_SUCCESS_WINDOW_MS: u64 = 366 * 24 * 3_600_000;
 
 pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) {
     let mut seen = FirstSeen::new();
@@ -320,14 +322,20 @@ pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) 
             &group.webhook_events,
         );
         check_events(errors, &format!("{at}.email_events"), &group.email_events);
-        if let Some(window) = group.expect_success_within
-            && window.as_millis() < MIN_SUCCESS_WINDOW_MS
-        {
-            errors.push(
-                format!("{at}.expect_success_within"),
-                "must be at least 1m: the watchdog checks it every few seconds, and a shorter \
-                 window would be told on every pass",
-            );
+        if let Some(window) = group.expect_success_within {
+            if window.as_millis() < MIN_SUCCESS_WINDOW_MS {
+                errors.push(
+                    format!("{at}.expect_success_within"),
+                    "must be at least 1m: the manager checks it every 15 seconds, and a shorter \
+                     window would be told on every check",
+                );
+            } else if window.as_millis() > MAX_SUCCESS_WINDOW_MS {
+                errors.push(
+                    format!("{at}.expect_success_within"),
+                    "must be at most 366days: a group that should succeed less than yearly \
+                     needs no switch",
+                );
+            }
         }
 
         let mut members = FirstSeen::new();
