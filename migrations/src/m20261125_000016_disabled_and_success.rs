@@ -10,7 +10,7 @@ use sea_orm_migration::{
 
 use crate::{
     m20261121_000001_catalog::{LaunchSettings, ScheduleGroups},
-    util::ts_null,
+    util::{add_columns, drop_columns, ts_null},
 };
 
 #[derive(DeriveMigrationName)]
@@ -24,7 +24,7 @@ enum Added {
     LastSuccessAt,
 }
 
-/// The columns each table gains (SQLite alters one column per statement).
+/// The columns each table gains.
 fn added() -> [(TableRef, Vec<ColumnDef>); 2] {
     [
         (
@@ -50,16 +50,7 @@ fn added() -> [(TableRef, Vec<ColumnDef>); 2] {
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for (table, columns) in added() {
-            for column in columns {
-                manager
-                    .alter_table(
-                        Table::alter()
-                            .table(table.clone())
-                            .add_column(column)
-                            .take(),
-                    )
-                    .await?;
-            }
+            add_columns(manager, table, columns).await?;
         }
         // What the settled activations already say: the newest success of each launch setting.
         manager
@@ -74,17 +65,7 @@ impl MigrationTrait for Migration {
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for (table, columns) in added() {
-            for column in columns {
-                let name = column.get_column_name();
-                manager
-                    .alter_table(
-                        Table::alter()
-                            .table(table.clone())
-                            .drop_column(Alias::new(name))
-                            .take(),
-                    )
-                    .await?;
-            }
+            drop_columns(manager, table, columns).await?;
         }
         Ok(())
     }
