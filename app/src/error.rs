@@ -120,6 +120,11 @@ impl UiError {
 #[cfg(feature = "ssr")]
 impl From<am_services::ServiceError> for UiError {
     fn from(e: am_services::ServiceError) -> Self {
+        if let am_services::ServiceError::RateLimited { retry_after_secs } = &e
+            && let Some(resp) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
+        {
+            resp.insert_header(http::header::RETRY_AFTER, (*retry_after_secs).into());
+        }
         Self::from_service(e).set_response_status()
     }
 }

@@ -48,6 +48,38 @@ impl Catalog {
         }
     }
 
+    /// Replaces the control characters of titles, labels and descriptions with spaces
+    /// (crate::text). For catalogs stored before those characters were refused: a tab pasted
+    /// into a title then would otherwise make every later write of the catalog fail on it,
+    /// and its export fail to import.
+    pub fn clean_display_texts(&mut self) {
+        use crate::text::{Lines, clean_in_place};
+        let titles = self
+            .applications
+            .iter_mut()
+            .map(|a| &mut a.title)
+            .chain(self.pools.iter_mut().map(|p| &mut p.title))
+            .chain(self.data_queues.iter_mut().map(|q| &mut q.title))
+            .chain(self.launch_settings.iter_mut().map(|l| &mut l.title))
+            .chain(self.schedule_groups.iter_mut().map(|g| &mut g.title));
+        for t in titles {
+            clean_in_place(t, Lines::One);
+        }
+        for c in &mut self.classifiers {
+            clean_in_place(&mut c.title, Lines::One);
+            for v in &mut c.values {
+                clean_in_place(&mut v.label, Lines::One);
+            }
+        }
+        for a in &mut self.agents {
+            clean_in_place(&mut a.title, Lines::One);
+            for p in &mut a.parameters {
+                clean_in_place(&mut p.title, Lines::One);
+                clean_in_place(&mut p.description, Lines::Many);
+            }
+        }
+    }
+
     /// Sorts every list by its key, so that two equal catalogs serialize identically
     /// whatever order they were written in. Schedule group members keep their order: it is data.
     pub fn normalize(&mut self) {
@@ -275,6 +307,14 @@ pub struct Agent {
     pub overlap: OverlapPolicy,
     #[serde(default)]
     pub parameters: Vec<ParamSpec>,
+}
+
+impl Agent {
+    /// A messages agent no operator has given a data queue yet (a node published it before
+    /// its data queue was in the catalog): it can have no launch setting until one is picked.
+    pub fn needs_data_queue(&self) -> bool {
+        self.input == InputKind::Messages && self.data_queue.is_none()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

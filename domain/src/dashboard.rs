@@ -91,6 +91,10 @@ pub struct Dashboard {
     /// What waits in the broker, as the manager last sampled it.
     #[serde(default)]
     pub backlog: BrokerBacklog,
+    /// Messages agents a node published without a data queue in the catalog, waiting for an
+    /// operator to pick one (`application/agent`).
+    #[serde(default)]
+    pub needs_data_queue: Vec<String>,
 }
 
 /// What waits in the broker's data queues.

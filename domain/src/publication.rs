@@ -7,8 +7,9 @@
 //! parameter schema) and never what operators set. Classifiers are replaced whole.
 //!
 //! The catalog stays valid whatever a node sends: a change that would break a rule (a schema
-//! that drops a parameter a launch setting uses, a messages agent whose data queue does not
-//! exist, a classifier that loses a code in use) is [refused](Refused) and the rest is taken.
+//! that drops a parameter a launch setting uses, a classifier that loses a code in use) is
+//! [refused](Refused) and the rest is taken. A messages agent whose suggested data queue does not
+//! exist is taken without one, flagged until an operator picks it ([`Agent::needs_data_queue`]).
 //! The published schema is still remembered by the manager, so [`schema_drift`] can show
 //! operators which launch settings no longer fit the code.
 //!
@@ -41,6 +42,7 @@ use crate::{
     ValidationErrors,
     catalog::{Agent, Catalog, Classifier, Concurrency, InputKind, OverlapPolicy},
     params::{ParamSpec, validate_values},
+    text::{Lines, clean, clean_in_place},
     usage::EntityRef,
     validate::validate_catalog,
     wire::{Publication, PublishedAgent, PublishedClassifier},
@@ -110,50 +112,76 @@ impl Change {
     }
 }
 
-/// The classifier as published: the code owns all of it.
+/// The classifier as published: the code owns all of it. Control characters in its texts
+/// become spaces (crate::text): a label with a stray tab is no reason to refuse the classifier.
 fn published_classifier(application: &str, p: &PublishedClassifier) -> Classifier {
+    let mut values = p.values.clone();
+    for v in &mut values {
+        clean_in_place(&mut v.code, Lines::One);
+        clean_in_place(&mut v.label, Lines::One);
+    }
     Classifier {
         application: application.to_owned(),
         name: p.name.clone(),
-        title: p.title.clone(),
-        values: p.values.clone(),
+        title: clean(&p.title, Lines::One).into_owned(),
+        values,
     }
+}
+
+/// The published schema with control characters in its titles and descriptions made spaces.
+fn published_parameters(p: &PublishedAgent) -> Vec<ParamSpec> {
+    let mut parameters = p.parameters.clone();
+    for spec in &mut parameters {
+        clean_in_place(&mut spec.title, Lines::One);
+        clean_in_place(&mut spec.description, Lines::Many);
+    }
+    parameters
 }
 
 /// The agent after a publication: a new one takes the suggestions; an existing one keeps what
 /// operators own (concurrency, overlap policy, data queue) and takes what the code owns.
-pub fn published_agent(application: &str, existing: Option<&Agent>, p: &PublishedAgent) -> Agent {
+///
+/// A messages agent whose suggested data queue is not in the catalog is taken without one
+/// ([`Agent::needs_data_queue`]): nothing a node publishes is dropped for it, and an operator
+/// picks the data queue.
+pub fn published_agent(catalog: &Catalog, application: &str, p: &PublishedAgent) -> Agent {
+    let existing = catalog.agent(application, &p.id);
+    let suggested = || {
+        p.suggested_data_queue
+            .clone()
+            .filter(|q| catalog.data_queue(q).is_some())
+    };
     match existing {
         None => Agent {
             application: application.to_owned(),
             id: p.id.clone(),
-            title: p.title.clone(),
+            title: clean(&p.title, Lines::One).into_owned(),
             input: p.input,
             data_queue: match p.input {
-                InputKind::Messages => p.suggested_data_queue.clone(),
+                InputKind::Messages => suggested(),
                 InputKind::Standalone => None,
             },
             concurrency: p.suggested_concurrency.unwrap_or(DEFAULT_CONCURRENCY),
             overlap: p.suggested_overlap.unwrap_or(DEFAULT_OVERLAP),
-            parameters: p.parameters.clone(),
+            parameters: published_parameters(p),
         },
         Some(a) => {
             let mut a = a.clone();
             if !p.title.is_empty() {
-                a.title = p.title.clone();
+                a.title = clean(&p.title, Lines::One).into_owned();
             }
             if a.input != p.input {
                 a.input = p.input;
                 // The data queue follows the input kind only as far as the rules require.
-                match p.input {
-                    InputKind::Standalone => a.data_queue = None,
-                    InputKind::Messages if a.data_queue.is_none() => {
-                        a.data_queue = p.suggested_data_queue.clone();
-                    }
-                    InputKind::Messages => {}
+                if p.input == InputKind::Standalone {
+                    a.data_queue = None;
                 }
             }
-            a.parameters = p.parameters.clone();
+            // No operator has picked a data queue yet: the code's suggestion, once it exists.
+            if a.needs_data_queue() {
+                a.data_queue = suggested();
+            }
+            a.parameters = published_parameters(p);
             a
         }
     }
@@ -178,7 +206,7 @@ fn changes(catalog: &Catalog, p: &Publication) -> Vec<Change> {
             continue;
         }
         let old = catalog.agent(&p.application, &pa.id);
-        let new = published_agent(&p.application, old, pa);
+        let new = published_agent(catalog, &p.application, pa);
         if old != Some(&new) {
             out.push(Change::Agent(new));
         }

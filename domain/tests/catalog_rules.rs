@@ -202,9 +202,9 @@ fn every_mistake_is_reported_with_its_path() {
         lines,
         [
             "applications[1].default_pool: pool 'p9' does not exist",
-            "agents[3].data_queue: a messages agent needs a data queue",
             "launch_settings[0].parameters.org_id: value 'x' is not in classifier 'organisations'",
             "launch_settings[2].failure_threshold: must be at least 1, got 0",
+            "launch_settings[4].agent: agent 'crm/sync' needs a data queue: pick one on the agent before it can have launch settings",
             "schedule_groups[0].cron: `0 0 32 * *`: day of month must be 1–31, got 32",
             "schedule_groups[0].members[2]: launch setting 'ghost' does not exist",
         ]

@@ -84,6 +84,8 @@ pub mod m20261125_000022_session_details;
 pub mod m20261125_000023_notify_on_failure;
 pub mod m20261125_000024_success_window;
 pub mod m20261125_000025_channels;
+pub mod m20261126_000026_consumed_queue;
+pub mod m20261126_000027_publication_refusals;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -118,6 +120,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000023_notify_on_failure::Migration),
             Box::new(m20261125_000024_success_window::Migration),
             Box::new(m20261125_000025_channels::Migration),
+            Box::new(m20261126_000026_consumed_queue::Migration),
+            Box::new(m20261126_000027_publication_refusals::Migration),
         ]
     }
 }

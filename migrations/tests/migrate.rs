@@ -185,8 +185,21 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
 
     constraints(db).await?;
 
-    // One step down: every channel is told every event; groups have no channel of their own.
     let manager = SchemaManager::new(db);
+    // Down one by one: nodes keep no refused changes, then dispatches record no consumed queue.
+    for (table, column) in [
+        ("nodes", "refused_changes"),
+        ("activation_hosts", "consumes"),
+    ] {
+        assert!(manager.has_column(table, column).await?, "{table}.{column}");
+        Migrator::down(db, Some(1)).await?;
+        assert!(
+            !manager.has_column(table, column).await?,
+            "{table}.{column}"
+        );
+    }
+
+    // One step down: every channel is told every event; groups have no channel of their own.
     for table in ["applications", "launch_settings"] {
         for column in ["webhook_events", "email_events"] {
             assert!(manager.has_column(table, column).await?, "{table}.{column}");

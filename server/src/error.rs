@@ -90,6 +90,10 @@ impl IntoResponse for AppError {
                 header::HeaderValue::from_static("Bearer"),
             );
         }
+        if let AppError::Service(ServiceError::RateLimited { retry_after_secs }) = &self {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, (*retry_after_secs).into());
+        }
         resp
     }
 }

@@ -1,7 +1,7 @@
 //! The whole HTTP surface in one router: probes, the JSON API, the admin UI (SSR pages and
 //! server functions) and static assets, behind the authentication middleware.
 
-use crate::{api, auth, browser_safety, error::AppError, host_check, state::AppState};
+use crate::{api, auth, browser_safety, error::AppError, host_check, state::AppState, ui_door};
 use app::{App, api::ssr::SecureCookies, shell};
 use axum::{
     Router,
@@ -13,7 +13,7 @@ use axum::{
 };
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, generate_route_list};
-use tower_http::trace::TraceLayer;
+use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
@@ -34,6 +34,7 @@ pub fn router(state: AppState) -> Router {
             _,
         >(context, shell))
         .layer(middleware::from_fn(api::door::middleware))
+        .layer(middleware::from_fn(ui_door::middleware))
         .layer(middleware::from_fn(limit_server_fn_bodies))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -47,8 +48,25 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             browser_safety::middleware,
         ))
+        .layer(CatchPanicLayer::custom(answer_panic))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// The last line, not the fix: a request that panics a handler is logged with what it
+/// panicked with and answered 500 in the API's error shape instead of a dropped connection.
+/// Inputs are checked before they reach code that could panic; a panic here is a bug.
+fn answer_panic(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    tracing::error!(panic = what, "a request handler panicked");
+    AppError::Service(am_services::ServiceError::Internal(
+        "a request handler panicked".into(),
+    ))
+    .into_response()
 }
 
 /// Server functions take form fields and small JSON documents; larger catalogs go through the

@@ -24,4 +24,5 @@ pub mod live;
 pub mod metrics;
 pub mod runtime;
 pub mod state;
+pub mod ui_door;
 pub mod unrouted;

@@ -240,12 +240,12 @@ pub async fn list(
     use activations::Column as C;
     actor.require(Role::Viewer)?;
     let limit = filters::limit(limit, PAGE, MAX_PAGE);
-    let page = std::cmp::max(page.unwrap_or(1), 1);
+    let (page, offset) = filters::page(page, limit)?;
     let q = matching(filter)?;
     let mut rows = q
         .order_by_desc(C::CreatedAt)
         .order_by_desc(C::Id)
-        .offset((page - 1).saturating_mul(limit))
+        .offset(offset)
         .limit(limit + 1)
         .all(db)
         .await?;

@@ -67,6 +67,27 @@ pub fn limit(value: Option<u64>, default: u64, max: u64) -> u64 {
     value.filter(|l| *l > 0).unwrap_or(default).min(max)
 }
 
+/// The deepest page an offset-paged list serves. Offsets are bound as the databases' signed
+/// 64-bit integers, so an unchecked page number could overflow them; and a page a million
+/// deep is a filter that is too wide, not a place anyone reads.
+pub const MAX_PAGE_NUMBER: u64 = 1_000_000;
+
+/// The one-based page asked for (the first when absent) and the offset of its first row for
+/// pages of `limit` rows. A page outside `1..=MAX_PAGE_NUMBER` is refused at the path `page`.
+pub fn page(value: Option<u64>, limit: u64) -> ServiceResult<(u64, u64)> {
+    let page = value.unwrap_or(1);
+    if !(1..=MAX_PAGE_NUMBER).contains(&page) {
+        return Err(ServiceError::invalid(
+            "page",
+            format!(
+                "page {page} does not exist: pages are numbered from 1 to {MAX_PAGE_NUMBER}; \
+                 narrow the filter to reach older entries"
+            ),
+        ));
+    }
+    Ok((page, (page - 1).saturating_mul(limit)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +141,19 @@ mod tests {
         assert_eq!(limit(Some(0), 20, 100), 20);
         assert_eq!(limit(Some(500), 20, 100), 100);
         assert_eq!(limit(Some(5), 20, 100), 5);
+    }
+
+    #[test]
+    fn pages_are_range_checked() {
+        assert_eq!(page(None, 50).expect("first"), (1, 0));
+        assert_eq!(page(Some(3), 50).expect("third"), (3, 100));
+        let last = page(Some(MAX_PAGE_NUMBER), 200).expect("deepest");
+        assert!(i64::try_from(last.1).is_ok());
+        for bad in [0, MAX_PAGE_NUMBER + 1, 9_223_372_036_854_775_808, u64::MAX] {
+            let Err(ServiceError::Invalid(e)) = page(Some(bad), 100) else {
+                panic!("page {bad} accepted");
+            };
+            assert_eq!(e.0[0].path, "page");
+        }
     }
 }

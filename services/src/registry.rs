@@ -9,9 +9,11 @@
 //! as its heartbeats stop, not only once the watchdog has passed.
 
 mod publish;
+mod refusals;
 mod views;
 
 pub use publish::{apply_waiting_publications, record_publication};
+pub use refusals::{RefusedPublication, agents_needing_data_queue, refused_publications};
 pub use views::{
     AgentOffer, ApplicationPublication, ClassifierPublication, NodeFilter, NodeView,
     application_publication, drift, list, offered_agents,
@@ -76,6 +78,7 @@ pub async fn record_heartbeat(
         status: Set(LIVE.to_owned()),
         protocol_version: Set(1),
         waiting_publication: Set(None),
+        refused_changes: Set(None),
     };
     use nodes::Column as C;
     nodes::Entity::insert(row)

@@ -46,6 +46,8 @@ pub struct AgentOfferView {
     pub id: String,
     pub title: String,
     pub in_catalog: bool,
+    /// A messages agent waiting for an operator to pick its data queue.
+    pub needs_data_queue: bool,
     /// `operator` or `node`.
     pub declared_by: Option<String>,
     /// `1.4.2 from app-01, 2030-01-01 12:00:00 UTC`, when a node published it.
@@ -80,9 +82,24 @@ pub struct DriftRow {
     pub errors: Vec<FieldError>,
 }
 
+/// A change of a node's last publication that the catalog could not take, with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedRow {
+    pub application: String,
+    pub host: String,
+    /// What was refused, as `agent 'billing/export'`.
+    pub entity: String,
+    pub errors: Vec<FieldError>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DriftView {
     pub rows: Vec<DriftRow>,
+    /// What nodes published that the catalog could not take.
+    pub refused: Vec<RefusedRow>,
+    /// Messages agents that wait for an operator to pick their data queue, as
+    /// (application, agent).
+    pub needs_data_queue: Vec<(String, String)>,
     pub applications: Vec<String>,
 }
 
@@ -192,6 +209,7 @@ pub async fn application_publication(application: String) -> Result<PublicationV
                 id: a.id,
                 title: a.title,
                 in_catalog: a.in_catalog,
+                needs_data_queue: a.needs_data_queue,
                 declared_by: a.declared_by,
                 schema_differs: a.schema_differs,
                 offered_by: a.offered_by,
@@ -229,11 +247,35 @@ pub async fn schema_drift(application: String) -> Result<DriftView, UiError> {
             errors: d.errors.0,
         })
         .collect();
+    let wanted = |app: &str| application.is_empty() || app == application;
+    let refused = am_services::registry::refused_publications(&s.db, &who)
+        .await?
+        .into_iter()
+        .filter(|p| wanted(&p.application))
+        .flat_map(|p| {
+            p.refused.into_iter().map(move |r| RefusedRow {
+                application: p.application.clone(),
+                host: p.host.clone(),
+                entity: r.entity.to_string(),
+                errors: r.errors.0,
+            })
+        })
+        .collect();
+    let needs_data_queue = am_services::registry::agents_needing_data_queue(&s.db, &who)
+        .await?
+        .into_iter()
+        .filter(|(app, _)| wanted(app))
+        .collect();
     let applications = am_services::catalog::overview(&s.db, &who)
         .await?
         .applications
         .into_iter()
         .map(|a| a.id)
         .collect();
-    Ok(DriftView { rows, applications })
+    Ok(DriftView {
+        rows,
+        refused,
+        needs_data_queue,
+        applications,
+    })
 }

@@ -175,6 +175,16 @@ fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
             launch_settings_total=d.disabled_launch_settings_total groups=d.disabled_groups
             groups_total=d.disabled_groups_total now can_operate />
         <FailingNow rows=d.failing total=d.failing_total now />
+        {(!d.needs_data_queue.is_empty()).then(|| view! {
+            <p class="banner warn" data-test="dashboard-needs-data-queue">
+                {format!("{} published agent(s) need a data queue before they can run: ", d.needs_data_queue.len())}
+                {d.needs_data_queue.iter().map(|a| {
+                    let href = format!("/agents/{a}");
+                    view! { <a href=href>{a.clone()}</a> " " }
+                }).collect_view()}
+                <a href="/schema-drift">"what nodes published that the catalog did not take"</a>
+            </p>
+        })}
         <div class="dash-grid">
             <div class="card dash-counts" data-test="activation-counts">
                 <h2>"Runs"</h2>

@@ -1,9 +1,11 @@
 //! Schema drift across applications: launch settings whose saved parameters the schema their
 //! agent's nodes last published rejects — a renamed or retyped parameter, a value out of the
 //! new bounds. The catalog keeps the schema the settings were saved against until they are fixed;
-//! this page says which ones to open. Filter by application in the URL (`?application=`).
+//! this page says which ones to open. Above them, what nodes published that the catalog does not
+//! run yet: messages agents waiting for a data queue, and changes a catalog rule refused, with
+//! why. Filter by application in the URL (`?application=`).
 
-use crate::api::nodes::{DriftView, schema_drift};
+use crate::api::nodes::{DriftView, RefusedRow, schema_drift};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -44,12 +46,75 @@ pub fn DriftPage() -> impl IntoView {
             </form>
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| match r {
-                    Ok(v) => view! { <DriftTable view=v /> }.into_any(),
+                    Ok(v) => {
+                        let (refused, needs) = (v.refused.clone(), v.needs_data_queue.clone());
+                        view! {
+                            <NeedsDataQueue agents=needs />
+                            <RefusedTable rows=refused />
+                            <DriftTable view=v />
+                        }
+                        .into_any()
+                    }
                     Err(e) => view! { <p class="error" data-test="list-error">{e.to_string()}</p> }.into_any(),
                 })}
             </Suspense>
         </section>
     }
+}
+
+/// Messages agents a node published before their data queue was in the catalog.
+#[component]
+fn NeedsDataQueue(agents: Vec<(String, String)>) -> impl IntoView {
+    (!agents.is_empty()).then(|| {
+        view! {
+            <div class="banner warn" data-test="needs-data-queue">
+                <p>
+                    "These messages agents need a data queue: their nodes suggested one that is not in "
+                    "the catalog. Open each and pick one; until then they can have no launch setting."
+                </p>
+                <ul>
+                    {agents.into_iter().map(|(app, agent)| {
+                        let href = format!("/agents/{app}/{agent}");
+                        view! { <li><a href=href data-test="needs-data-queue-agent">{format!("{app}/{agent}")}</a></li> }
+                    }).collect_view()}
+                </ul>
+            </div>
+        }
+    })
+}
+
+/// What nodes published that a catalog rule refused, with why.
+#[component]
+fn RefusedTable(rows: Vec<RefusedRow>) -> impl IntoView {
+    (!rows.is_empty()).then(|| {
+        view! {
+            <h2>"Published but not taken"</h2>
+            <p class="hint">
+                "Changes of a node's last publication that would have broken a catalog rule. The "
+                "rest of its publication was taken; these wait until the catalog or the code changes."
+            </p>
+            <div class="table-wrap">
+                <table class="list" data-test="refused">
+                    <thead>
+                        <tr><th>"Node"</th><th>"Change"</th><th>"Why"</th></tr>
+                    </thead>
+                    <tbody>
+                        {rows.into_iter().map(|r| view! {
+                            <tr data-test="refused-row">
+                                <td data-label="Node">{format!("{}/{}", r.application, r.host)}</td>
+                                <td data-label="Change">{r.entity}</td>
+                                <td data-label="Why">
+                                    <ul class="field-errors">
+                                        {r.errors.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}
+                                    </ul>
+                                </td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        }
+    })
 }
 
 #[component]

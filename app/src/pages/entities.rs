@@ -516,6 +516,12 @@ fn AgentForm(existing: Option<Agent>, view: CatalogView) -> impl IntoView {
     view! {
         <h1>{heading("agent", existing.as_ref().map(|e| e.id.as_str()))}</h1>
         {existing.as_ref().map(|e| view! { <HistoryLink entity_type="agent" id=format!("{}/{}", e.application, e.id) /> })}
+        {existing.as_ref().filter(|e| e.needs_data_queue()).map(|_| view! {
+            <p class="banner warn" data-test="agent-needs-data-queue">
+                "Needs a data queue: its nodes published it with one that is not in the catalog. "
+                "Pick one below; until then it can have no launch setting."
+            </p>
+        })}
         <form class="card form" data-test="agent-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <SelectField label="Application" test="field-application" value=application options=apps

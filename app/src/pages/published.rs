@@ -109,13 +109,21 @@ fn AgentLine(application: String, agent: AgentOfferView) -> impl IntoView {
     let a = agent;
     let name = if a.in_catalog {
         let href = format!("/agents/{application}/{}", a.id);
-        view! { <a href=href>{a.id.clone()}</a> " " <span class="muted">{a.title.clone()}</span> }
-            .into_any()
+        view! {
+            <a href=href>{a.id.clone()}</a> " " <span class="muted">{a.title.clone()}</span>
+            {a.needs_data_queue.then(|| view! {
+                " " <span class="pill interrupted" data-test="agent-needs-data-queue"
+                    title="its nodes suggested a data queue that is not in the catalog; pick one on the agent">
+                    "needs a data queue"
+                </span>
+            })}
+        }
+        .into_any()
     } else {
         view! {
             <code>{a.id.clone()}</code> " "
             <span class="pill lost" data-test="agent-not-in-catalog"
-                title="a node offers it but the catalog could not take it; the manager's log says why">
+                title="a node offers it but the catalog could not take it; the schema-drift page says why">
                 "not in the catalog"
             </span>
         }

@@ -103,12 +103,15 @@ impl Shared {
                 }
             }
             if wait_for.is_empty() {
+                // A full node queues the launch: it is accepted now and starts when a slot
+                // frees. A scheduled run never vanishes because of a burst; the manager sees
+                // the queue in the heartbeat's running count and sends new launches elsewhere.
                 match Arc::clone(&self.slots).try_acquire_owned() {
                     Ok(p) => permit = Some(p),
-                    Err(_) => {
-                        drop(running);
-                        return skip(format!("node at capacity ({} activations)", self.capacity));
-                    }
+                    Err(_) => tracing::info!(
+                        capacity = self.capacity,
+                        "every slot is busy: the launch waits for one"
+                    ),
                 }
             }
             // Only now, when the launch is taken, so refused ones leave no empty entry behind.

@@ -292,20 +292,45 @@ fn changes_that_only_fit_together_are_taken_in_rounds() {
 }
 
 #[test]
-fn a_messages_agent_without_an_existing_data_queue_is_not_created() {
+fn a_messages_agent_without_an_existing_data_queue_lands_without_one() {
     let mut pa = export(vec![]);
     pa.suggested_data_queue = Some("nowhere".into());
     let mut standalone = export(vec![]);
     standalone.id = "cleanup".into();
     standalone.input = InputKind::Standalone;
-    let m = merge(&base(), &publication(vec![pa, standalone], vec![]));
-    assert_eq!(m.catalog.agent("billing", "export"), None);
+    let p = publication(vec![pa.clone(), standalone], vec![]);
+    let m = merge(&base(), &p);
+    assert!(m.refused.is_empty(), "{:?}", m.refused);
+    let agent = m.catalog.agent("billing", "export").expect("created");
+    assert_eq!(agent.data_queue, None);
+    assert!(agent.needs_data_queue());
     assert!(m.catalog.agent("billing", "cleanup").is_some());
-    assert_eq!(m.refused.len(), 1);
-    assert!(
-        m.refused[0].errors.to_string().contains("nowhere"),
-        "{}",
-        m.refused[0].errors
+    // Once the suggested data queue exists, the next publication takes it ...
+    let mut with_queue = m.catalog.clone();
+    with_queue.data_queues.push(
+        serde_json::from_value(serde_json::json!({ "id": "nowhere", "kind": "topic" }))
+            .expect("data queue"),
+    );
+    with_queue.normalize();
+    let again = merge(&with_queue, &p);
+    assert_eq!(
+        again
+            .catalog
+            .agent("billing", "export")
+            .and_then(|a| a.data_queue.clone()),
+        Some("nowhere".into())
+    );
+    // ... and never overrides one an operator picked.
+    let mut picked = with_queue.clone();
+    if let Some(a) = picked.agents.iter_mut().find(|a| a.id == "export") {
+        a.data_queue = Some("invoices".into());
+    }
+    assert_eq!(
+        merge(&picked, &p)
+            .catalog
+            .agent("billing", "export")
+            .and_then(|a| a.data_queue.clone()),
+        Some("invoices".into())
     );
 }
 

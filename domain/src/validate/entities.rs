@@ -166,10 +166,10 @@ pub(super) fn agents(catalog: &Catalog, errors: &mut ValidationErrors) {
                 ),
             );
         }
+        // A messages agent without a data queue is allowed: a node published it before its
+        // data queue was in the catalog, and it waits, flagged, for an operator to pick one.
+        // Its launch settings are what cannot exist until then (launch.rs).
         match (agent.input, &agent.data_queue) {
-            (InputKind::Messages, None) => {
-                errors.push(format!("{at}.data_queue"), "a messages agent needs a data queue");
-            }
             (InputKind::Messages, Some(q)) if catalog.data_queue(q).is_none() => {
                 errors.push(format!("{at}.data_queue"), format!("data queue '{q}' does not exist"));
             }

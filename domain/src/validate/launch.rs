@@ -86,6 +86,16 @@ fn kind_rules(
     errors: &mut ValidationErrors,
 ) {
     let input = agent.map(|a| a.input);
+    if let Some(a) = agent.filter(|a| a.needs_data_queue()) {
+        errors.push(
+            format!("{at}.agent"),
+            format!(
+                "agent '{}/{}' needs a data queue: pick one on the agent before it can have \
+                 launch settings",
+                a.application, a.id
+            ),
+        );
+    }
     if ls.kind == LaunchKind::Stream && input == Some(InputKind::Standalone) {
         errors.push(
             format!("{at}.kind"),

@@ -1,9 +1,15 @@
 //! How large a catalog may be. Every write of the catalog (an import, one entity, a node's
 //! publication) is checked against these before anything else, so that one oversized document
 //! can neither hold the database's write lock for a minute nor fill pages with megabytes of
-//! title. The numbers are documented in docs/operations.md, "Limits".
+//! title. The numbers are documented in docs/operations.md, "Limits". The same pass checks
+//! the characters of every text (crate::text): a catalog the manager stores is one it can
+//! export and import again, on either database.
 
-use crate::{ValidationErrors, catalog::Catalog};
+use crate::{
+    ValidationErrors,
+    catalog::Catalog,
+    text::{self, Lines},
+};
 
 /// Entities of one kind (pools, applications, data queues, classifiers, agents, launch
 /// settings, schedule groups).
@@ -49,15 +55,15 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
         return false;
     }
 
-    let mut text = Lengths { errors };
+    let mut text = Texts { errors };
     for (i, a) in catalog.applications.iter().enumerate() {
         text.title(|| format!("applications[{i}].title"), &a.title);
-        if let Some(url) = &a.webhook_url {
-            text.long(|| format!("applications[{i}].webhook_url"), url);
-        }
-        if let Some(secret) = &a.webhook_secret {
-            text.long(|| format!("applications[{i}].webhook_secret"), secret);
-        }
+        text.channel(
+            || format!("applications[{i}]"),
+            &a.webhook_url,
+            &a.webhook_secret,
+            &a.notify_email,
+        );
     }
     for (i, p) in catalog.pools.iter().enumerate() {
         text.title(|| format!("pools[{i}].title"), &p.title);
@@ -107,23 +113,31 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
         );
         for (j, p) in a.parameters.iter().enumerate() {
             text.title(|| format!("{at}.parameters[{j}].title"), &p.title);
-            text.long(
+            text.prose(
                 || format!("{at}.parameters[{j}].description"),
                 &p.description,
             );
             if let Some(pattern) = &p.pattern {
                 text.long(|| format!("{at}.parameters[{j}].pattern"), pattern);
             }
+            for (bound, value) in [("default", &p.default), ("min", &p.min), ("max", &p.max)] {
+                if let Some(v) = value {
+                    text.json(|| format!("{at}.parameters[{j}].{bound}"), v);
+                }
+            }
         }
     }
     for (i, l) in catalog.launch_settings.iter().enumerate() {
         let at = format!("launch_settings[{i}]");
         text.title(|| format!("{at}.title"), &l.title);
-        if let Some(url) = &l.webhook_url {
-            text.long(|| format!("{at}.webhook_url"), url);
-        }
-        if let Some(secret) = &l.webhook_secret {
-            text.long(|| format!("{at}.webhook_secret"), secret);
+        text.channel(
+            || at.clone(),
+            &l.webhook_url,
+            &l.webhook_secret,
+            &l.notify_email,
+        );
+        for (name, value) in &l.parameters {
+            text.json(|| format!("{at}.parameters.{name}"), value);
         }
         let bytes = serde_json::to_vec(&l.parameters).map_or(0, |v| v.len());
         if bytes > MAX_PARAMETER_BYTES {
@@ -140,6 +154,7 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
                 "headers",
             );
             for (name, value) in &filter.headers {
+                text.title(|| format!("{at}.filter.headers"), name);
                 text.long(|| format!("{at}.filter.headers.{name}"), value);
             }
         }
@@ -149,6 +164,12 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
         text.title(|| format!("{at}.title"), &g.title);
         text.long(|| format!("{at}.cron"), &g.cron);
         text.title(|| format!("{at}.time_zone"), &g.time_zone);
+        text.channel(
+            || at.clone(),
+            &g.webhook_url,
+            &g.webhook_secret,
+            &g.notify_email,
+        );
         text.count(
             || format!("{at}.members"),
             g.members.len(),
@@ -159,28 +180,67 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
     true
 }
 
-struct Lengths<'a> {
+struct Texts<'a> {
     errors: &'a mut ValidationErrors,
 }
 
-impl Lengths<'_> {
+impl Texts<'_> {
     // Paths are built only for an error: a catalog at its limits has a million values.
     fn title(&mut self, path: impl FnOnce() -> String, value: &str) {
-        self.chars(path, value, MAX_TITLE_CHARS);
+        self.text(path, value, MAX_TITLE_CHARS, Lines::One);
     }
 
+    /// A longer one-line text: an address, a pattern, a cron expression, a filter value.
     fn long(&mut self, path: impl FnOnce() -> String, value: &str) {
-        self.chars(path, value, MAX_TEXT_CHARS);
+        self.text(path, value, MAX_TEXT_CHARS, Lines::One);
     }
 
-    fn chars(&mut self, path: impl FnOnce() -> String, value: &str, max: usize) {
+    /// Free text that may break lines: a description.
+    fn prose(&mut self, path: impl FnOnce() -> String, value: &str) {
+        self.text(path, value, MAX_TEXT_CHARS, Lines::Many);
+    }
+
+    /// A notification channel's texts, under `at`.
+    fn channel(
+        &mut self,
+        at: impl Fn() -> String,
+        url: &Option<String>,
+        secret: &Option<String>,
+        email: &Option<String>,
+    ) {
+        for (field, value) in [
+            ("webhook_url", url),
+            ("webhook_secret", secret),
+            ("notify_email", email),
+        ] {
+            if let Some(v) = value {
+                self.long(|| format!("{}.{field}", at()), v);
+            }
+        }
+    }
+
+    /// A JSON value (a parameter's value or bound): PostgreSQL stores no NUL in JSON.
+    fn json(&mut self, path: impl FnOnce() -> String, value: &serde_json::Value) {
+        if text::json_has_nul(value) {
+            self.errors.push(
+                path(),
+                "a text in it contains a NUL character (U+0000), which cannot be stored",
+            );
+        }
+    }
+
+    fn text(&mut self, path: impl FnOnce() -> String, value: &str, max: usize, lines: Lines) {
         // Bytes bound characters from above: most values are decided without counting.
         if value.len() > max {
             let n = value.chars().count();
             if n > max {
                 self.errors
                     .push(path(), format!("{n} characters long; at most {max}"));
+                return;
             }
+        }
+        if let Some(c) = text::forbidden(value, lines) {
+            self.errors.push(path(), text::forbidden_message(c, lines));
         }
     }
 

@@ -437,7 +437,8 @@ pub struct ActivationReport {
 pub enum ActivationEvent {
     /// The node took the launch.
     Accepted,
-    /// The node refused the launch (overlap policy `skip`, capacity, unknown agent).
+    /// The node refused the launch (overlap policy `skip`, an agent it does not offer). A node
+    /// whose slots are all busy does not refuse: it accepts and starts when a slot frees.
     Skipped {
         reason: String,
     },

@@ -236,12 +236,18 @@ fn group_application_and_members_exist() {
 // ---- agents ----
 
 #[test]
-fn messages_agents_need_a_data_queue() {
+fn a_messages_agent_without_a_data_queue_can_have_no_launch_setting() {
     assert_valid(&with(|c| c.agents[3].data_queue = Some("events".into())));
+    // Alone, it is valid: it waits, flagged, for an operator to pick a data queue ...
+    assert_valid(&with(|c| {
+        c.agents[3].data_queue = None;
+        c.launch_settings.retain(|l| l.agent != "sync");
+    }));
+    // ... and its launch settings are what cannot exist until then.
     assert_error(
         &with(|c| c.agents[3].data_queue = None),
-        "agents[3].data_queue",
-        "a messages agent needs a data queue",
+        "launch_settings[4].agent",
+        "agent 'crm/sync' needs a data queue",
     );
 }
 

@@ -43,6 +43,64 @@ fn titles_and_text_have_a_length_limit() {
 }
 
 #[test]
+fn texts_hold_no_control_characters_but_line_breaks_in_free_text() {
+    assert_error(
+        &with(|c| c.applications[0].title = "a\u{0}b".into()),
+        "applications[0].title",
+        "U+0000",
+    );
+    assert_error(
+        &with(|c| c.pools[0].title = "two\nlines".into()),
+        "pools[0].title",
+        "U+000A",
+    );
+    assert_error(
+        &with(|c| c.classifiers[0].values[1].code = "c\u{1b}".into()),
+        "classifiers[0].values[1].code",
+        "U+001B",
+    );
+    assert_error(
+        &with(|c| c.launch_settings[0].webhook_secret = Some("s\u{7f}".into())),
+        "launch_settings[0].webhook_secret",
+        "U+007F",
+    );
+    assert_error(
+        &with(|c| {
+            c.launch_settings[0].filter = Some(MessageFilter {
+                headers: [("site".to_owned(), "a\rb".to_owned())].into(),
+            })
+        }),
+        "launch_settings[0].filter.headers.site",
+        "U+000D",
+    );
+    assert_error(
+        &with(|c| c.agents[0].parameters[1].default = Some(serde_json::json!(["x\u{0}"]))),
+        "agents[0].parameters[1].default",
+        "NUL",
+    );
+    // Free text may break lines and hold tabs; any other text may hold any printable
+    // character, markup and quotes included.
+    assert_valid(&with(|c| {
+        c.agents[0].parameters[1].description = "first\n\tsecond\r\n".into();
+        c.applications[0].title = "<b>\"x\" & 'y' \\ ✓ 日本語\u{a0}</b>".into();
+    }));
+}
+
+#[test]
+fn a_stored_catalog_with_control_characters_in_titles_is_read_clean() {
+    let mut c = with(|c| {
+        c.applications[0].title = "tab\there".into();
+        c.classifiers[0].values[0].label = "bell\u{7}".into();
+        c.agents[0].parameters[0].description = "keeps\nlines\u{0}".into();
+    });
+    assert!(am_domain::validate::validate_catalog(&c).is_err());
+    c.clean_display_texts();
+    assert_valid(&c);
+    assert_eq!(c.applications[0].title, "tab here");
+    assert_eq!(c.agents[0].parameters[0].description, "keeps\nlines ");
+}
+
+#[test]
 fn lists_have_a_size_limit() {
     assert_error(
         &with(|c| {

@@ -120,18 +120,9 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
 /// cannot store. JSON writes one only as the escape `\u0000`, so a body without it is read no
 /// further.
 fn has_nul(bytes: &[u8]) -> bool {
-    fn any_nul(v: &serde_json::Value) -> bool {
-        match v {
-            serde_json::Value::String(s) => s.contains('\0'),
-            serde_json::Value::Array(items) => items.iter().any(any_nul),
-            serde_json::Value::Object(map) => {
-                map.iter().any(|(k, v)| k.contains('\0') || any_nul(v))
-            }
-            _ => false,
-        }
-    }
     bytes.windows(6).any(|w| w == b"\\u0000")
-        && serde_json::from_slice::<serde_json::Value>(bytes).is_ok_and(|v| any_nul(&v))
+        && serde_json::from_slice::<serde_json::Value>(bytes)
+            .is_ok_and(|v| am_domain::text::json_has_nul(&v))
 }
 
 /// serde_json appends "at line L column C", which the path already says better.

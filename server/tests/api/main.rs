@@ -11,6 +11,7 @@ mod dashboard_api;
 mod dead_letter_pages;
 mod dead_letters_api;
 mod dead_letters_broker;
+mod doors;
 mod failure_pages;
 mod failures_api;
 mod node_pages;

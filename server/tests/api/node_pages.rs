@@ -101,7 +101,17 @@ async fn registry_pages_render_nodes_offers_and_drift(app: TestApp) {
     assert!(row("sleep").contains(r#"data-test="agent-schema-differs""#));
     assert!(row("echo").contains(r#"data-offered="true""#));
     assert!(row("declared").contains(r#"data-test="agent-not-offered""#));
-    assert!(row("orphan").contains(r#"data-test="agent-not-in-catalog""#));
+    // A messages agent whose data queue is not in the catalog lands, flagged.
+    assert!(
+        row("orphan").contains(r#"data-test="agent-needs-data-queue""#),
+        "{}",
+        row("orphan")
+    );
+    let agent_page = page(&app, &cookie, "/agents/demo/orphan").await;
+    assert!(
+        agent_page.contains(r#"data-test="agent-needs-data-queue""#),
+        "{agent_page}"
+    );
     assert!(
         html.contains(r#"data-test="not-offered-summary""#),
         "{html}"
@@ -114,6 +124,17 @@ async fn registry_pages_render_nodes_offers_and_drift(app: TestApp) {
         "{html}"
     );
     assert!(html.contains("no parameter"), "{html}");
+    // What nodes published that the catalog does not run is listed there too, with why.
+    assert!(html.contains(r#"data-test="needs-data-queue""#), "{html}");
+    assert!(html.contains(r#"href="/agents/demo/orphan""#), "{html}");
+    let refused = html
+        .split(r#"data-test="refused-row""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no refused change listed: {html}"));
+    assert!(
+        refused.contains("demo/demo-a") && refused.contains("demo/sleep"),
+        "{refused}"
+    );
     let html = page(&app, &cookie, "/launch-settings/demo.sleep.1").await;
     assert!(html.contains(r#"data-test="published-drift""#), "{html}");
     assert!(html.contains("no parameter"), "{html}");

@@ -144,43 +144,67 @@ async fn many_runs_on_every_live_node() {
     w.finish(&["demo.echo"]).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn overlap_skip_refuses_a_second_run() {
+/// `skip` holds for the whole pool: with two live nodes, a second *Run now* while the first
+/// runs is skipped by the manager (naming the run it met and its host) instead of landing on
+/// the idler node, for `ANY` and for `MANY`.
+async fn overlap_skip_holds_across_nodes(concurrency: &str) {
     let mut w = World::new(Backend::Sqlite).await;
     w.seed(
-        CatalogBuilder::new(&w, &["h1"])
-            .agent("sleep", "ANY", "skip")
+        CatalogBuilder::new(&w, &["h1", "h2"])
+            .agent("sleep", concurrency, "skip")
             .sleep("demo.slow", "3s")
             .build(),
     )
     .await;
     w.start_node("h1");
+    w.start_node("h2");
     let m = w.manager().await;
-    w.wait_live(&["h1"]).await;
+    w.wait_live(&["h1", "h2"]).await;
 
     let first = m.run_ls("demo.slow").await;
     w.wait_status(first, &["running"], SHORT).await;
+    let first_hosts: Vec<String> = w
+        .hosts_of(first)
+        .await
+        .into_iter()
+        .map(|h| h.host)
+        .collect();
+    // Two quick clicks: both are skipped, neither reaches a node.
     let second = m.run_ls("demo.slow").await;
-    let skipped = w.wait_done(second, SHORT).await;
-    assert_eq!(skipped.status, "skipped");
-    let hosts = w.hosts_of(second).await;
-    assert_eq!(hosts[0].status, "skipped");
-    assert!(
-        hosts[0]
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("overlap policy: skip")),
-        "{:?}",
-        hosts[0].error
-    );
+    let third = m.run_ls("demo.slow").await;
+    for id in [second, third] {
+        let skipped = w.wait_done(id, SHORT).await;
+        assert_eq!(skipped.status, "skipped");
+        let reason = skipped.error.unwrap_or_default();
+        let short = first.to_string()[..8].to_owned();
+        assert!(
+            reason.contains(&short) && reason.contains(&first_hosts[0]),
+            "the reason names the running run and its host: {reason}"
+        );
+        assert!(reason.contains("overlap policy: skip"), "{reason}");
+        assert!(w.hosts_of(id).await.is_empty(), "dispatched nowhere");
+    }
     assert_eq!(w.activation(first).await.status, "running");
     assert_eq!(w.wait_done(first, SHORT).await.status, "succeeded");
     // A skipped run is not the launch setting's last result.
     let ls = w.launch_setting("demo.slow").await;
     assert_eq!(ls.last_result.as_deref(), Some("succeeded"));
     assert_eq!(ls.last_activation_id, Some(first));
+    // Once the first has ended, the next run goes.
+    let after = m.run_ls("demo.slow").await;
+    assert_eq!(w.wait_done(after, SHORT).await.status, "succeeded");
     m.stop().await;
     w.finish(&[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlap_skip_holds_across_nodes_for_any() {
+    overlap_skip_holds_across_nodes("ANY").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlap_skip_holds_across_nodes_for_many() {
+    overlap_skip_holds_across_nodes("MANY").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,6 +262,44 @@ async fn run_now_succeeds_while_the_runtime_writes() {
     for id in runs {
         assert_eq!(w.wait_done(id, SHORT).await.status, "succeeded");
     }
+    m.stop().await;
+    w.finish(&[]).await;
+}
+
+/// A burst larger than the pool's capacity (two nodes of one slot each, six runs at once): every
+/// launch runs in the end, the nodes queue what they cannot start, and none is `skipped`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_beyond_the_pools_capacity_runs_every_launch() {
+    let mut w = World::new(Backend::Sqlite).await;
+    w.seed(
+        CatalogBuilder::new(&w, &["h1", "h2"])
+            .sleep("demo.burst", "700ms")
+            .build(),
+    )
+    .await;
+    w.start_node_with("h1", 1);
+    w.start_node_with("h2", 1);
+    let m = w.manager().await;
+    w.wait_live(&["h1", "h2"]).await;
+
+    let mut runs = Vec::new();
+    for _ in 0..6 {
+        runs.push(m.run_ls("demo.burst").await);
+    }
+    let mut hosts = BTreeSet::new();
+    for id in runs {
+        let done = w.wait_done(id, LONG).await;
+        assert_eq!(done.status, "succeeded", "{}", w.dump().await);
+        for h in w.hosts_of(id).await {
+            assert_eq!(h.status, "succeeded");
+            hosts.insert(h.host);
+        }
+    }
+    assert_eq!(
+        hosts,
+        BTreeSet::from(["h1".into(), "h2".into()]),
+        "both nodes took a share"
+    );
     m.stop().await;
     w.finish(&[]).await;
 }

@@ -448,6 +448,11 @@ impl World {
     /// Publishes a data message to the catalog's data exchange once a manager's reconciler has
     /// declared the catalog's topology.
     pub async fn publish(&self, body: &str) {
+        self.publish_to(&self.address.clone(), body).await;
+    }
+
+    /// Publishes a data message to `exchange`, as [`World::publish`] does to the catalog's.
+    pub async fn publish_to(&self, exchange: &str, body: &str) {
         eventually("the broker reconciled to the catalog", SHORT, || async {
             am_services::topology::revisions(&self.db)
                 .await
@@ -465,12 +470,12 @@ impl World {
             .await
             .expect("confirms");
         eventually(
-            &format!("a subscription bound to {}", self.address),
+            &format!("a subscription bound to {exchange}"),
             SHORT,
             || async {
                 let confirm = channel
                     .basic_publish(
-                        self.address.as_str().into(),
+                        exchange.into(),
                         "".into(),
                         BasicPublishOptions {
                             mandatory: true,

@@ -7,6 +7,7 @@
 
 mod breaker;
 mod dispatch;
+mod follow;
 mod forward;
 mod getting_started;
 mod harness;

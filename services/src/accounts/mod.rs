@@ -16,6 +16,7 @@ use crate::{
     audit::{self, AuditEntry},
     entity::users,
     error::ServiceResult,
+    login_limit::Attempt,
 };
 use am_domain::roles::Role;
 use argon2::{
@@ -289,10 +290,12 @@ pub async fn authenticate(
     client: &str,
 ) -> ServiceResult<Principal> {
     let now = std::time::Instant::now();
-    let keys = [format!("user:{name}"), format!("client:{client}")];
-    let key_refs = [keys[0].as_str(), keys[1].as_str()];
+    let attempt = Attempt {
+        user: name,
+        address: client,
+    };
     // Reserved before the slow hash check, so parallel guesses cannot all get a verdict.
-    if let Err(retry_after_secs) = services.login_limiter.reserve(&key_refs, now) {
+    if let Err(retry_after_secs) = services.login_limiter.reserve(attempt, now) {
         return Err(ServiceError::RateLimited { retry_after_secs });
     }
     let user = users::Entity::find()
@@ -312,9 +315,7 @@ pub async fn authenticate(
     let address = (!client.is_empty()).then(|| client.to_owned());
     match user {
         Some(u) if ok => {
-            services
-                .login_limiter
-                .succeeded(key_refs[0], &key_refs[1..]);
+            services.login_limiter.succeeded(attempt);
             let principal = Principal {
                 user_id: u.id,
                 name: u.name.clone(),
@@ -337,8 +338,10 @@ pub async fn authenticate(
                 Some(_) => "wrong password",
                 None => "no such user",
             };
-            // The name is whatever the client sent: bounded before it is stored.
+            // The name is whatever the client sent: bounded, and its control characters
+            // written as escapes, before it is stored.
             let name: String = name.chars().take(100).collect();
+            let name = am_domain::text::escape_controls(&name).into_owned();
             audit::record(
                 &services.db,
                 AuditEntry::by(&name, address, "login_failed", "user", &name).cause(why),

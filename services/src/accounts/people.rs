@@ -14,6 +14,7 @@ use crate::{
     db::begin_write,
     entity::users,
     error::ServiceResult,
+    login_limit::Attempt,
 };
 use am_domain::roles::Role;
 use sea_orm::{
@@ -165,9 +166,14 @@ pub async fn change_own_password(
     new: &str,
     keep: Option<&str>,
 ) -> ServiceResult<()> {
-    let key = format!("user:{}", who.name);
+    // The same count as a login of this user from this address: a session left open is no
+    // way around the limit, and guessing here locks no one else out.
+    let attempt = Attempt {
+        user: &who.name,
+        address: who.address.as_deref().unwrap_or_default(),
+    };
     let now = std::time::Instant::now();
-    if let Err(retry_after_secs) = services.login_limiter.reserve(&[key.as_str()], now) {
+    if let Err(retry_after_secs) = services.login_limiter.reserve(attempt, now) {
         return Err(ServiceError::RateLimited { retry_after_secs });
     }
     let user = users::Entity::find_by_id(who.user_id)
@@ -187,7 +193,7 @@ pub async fn change_own_password(
             "the current password is not right",
         ));
     }
-    services.login_limiter.succeeded(&key, &[]);
+    services.login_limiter.succeeded(attempt);
     validate_password(&user.name, new)?;
     let hash = hash_password(new.to_owned()).await?;
     let txn = begin_write(&services.db).await?;

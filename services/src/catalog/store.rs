@@ -146,6 +146,7 @@ pub async fn load_with(db: &impl ConnectionTrait, with_values: bool) -> ServiceR
         .collect::<ServiceResult<_>>()?;
 
     catalog.normalize();
+    catalog.clean_display_texts();
     Ok(catalog)
 }
 

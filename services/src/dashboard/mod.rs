@@ -518,6 +518,11 @@ async fn take(
         failing_total,
         // The caller's replica samples the broker; see `with_backlog`.
         backlog: Default::default(),
+        needs_data_queue: registry::agents_needing_data_queue(db, actor)
+            .await?
+            .into_iter()
+            .map(|(application, agent)| format!("{application}/{agent}"))
+            .collect(),
     })
 }
 

@@ -31,6 +31,8 @@ pub struct Model {
     pub error: Option<String>,
     /// When the manager asked the node to stop (disabled, breaker elsewhere, interrupt).
     pub stop_requested_at: Option<DateTimeUtc>,
+    /// The queue this dispatch of a messages activation was told to consume.
+    pub consumes: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

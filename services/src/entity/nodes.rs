@@ -23,6 +23,10 @@ pub struct Model {
     /// The node's last publication (JSON) while its application is not in the catalog.
     #[sea_orm(column_type = "Text")]
     pub waiting_publication: Option<String>,
+    /// What of its last publication the catalog could not take, with why
+    /// (`am_domain::publication::Refused` list as JSON); `None` when everything was taken.
+    #[sea_orm(column_type = "Text")]
+    pub refused_changes: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -189,16 +189,10 @@ pub async fn activations(
     scope.launch_setting = Some(ls.to_owned());
     let backend = db.get_database_backend();
     let limit = filters::limit(limit, ACTIVATIONS_PAGE, MAX_PAGE);
-    let page = page.unwrap_or(1).max(1);
+    let (page, offset) = filters::page(page, limit)?;
     let by_error_type = type_counts(db, queries::type_counts(backend, &scope)).await?;
 
-    let stmt = queries::activation_groups(
-        backend,
-        &scope,
-        ls,
-        limit + 1,
-        (page - 1).saturating_mul(limit),
-    );
+    let stmt = queries::activation_groups(backend, &scope, ls, limit + 1, offset);
     let mut groups = ActivationGroup::find_by_statement(stmt).all(db).await?;
     let activations_total = groups.first().map(|g| count(g.groups)).unwrap_or(0);
     let has_more = groups.len() as u64 > limit;

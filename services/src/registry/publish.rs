@@ -7,11 +7,11 @@ use crate::{
     Principal,
     catalog::{apply_in, load, log_change},
     entity::{agents, applications, classifiers, node_agents, nodes},
-    error::ServiceResult,
+    error::{ServiceError, ServiceResult},
 };
 use am_domain::{
     catalog::{Catalog, Classifier},
-    publication::{Merged, merge},
+    publication::{Merged, Refused, merge},
     wire::{Publication, PublishedAgent},
 };
 use chrono::{DateTime, Utc};
@@ -57,6 +57,7 @@ pub async fn record_publication(
     let merged = merge(&before, p);
     let marks = Marks::read(&txn, p, &merged.catalog).await?;
     if merged.catalog == before && marks.is_empty() {
+        record_refused(&txn, p, &merged.refused).await?;
         return Ok(txn.commit().await?);
     }
 
@@ -81,6 +82,7 @@ pub async fn record_publication(
         tracing::warn!(application = %p.application, host = %p.host, entity = %r.entity,
             errors = %r.errors, "published change left out: it would break a catalog rule");
     }
+    record_refused(&txn, p, &refused).await?;
     let marks = Marks::read(&txn, p, &after).await?;
     marks.write(&txn, p, &locked_before, &after, now).await?;
     txn.commit().await?;
@@ -141,6 +143,27 @@ pub async fn apply_waiting_publications(
     Ok(applied)
 }
 
+/// Keeps on the node's row what of its publication the catalog could not take (none: cleared),
+/// for the schema-drift page.
+async fn record_refused(
+    txn: &DatabaseTransaction,
+    p: &Publication,
+    refused: &[Refused],
+) -> ServiceResult<()> {
+    let json = if refused.is_empty() {
+        None
+    } else {
+        Some(serde_json::to_string(refused).map_err(|e| ServiceError::Internal(e.to_string()))?)
+    };
+    nodes::Entity::update_many()
+        .col_expr(C::RefusedChanges, Expr::value(json))
+        .filter(C::ApplicationId.eq(p.application.as_str()))
+        .filter(C::Host.eq(p.host.as_str()))
+        .exec(txn)
+        .await?;
+    Ok(())
+}
+
 async fn upsert_node(
     txn: &DatabaseTransaction,
     p: &Publication,
@@ -164,6 +187,7 @@ async fn upsert_node(
         } else {
             None
         }),
+        refused_changes: Set(None),
     };
     nodes::Entity::insert(row)
         .on_conflict(

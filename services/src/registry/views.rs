@@ -4,11 +4,12 @@
 use super::{LIVE, LOST, is_live};
 use crate::{
     Principal,
-    catalog::load,
+    catalog::{load, rows::enum_to_str},
     entity::{agents, classifier_values, classifiers, node_agents, nodes},
     error::ServiceResult,
 };
 use am_domain::{
+    catalog::InputKind,
     params::ParamSpec,
     publication::{Drift, schema_drift},
     roles::Role,
@@ -147,8 +148,12 @@ pub async fn offered_agents(
 pub struct AgentOffer {
     pub id: String,
     pub title: String,
-    /// False for an agent nodes offer that the catalog could not take (see the log for why).
+    /// False for an agent nodes offer that the catalog could not take (the schema-drift page
+    /// says why).
     pub in_catalog: bool,
+    /// A messages agent waiting for an operator to pick its data queue.
+    #[serde(default)]
+    pub needs_data_queue: bool,
     /// `operator` or `node`, for agents in the catalog.
     pub declared_by: Option<String>,
     pub published_version: Option<String>,
@@ -200,6 +205,8 @@ pub async fn application_publication(
         .into_iter()
         .map(|a| {
             let offer = AgentOffer {
+                needs_data_queue: a.data_queue_id.is_none()
+                    && a.input_kind == enum_to_str(&InputKind::Messages),
                 schema_differs: a
                     .published_schema
                     .as_ref()
@@ -232,6 +239,7 @@ pub async fn application_publication(
             id,
             title: String::new(),
             in_catalog: false,
+            needs_data_queue: false,
             declared_by: None,
             published_version: None,
             published_by_host: None,

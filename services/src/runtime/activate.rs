@@ -63,28 +63,15 @@ pub(crate) fn plan_activation(
     let hosts = resolver.choose(&target, new.pinned_host.as_deref(), &[]);
     let waiting = hosts.is_empty();
     plan.activations.push(activations::ActiveModel {
-        id: Set(id),
-        launch_setting_id: Set(Some(new.ls.clone())),
-        group_id: Set(new.group.clone()),
-        parent_id: Set(new.parent.map(|p| p.0)),
-        position: Set(new.parent.map(|p| p.1)),
-        trigger: Set(new.trigger.as_str().to_owned()),
-        fire_key: Set(new.fire_key.clone()),
         status: Set(if waiting {
             status::activation::WAITING
         } else {
             status::activation::DISPATCHED
         }
         .to_owned()),
-        requested_by: Set(new.requested_by.clone()),
-        created_at: Set(now),
-        started_at: Set(None),
-        finished_at: Set(None),
-        error: Set(None),
-        application_id: Set(Some(target.ls.application.clone())),
         fencing_token: Set(if waiting { 0 } else { 1 }),
-        pinned_host: Set(None),
         wait_until: Set(waiting.then(|| now + cfg.wait_timeout)),
+        ..activation_row(id, &new, &target.ls.application, now)
     });
     // The row itself says when and why it was created; the timeline starts with what happened
     // to it (one event per fire keeps a burst of thousands of fires cheap).
@@ -114,6 +101,35 @@ pub(crate) fn plan_activation(
     Ok(Planned { id })
 }
 
+/// The row of a new activation as `new` asks for it, not started nor finished; the caller sets
+/// its status, fencing token and wait deadline.
+pub(crate) fn activation_row(
+    id: Uuid,
+    new: &NewActivation,
+    application: &str,
+    now: DateTime<Utc>,
+) -> activations::ActiveModel {
+    activations::ActiveModel {
+        id: Set(id),
+        launch_setting_id: Set(Some(new.ls.clone())),
+        group_id: Set(new.group.clone()),
+        parent_id: Set(new.parent.map(|p| p.0)),
+        position: Set(new.parent.map(|p| p.1)),
+        trigger: Set(new.trigger.as_str().to_owned()),
+        fire_key: Set(new.fire_key.clone()),
+        status: Set(status::activation::WAITING.to_owned()),
+        requested_by: Set(new.requested_by.clone()),
+        created_at: Set(now),
+        started_at: Set(None),
+        finished_at: Set(None),
+        error: Set(None),
+        application_id: Set(Some(application.to_owned())),
+        fencing_token: Set(0),
+        pinned_host: Set(None),
+        wait_until: Set(None),
+    }
+}
+
 /// Host rows, launch commands and timeline events of one dispatch round.
 #[expect(
     clippy::too_many_arguments,
@@ -131,6 +147,7 @@ pub(crate) fn dispatch_hosts(
     why: &str,
 ) {
     let launch = ToNode::Launch(target.launch(activation, token));
+    let consumes = target.consumed_queue(&cfg.names);
     let deadline = now + ms(target.ls.recovery.start_timeout);
     for host in hosts {
         plan.hosts.push(activation_hosts::ActiveModel {
@@ -152,6 +169,7 @@ pub(crate) fn dispatch_hosts(
             dead_lettered: Set(0),
             error: Set(None),
             stop_requested_at: Set(None),
+            consumes: Set(consumes.clone()),
             ..Default::default()
         });
         plan.command(

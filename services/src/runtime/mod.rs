@@ -15,6 +15,7 @@ pub mod groups;
 pub mod interrupt;
 pub mod metrics;
 pub mod outbox;
+mod overlap;
 mod plan;
 pub mod reports;
 mod resolve;

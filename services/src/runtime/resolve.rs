@@ -12,7 +12,8 @@ use crate::{
 use am_domain::{
     catalog::{Agent, Concurrency, DataQueue, InputKind, LaunchKind, LaunchSetting},
     params::effective_values,
-    wire::{ActivationId, Launch, Subscription},
+    topology::Layout,
+    wire::{ActivationId, Launch, Subscription, names::Names},
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
@@ -39,6 +40,17 @@ impl Target {
 
     pub fn concurrency(&self) -> Concurrency {
         self.agent.concurrency
+    }
+
+    /// The queue a dispatch of this launch setting consumes (for a messages agent with a data
+    /// queue): what a running stream is compared with when the catalog changes.
+    pub fn consumed_queue(&self, names: &Names) -> Option<String> {
+        let subscription = Subscription::of(&self.ls, &self.agent, self.data_queue.as_ref()?)?;
+        Some(Layout::new(names.clone()).consumed_queue(
+            &self.ls.id,
+            subscription.kind,
+            &subscription.data_queue,
+        ))
     }
 
     /// The launch command for one dispatch.

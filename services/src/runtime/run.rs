@@ -5,6 +5,7 @@ use super::{
     RuntimeConfig,
     activate::{NewActivation, plan_activation},
     fires::{self, Fire},
+    overlap,
     plan::Plan,
     resolve::Resolver,
     status::{self, Trigger},
@@ -18,10 +19,11 @@ use crate::{
     error::{ServiceError, ServiceResult},
 };
 pub use am_domain::recovery::{Rerun, RerunChoices};
-use am_domain::{roles::Role, usage::EntityRef};
+use am_domain::{catalog::OverlapPolicy, roles::Role, usage::EntityRef};
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, TransactionTrait,
+    ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    TransactionTrait,
 };
 use uuid::Uuid;
 
@@ -217,7 +219,10 @@ async fn run_alone(
     let now = Utc::now();
     let what = EntityRef::LaunchSetting(id.to_owned());
     let txn = super::begin_write(db).await?;
+    // Locked (on PostgreSQL; SQLite's write transaction already is one writer): two runs of
+    // one launch setting check its overlap policy one after the other.
     let row = launch_settings::Entity::find_by_id(id)
+        .lock_exclusive()
         .one(&txn)
         .await?
         .ok_or_else(|| ServiceError::NotFound(what.to_string()))?;
@@ -241,6 +246,21 @@ async fn run_alone(
         }
     }
     let mut resolver = Resolver::load(&txn, &[id.to_owned()], now, cfg.node_timeout).await?;
+    let trigger = match (how.rerun_of, stream) {
+        (Some(_), _) => Trigger::Rerun,
+        (None, true) => Trigger::Stream,
+        (None, false) => Trigger::Manual,
+    };
+    let new = NewActivation {
+        ls: id.to_owned(),
+        trigger,
+        requested_by: Some(actor.name.clone()),
+        parent: None,
+        group: None,
+        fire_key: None,
+        pinned_host: None,
+        only_hosts: how.only_hosts.clone(),
+    };
     if let (Some(only), Some(target)) = (&how.only_hosts, resolver.target(id)) {
         // A re-run on chosen hosts goes there now or not at all: waiting would hand it to
         // whichever node comes first.
@@ -257,49 +277,41 @@ async fn run_alone(
             )));
         }
     }
-    let mut plan = Plan::default();
-    let trigger = match (how.rerun_of, stream) {
-        (Some(_), _) => Trigger::Rerun,
-        (None, true) => Trigger::Stream,
-        (None, false) => Trigger::Manual,
+    // Overlap `skip`, decided here for the whole pool (overlap.rs).
+    let met = match resolver.target(id) {
+        Some(t) if t.agent.overlap == OverlapPolicy::Skip => overlap::active_run(&txn, id)
+            .await?
+            .map(|running| (running, t.ls.application.clone())),
+        _ => None,
     };
-    let planned = plan_activation(
-        &mut plan,
-        &mut resolver,
-        cfg,
-        NewActivation {
-            ls: id.to_owned(),
-            trigger,
-            requested_by: Some(actor.name.clone()),
-            parent: None,
-            group: None,
-            fire_key: None,
-            pinned_host: None,
-            only_hosts: how.only_hosts.clone(),
-        },
-        now,
-    )
-    .map_err(ServiceError::Conflict)?;
-    let mut entry = AuditEntry::new(actor, "run", "launch_setting", id)
-        .after(&serde_json::json!({ "activation": planned.id.to_string() }));
+    let mut plan = Plan::default();
+    let planned = match &met {
+        Some((running, application)) => {
+            tracing::info!(launch_setting = %id, running = %running.id,
+                "run skipped: the launch setting still runs (overlap policy: skip)");
+            overlap::plan_skipped(&mut plan, &new, application, running, now)
+        }
+        None => {
+            plan_activation(&mut plan, &mut resolver, cfg, new, now)
+                .map_err(ServiceError::Conflict)?
+                .id
+        }
+    };
+    let mut after = serde_json::json!({ "activation": planned.to_string() });
+    if let Some((running, _)) = &met {
+        after["skipped_for"] = serde_json::json!(running.id.to_string());
+    }
+    let mut entry = AuditEntry::new(actor, "run", "launch_setting", id);
     if let Some(original) = how.rerun_of {
-        link(
-            &mut plan,
-            original,
-            planned.id,
-            how.only_hosts.as_deref(),
-            now,
-        );
-        entry = AuditEntry::new(actor, "rerun", "launch_setting", id).after(&serde_json::json!({
-            "activation": planned.id.to_string(),
-            "rerun_of": original.to_string(),
-            "only_hosts": how.only_hosts,
-        }));
+        link(&mut plan, original, planned, how.only_hosts.as_deref(), now);
+        after["rerun_of"] = serde_json::json!(original.to_string());
+        after["only_hosts"] = serde_json::json!(how.only_hosts);
+        entry = AuditEntry::new(actor, "rerun", "launch_setting", id);
     }
     plan.write(&txn).await?;
-    audit::record(&txn, entry).await?;
+    audit::record(&txn, entry.after(&after)).await?;
     txn.commit().await?;
-    Ok(planned.id)
+    Ok(planned)
 }
 
 async fn run_group(

@@ -248,6 +248,7 @@ mod tests {
             dead_lettered: 0,
             error: None,
             stop_requested_at: None,
+            consumes: None,
         }
     }
 

@@ -137,6 +137,7 @@ fn node(host: &str, heartbeat: DateTime<Utc>, running: i32) -> nodes::ActiveMode
         status: Set("live".into()),
         protocol_version: Set(2),
         waiting_publication: Set(None),
+        refused_changes: Set(None),
     }
 }
 

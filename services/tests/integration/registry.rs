@@ -28,6 +28,7 @@ on_both_backends!(
     later_publications_keep_what_operators_set,
     the_same_publication_twice_changes_nothing,
     a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift,
+    a_messages_agent_without_its_data_queue_lands_flagged,
     an_unknown_application_waits_and_is_applied_once_created,
     heartbeats_update_the_node_row,
     nodes_are_live_until_their_heartbeats_stop,
@@ -458,6 +459,99 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
     let echo = view.agents.iter().find(|a| a.id == "echo").expect("echo");
     assert!(echo.schema_differs);
     assert_eq!(echo.offered_by, ["demo-a"]);
+    // What the catalog did not take is listed with why, not only logged.
+    let refused = registry::refused_publications(db, &actor(Role::Viewer))
+        .await
+        .expect("refused");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(
+        (refused[0].application.as_str(), refused[0].host.as_str()),
+        (APP, "demo-a")
+    );
+    assert_eq!(refused[0].refused[0].entity, EntityRef::agent(APP, "echo"));
+    assert!(
+        refused[0].refused[0].errors.to_string().contains("org"),
+        "{}",
+        refused[0].refused[0].errors
+    );
+    // The code fixed: the refusal is gone with the next publication.
+    registry::record_publication(db, &publication("demo-a", "2.1", vec![echo_v1()]), t0())
+        .await
+        .expect("publish v2.1");
+    assert_eq!(
+        registry::refused_publications(db, &admin)
+            .await
+            .expect("refused"),
+        vec![]
+    );
+}
+
+fn echo_v1() -> PublishedAgent {
+    echo(vec![org_param("org")])
+}
+
+/// A messages agent whose suggested data queue is not in the catalog lands without one,
+/// flagged, instead of being left out; the next publication after the data queue is created
+/// takes the suggestion.
+async fn a_messages_agent_without_its_data_queue_lands_flagged(db: &DatabaseConnection) {
+    seed(db).await;
+    let admin = actor(Role::Admin);
+    let mut ghost = echo(vec![]);
+    ghost.id = "ghost".into();
+    ghost.suggested_data_queue = Some("demo.missing".into());
+    let p = publication("demo-a", "1.0", vec![ghost, sleep()]);
+    registry::record_publication(db, &p, t0())
+        .await
+        .expect("publish");
+    let a: Agent = catalog::get(db, &admin, &EntityRef::agent(APP, "ghost"))
+        .await
+        .expect("the agent landed");
+    assert_eq!(a.data_queue, None);
+    assert_eq!(
+        registry::agents_needing_data_queue(db, &admin)
+            .await
+            .expect("flagged"),
+        [(APP.to_owned(), "ghost".to_owned())]
+    );
+    let view = registry::application_publication(db, &admin, APP, t0(), timeout())
+        .await
+        .expect("view");
+    assert!(
+        view.agents
+            .iter()
+            .any(|a| a.id == "ghost" && a.in_catalog && a.needs_data_queue)
+    );
+    assert_eq!(
+        registry::refused_publications(db, &admin)
+            .await
+            .expect("refused"),
+        vec![]
+    );
+
+    let mut c = catalog::export(db, &admin).await.expect("export");
+    c.data_queues.push(DataQueue {
+        id: "demo.missing".into(),
+        title: String::new(),
+        kind: DataQueueKind::Topic,
+        address: None,
+        delay: None,
+    });
+    catalog::import(db, &admin, c)
+        .await
+        .expect("data queue created");
+    registry::record_publication(db, &p, t0())
+        .await
+        .expect("publish again");
+    let a: Agent = catalog::get(db, &admin, &EntityRef::agent(APP, "ghost"))
+        .await
+        .expect("get");
+    assert_eq!(a.data_queue.as_deref(), Some("demo.missing"));
+    assert!(
+        registry::agents_needing_data_queue(db, &admin)
+            .await
+            .expect("flagged")
+            .is_empty()
+    );
 }
 
 /// A node that publishes before its application is in the catalog: recorded, its publication

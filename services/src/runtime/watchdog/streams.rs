@@ -1,7 +1,12 @@
 //! Keeping enabled stream launch settings running: one activation each, on every live node of
-//! its pool for `MANY` (a node that joins later joins the running activation).
+//! its pool for `MANY` (a node that joins later joins the running activation), consuming the
+//! queue the catalog says: a stream whose agent moved to another data queue, or whose data
+//! queue changed kind, is interrupted and started again on the new queue (the old queue then
+//! leaves the broker as the topology reconciler retires it: docs/runtime.md, Streams follow
+//! the catalog).
 
 use super::*;
+use crate::runtime::stopping::{Ending, end_activation};
 
 /// Enabled stream launch settings run: one activation each (on every live node for `MANY`).
 pub(super) async fn keep_streams(
@@ -34,9 +39,14 @@ pub(super) async fn keep_streams(
             .await?;
         match latest {
             Some(a) if status::activation::ACTIVE.contains(&a.status.as_str()) => {
-                if a.status != status::activation::WAITING
-                    && target.concurrency() == Concurrency::Many
-                {
+                if a.status == status::activation::WAITING {
+                    // Not dispatched yet: its dispatch takes the catalog as it is then.
+                    continue;
+                }
+                if follow_catalog(db, cfg, &target, &a, now).await? {
+                    continue;
+                }
+                if target.concurrency() == Concurrency::Many {
                     join_new_nodes(db, cfg, &mut resolver, &target, &a, now).await?;
                 }
             }
@@ -83,6 +93,49 @@ pub(super) async fn keep_streams(
         }
     }
     Ok(())
+}
+
+/// Interrupts a running stream activation whose dispatches consume another queue than the
+/// catalog now gives its launch setting (once per host: the stop request is a compare-and-set),
+/// so that [`keep_streams`] starts it again on the right one. True when it is being restarted.
+async fn follow_catalog(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    target: &crate::runtime::resolve::Target,
+    a: &activations::Model,
+    now: DateTime<Utc>,
+) -> ServiceResult<bool> {
+    let wanted = target.consumed_queue(&cfg.names);
+    let consumed: BTreeSet<String> = activation_hosts::Entity::find()
+        .select_only()
+        .column(activation_hosts::Column::Consumes)
+        .filter(activation_hosts::Column::ActivationId.eq(a.id))
+        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+        .filter(activation_hosts::Column::Consumes.is_not_null())
+        .into_tuple::<Option<String>>()
+        .all(db)
+        .await?
+        .into_iter()
+        .flatten()
+        .collect();
+    let Some(stale) = consumed
+        .iter()
+        .find(|q| wanted.as_deref() != Some(q.as_str()))
+    else {
+        return Ok(false);
+    };
+    let reason = match &wanted {
+        Some(new) => {
+            format!("the catalog moved its messages from `{stale}` to `{new}`: restarting it there")
+        }
+        None => {
+            format!("the catalog no longer gives it messages to consume (it consumed `{stale}`)")
+        }
+    };
+    tracing::info!(activation_id = %a.id, launch_setting = %target.ls.id, %reason,
+        "stream follows the catalog");
+    end_activation(db, cfg, a, &reason, Ending::Interrupt, now).await?;
+    Ok(true)
 }
 
 /// A `MANY` stream runs on every live node: nodes that came up since get their launch.

@@ -1,0 +1,79 @@
+//! What nodes published that the catalog does not run yet: the changes of each node's last
+//! publication that a catalog rule refused (with why), and the messages agents that landed
+//! without a data queue because the one their code suggested is not in the catalog. Both are
+//! shown on the schema-drift page (and the agents on their own pages), so nothing a node
+//! publishes disappears with only a line in the manager's log.
+
+use crate::{
+    Principal,
+    catalog::rows::enum_to_str,
+    entity::{agents, nodes},
+    error::ServiceResult,
+};
+use am_domain::{catalog::InputKind, publication::Refused, roles::Role};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use serde::{Deserialize, Serialize};
+
+/// What the catalog could not take of one node's last publication.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefusedPublication {
+    pub application: String,
+    pub host: String,
+    pub refused: Vec<Refused>,
+}
+
+/// Every node's refused changes, by application and host.
+pub async fn refused_publications(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+) -> ServiceResult<Vec<RefusedPublication>> {
+    actor.require(Role::Viewer)?;
+    let rows: Vec<(String, String, Option<String>)> = nodes::Entity::find()
+        .select_only()
+        .columns([
+            nodes::Column::ApplicationId,
+            nodes::Column::Host,
+            nodes::Column::RefusedChanges,
+        ])
+        .filter(nodes::Column::RefusedChanges.is_not_null())
+        .order_by_asc(nodes::Column::ApplicationId)
+        .order_by_asc(nodes::Column::Host)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (application, host, json) in rows {
+        match json.as_deref().map(serde_json::from_str::<Vec<Refused>>) {
+            Some(Ok(refused)) if !refused.is_empty() => out.push(RefusedPublication {
+                application,
+                host,
+                refused,
+            }),
+            Some(Err(e)) => {
+                tracing::warn!(%application, %host, error = %e,
+                    "stored refused changes are not readable; the node's next publication replaces them");
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Messages agents waiting for an operator to pick their data queue, as (application, agent).
+pub async fn agents_needing_data_queue(
+    db: &impl ConnectionTrait,
+    actor: &Principal,
+) -> ServiceResult<Vec<(String, String)>> {
+    actor.require(Role::Viewer)?;
+    // The agents' rows alone: the whole catalog (classifier values included) is not needed.
+    Ok(agents::Entity::find()
+        .select_only()
+        .columns([agents::Column::ApplicationId, agents::Column::Id])
+        .filter(agents::Column::InputKind.eq(enum_to_str(&InputKind::Messages)))
+        .filter(agents::Column::DataQueueId.is_null())
+        .order_by_asc(agents::Column::ApplicationId)
+        .order_by_asc(agents::Column::Id)
+        .into_tuple()
+        .all(db)
+        .await?)
+}
