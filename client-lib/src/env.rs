@@ -115,7 +115,8 @@ impl NodeBuilder {
         &self.host
     }
 
-    /// The broker URL the node will connect to.
+    /// The broker URL the node will connect to, or the comma-separated list of a cluster's
+    /// members.
     ///
     /// ```
     /// let b = agent_client::NodeBuilder::new("billing", "h");

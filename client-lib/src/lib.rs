@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod addresses;
 mod agent;
 mod breaker;
 mod broker;
@@ -12,6 +13,7 @@ mod outbox;
 mod runtime;
 mod topology;
 
+pub use addresses::{AddressError, BrokerAddresses};
 pub use agent::{AgentSpec, Classifier, MessageAgent, StandaloneAgent};
 pub use broker::{CONNECT_TIMEOUT, ConnectError, connect, connect_within};
 pub use context::{Context, Message};

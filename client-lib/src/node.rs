@@ -1,7 +1,7 @@
 //! [`NodeBuilder`] registers agents and classifiers and starts a [`Node`].
 
 use crate::{
-    AgentSpec, Classifier, MessageAgent, NodeError, StandaloneAgent, Topology,
+    AgentSpec, BrokerAddresses, Classifier, MessageAgent, NodeError, StandaloneAgent, Topology,
     agent::Registered,
     runtime::{self, Shared},
 };
@@ -82,10 +82,15 @@ impl NodeBuilder {
         }
     }
 
-    /// The broker URL (default [`DEFAULT_AMQP_URL`]).
+    /// The broker URL (default [`DEFAULT_AMQP_URL`]), or a RabbitMQ cluster's members as a
+    /// comma-separated list: the node connects to one and, losing it, to another
+    /// ([`BrokerAddresses`]).
     ///
     /// ```
     /// let b = agent_client::NodeBuilder::new("billing", "h").amqp_url("amqp://rabbit:5672/%2f");
+    /// let cluster = agent_client::NodeBuilder::new("billing", "h")
+    ///     .amqp_url("amqp://rabbit-1:5672/%2f,amqp://rabbit-2:5672/%2f,amqp://rabbit-3:5672/%2f");
+    /// assert!(cluster.validate().is_ok());
     /// ```
     pub fn amqp_url(mut self, url: impl Into<String>) -> Self {
         self.amqp_url = url.into();
@@ -114,8 +119,9 @@ impl NodeBuilder {
         self
     }
 
-    /// How many activations run at once (default 8). Launches beyond it are refused as
-    /// *skipped* so that the manager picks another node.
+    /// How many activations run at once (default 8). A launch that finds every slot busy is
+    /// accepted and waits on the node for one (the heartbeat counts it, so the manager sends
+    /// further launches to less busy nodes).
     ///
     /// ```
     /// let b = agent_client::NodeBuilder::new("billing", "h").capacity(2);
@@ -240,6 +246,9 @@ impl NodeBuilder {
         if self.capacity == 0 {
             problems.push("capacity: must be at least 1".to_owned());
         }
+        if let Err(e) = BrokerAddresses::parse(&self.amqp_url) {
+            problems.push(format!("amqp_url: {e}"));
+        }
         let mut seen = HashSet::new();
         for (spec, _) in &self.agents {
             if let Err(e) = ids::validate_id(&spec.id) {
@@ -280,7 +289,9 @@ impl NodeBuilder {
     /// ```
     pub async fn start(self) -> Result<Node, NodeError> {
         self.validate()?;
-        let shared = runtime::start(self);
+        let brokers = BrokerAddresses::parse(&self.amqp_url)
+            .map_err(|e| NodeError::Invalid(vec![format!("amqp_url: {e}")]))?;
+        let shared = runtime::start(self, brokers);
         Ok(Node { shared })
     }
 }

@@ -248,7 +248,7 @@ async fn run_round() -> Result<RoundResult> {
     let stop = CancellationToken::new();
     let (link_tx, link) = server::broker::link();
     let supervisor = tokio::spawn(server::broker::supervise(
-        amqp_url(),
+        agent_client::BrokerAddresses::parse(&amqp_url()).expect("the bench broker's address"),
         topology.clone(),
         BrokerStatus::default(),
         link_tx,

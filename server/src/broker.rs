@@ -3,7 +3,7 @@
 //! publishes the state for `/readyz` and the dashboard, and hands the live connection to the
 //! runtime through a [`Link`].
 
-use agent_client::Topology;
+use agent_client::{BrokerAddresses, Topology};
 use am_services::{db::redact_url, health::BrokerStatus};
 use futures_util::StreamExt;
 use lapin::{Connection, ConnectionProperties, Event};
@@ -50,19 +50,21 @@ pub fn next_backoff(current: Duration) -> Duration {
     (current * 2).clamp(MIN_BACKOFF, MAX_BACKOFF)
 }
 
-/// Keeps a connection up until `stop` fires.
+/// Keeps a connection up until `stop` fires. Each attempt goes to the next of `brokers` (a
+/// cluster's members), so a lost member is left for another one at the next attempt.
 pub async fn supervise(
-    url: String,
+    brokers: BrokerAddresses,
     topology: Topology,
     status: BrokerStatus,
     link: watch::Sender<Option<Arc<Connection>>>,
     stop: CancellationToken,
 ) {
-    let shown = redact_url(&url);
     let mut backoff = MIN_BACKOFF;
     loop {
+        let url = brokers.next_url();
+        let shown = redact_url(url);
         let attempt = tokio::select! {
-            r = agent_client::connect(&url, ConnectionProperties::default().with_connection_name("agent-manager".into())) => r,
+            r = agent_client::connect(url, ConnectionProperties::default().with_connection_name("agent-manager".into())) => r,
             () = stop.cancelled() => return,
         };
         match attempt {

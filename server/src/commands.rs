@@ -67,8 +67,12 @@ pub async fn serve(config: Config) -> Result<()> {
         topology = topology.ephemeral(expiry);
     }
     let (link_tx, link) = broker::link();
+    // Validated with the configuration; replicas start at different members of a cluster.
+    let brokers = agent_client::BrokerAddresses::parse(&config.broker.url)
+        .context("AM_AMQP_URL")?
+        .spread_by(&format!("agent-manager {}", std::process::id()));
     let broker_task = tokio::spawn(broker::supervise(
-        config.broker.url.clone(),
+        brokers,
         topology.clone(),
         broker_status,
         link_tx,

@@ -250,21 +250,13 @@ impl Config {
             None => DEFAULT_DATABASE_URL.to_owned(),
         };
 
+        // One URL, or a cluster's members as a comma-separated list (agent_client's one rule).
         let broker = match src.get("AM_AMQP_URL", amqp_url, "amqp_url") {
             Some((key, raw)) => {
-                let parsed = url::Url::parse(&raw).map_err(|e| ConfigError::Invalid {
-                    key: key.clone(),
-                    message: format!("`{}` is not a URL: {e}", am_services::db::redact_url(&raw)),
+                agent_client::BrokerAddresses::parse(&raw).map_err(|e| ConfigError::Invalid {
+                    key,
+                    message: e.to_string(),
                 })?;
-                if !matches!(parsed.scheme(), "amqp" | "amqps") {
-                    return Err(ConfigError::Invalid {
-                        key,
-                        message: format!(
-                            "scheme `{}` is not supported (expected amqp:// or amqps://)",
-                            parsed.scheme()
-                        ),
-                    });
-                }
                 raw
             }
             None => DEFAULT_AMQP_URL.to_owned(),

@@ -189,7 +189,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Demo traffic for the data queues (`AM_DEMO_PRODUCE`, see the module documentation).
 struct Producer {
-    amqp_url: String,
+    brokers: agent_client::BrokerAddresses,
     host: String,
     interval: Duration,
     exchanges: Vec<String>,
@@ -221,7 +221,9 @@ impl Producer {
             "AM_DEMO_EXCHANGES: name at least one exchange"
         );
         Ok(Some(Self {
-            amqp_url: amqp_url.to_owned(),
+            brokers: agent_client::BrokerAddresses::parse(amqp_url)
+                .context("AM_AMQP_URL")?
+                .spread_by(host),
             host: host.to_owned(),
             interval: Duration::from_millis(millis),
             exchanges,
@@ -236,7 +238,7 @@ impl Producer {
         loop {
             let props = ConnectionProperties::default()
                 .with_connection_name(LongString::from(format!("am-demo-producer {}", self.host)));
-            match agent_client::connect(&self.amqp_url, props).await {
+            match agent_client::connect(self.brokers.next_url(), props).await {
                 Ok(conn) => {
                     let Err(e) = self.publish(&conn, &mut sent, &mut backoff).await;
                     tracing::warn!(error = %e, retry_in = ?backoff,

@@ -33,9 +33,11 @@ async fn sleep_or_stop(d: Duration, stop: &CancellationToken) -> bool {
 
 /// Keeps one connection up, declares the node's topology on each, publishes the node.
 pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<Connection>>>) {
-    let shown = broker::redact(&shared.amqp_url);
     let mut backoff = MIN_BACKOFF;
     loop {
+        // Each attempt goes to the next member: after a loss, to another one (addresses.rs).
+        let url = shared.brokers.next_url();
+        let shown = broker::redact(url);
         let props =
             ConnectionProperties::default().with_connection_name(LongString::from(format!(
                 "am-node {}@{} ({})",
@@ -44,7 +46,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<
                 shared.topology.names().prefix()
             )));
         let attempt = tokio::select! {
-            r = broker::connect(&shared.amqp_url, props) => r,
+            r = broker::connect(url, props) => r,
             () = shared.stop_io.cancelled() => return,
         };
         match attempt {

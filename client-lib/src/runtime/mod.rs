@@ -7,7 +7,7 @@ mod launch;
 pub(crate) use launch::with_grace;
 
 use crate::{
-    AgentError, AgentSpec, Classifier, NodeBuilder, Topology,
+    AgentError, AgentSpec, BrokerAddresses, Classifier, NodeBuilder, Topology,
     agent::Registered,
     breaker::{Breaker, Trip},
     broker::{self, Link},
@@ -100,7 +100,7 @@ pub(crate) struct Shared {
     pub(crate) application: String,
     pub(crate) host: String,
     version: String,
-    amqp_url: String,
+    brokers: BrokerAddresses,
     pub(crate) topology: Topology,
     capacity: u32,
     heartbeat_every: Duration,
@@ -133,13 +133,14 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-pub(crate) fn start(b: NodeBuilder) -> Arc<Shared> {
+pub(crate) fn start(b: NodeBuilder, brokers: BrokerAddresses) -> Arc<Shared> {
     let (tx, link) = broker::link();
+    let brokers = brokers.spread_by(&format!("{}@{}", b.application, b.host));
     let shared = Arc::new(Shared {
         application: b.application,
         host: b.host,
         version: b.version,
-        amqp_url: b.amqp_url,
+        brokers,
         topology: b.topology,
         capacity: b.capacity,
         heartbeat_every: b.heartbeat_every,

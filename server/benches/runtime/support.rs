@@ -146,7 +146,7 @@ pub fn start_manager(
         .with_runtime(RuntimeConfig::new(&round.prefix));
     let (link_tx, link) = server::broker::link();
     let broker = tokio::spawn(server::broker::supervise(
-        amqp_url(),
+        agent_client::BrokerAddresses::parse(&amqp_url()).expect("the bench broker's address"),
         round.topology.clone(),
         status,
         link_tx,

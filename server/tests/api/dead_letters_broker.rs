@@ -174,7 +174,7 @@ async fn manager(
         stop.clone(),
     );
     tasks.spawn(server::broker::supervise(
-        amqp_url(),
+        agent_client::BrokerAddresses::parse(&amqp_url()).expect("address"),
         broker.topology(),
         status,
         tx,
@@ -466,7 +466,7 @@ async fn a_bulk_replay_runs_through_the_broker_publisher() {
     let stop = CancellationToken::new();
     let (tx, link) = server::broker::link();
     let supervisor = tokio::spawn(server::broker::supervise(
-        amqp_url(),
+        agent_client::BrokerAddresses::parse(&amqp_url()).expect("address"),
         broker.topology(),
         BrokerStatus::default(),
         tx,

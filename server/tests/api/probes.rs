@@ -35,7 +35,7 @@ async fn readyz_reports_a_real_broker_up() {
         .unwrap_or_else(|_| server::config::DEFAULT_AMQP_URL.into());
     let (link, _) = server::broker::link();
     let task = tokio::spawn(server::broker::supervise(
-        url,
+        agent_client::BrokerAddresses::parse(&url).expect("address"),
         throwaway_topology(),
         status.clone(),
         link,
@@ -60,7 +60,8 @@ async fn readyz_reports_an_unreachable_broker_and_keeps_serving() {
     // Port 1 on loopback: nothing listens, the connection is refused at once.
     let (link, _) = server::broker::link();
     let task = tokio::spawn(server::broker::supervise(
-        "amqp://guest:secret@127.0.0.1:1/%2f".into(),
+        agent_client::BrokerAddresses::parse("amqp://guest:secret@127.0.0.1:1/%2f")
+            .expect("address"),
         throwaway_topology(),
         status.clone(),
         link,

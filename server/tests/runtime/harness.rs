@@ -163,7 +163,13 @@ impl World {
     }
 
     pub fn start_node_with(&mut self, host: &str, capacity: u32) {
-        let node = Node::spawn(&self.prefix, host, capacity);
+        self.start_node_via(host, capacity, &amqp_url());
+    }
+
+    /// Starts a `demo-node` process for `host` connecting through `amqp_url` (one URL, or a
+    /// comma-separated list of a cluster's members).
+    pub fn start_node_via(&mut self, host: &str, capacity: u32, amqp_url: &str) {
+        let node = Node::spawn(&self.prefix, host, capacity, amqp_url);
         self.nodes.insert(host.to_owned(), node);
     }
 
@@ -559,7 +565,7 @@ impl Manager {
         let stop = CancellationToken::new();
         let (link_tx, link) = broker::link();
         let broker = tokio::spawn(broker::supervise(
-            amqp_url.to_owned(),
+            agent_client::BrokerAddresses::parse(amqp_url).expect("the test broker's address"),
             topology.clone(),
             services.broker.clone(),
             link_tx,
@@ -648,9 +654,9 @@ pub struct Node {
 }
 
 impl Node {
-    fn spawn(prefix: &str, host: &str, capacity: u32) -> Node {
+    fn spawn(prefix: &str, host: &str, capacity: u32, amqp_url: &str) -> Node {
         let child = tokio::process::Command::new(demo_node_binary())
-            .env("AM_AMQP_URL", amqp_url())
+            .env("AM_AMQP_URL", amqp_url)
             .env("AM_APP", APP)
             .env("AM_HOST", host)
             .env("AM_PREFIX", prefix)

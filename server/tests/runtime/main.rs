@@ -7,10 +7,12 @@
 
 mod breaker;
 mod dispatch;
+mod failover;
 mod follow;
 mod forward;
 mod getting_started;
 mod harness;
+mod isolation;
 mod malformed;
 mod misfire;
 mod notify;

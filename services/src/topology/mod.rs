@@ -24,7 +24,7 @@ use sea_orm::{
     QuerySelect, TransactionTrait, sea_query::Expr,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod depths;
 mod drift;
@@ -67,6 +67,10 @@ pub struct Pass {
     pub revision: i64,
     pub desired: BrokerObjects,
     pub plan: Plan,
+    /// Exchanges this installation declared before (its applied state): the only ones a pass
+    /// may replace when the broker holds them with other arguments. Any other exchange of that
+    /// name belongs to someone else (another manager on the broker) and is left alone.
+    pub owned_exchanges: BTreeSet<String>,
     /// Every queue on its way out after this pass's plan (older ones and new ones), unless
     /// the catalog wants it again.
     pub leaving: BTreeMap<String, LeavingSince>,
@@ -198,6 +202,7 @@ pub async fn begin_pass(
     let desired = layout.desired(&catalog);
     let (applied, applied_revision) = applied(db).await?;
     let first = applied_revision.is_none();
+    let owned_exchanges = applied.objects.exchanges.keys().cloned().collect();
     let mut before = applied.objects.clone();
     if first {
         let legacy = layout.legacy(&catalog);
@@ -219,6 +224,7 @@ pub async fn begin_pass(
         revision,
         desired,
         plan,
+        owned_exchanges,
         leaving,
     })
 }

@@ -47,17 +47,20 @@ impl<'a> Steps<'a> {
         }
     }
 
-    /// Declares an exchange; one declared with other arguments before (by nodes of protocol
-    /// version 1, without an alternate exchange) is deleted and declared again. Returns
-    /// whether it was replaced, which drops its bindings.
-    async fn exchange(&mut self, exchange: &Exchange) -> Result<bool, lapin::Error> {
+    /// Declares an exchange. One the broker holds with other arguments is deleted and declared
+    /// again only when it is `owned` (this installation declared it before: its arguments
+    /// changed with the catalog or an upgrade); one it does not own belongs to someone else,
+    /// another manager on the broker most often, and is left as it is: the refusal is reported
+    /// (the Broker page's drift) and nothing is bound to it. Returns whether it was replaced,
+    /// which drops its bindings.
+    async fn exchange(&mut self, exchange: &Exchange, owned: bool) -> Result<bool, lapin::Error> {
         let topology = self.topology;
         match topology
             .declare_exchange(self.channel().await?, exchange)
             .await
         {
             Ok(()) => Ok(false),
-            Err(e) if is_precondition_failed(&e) => {
+            Err(e) if owned && is_precondition_failed(&e) => {
                 tracing::info!(exchange = %exchange.name, "exchange declared with other arguments; replacing it");
                 topology
                     .delete_exchange(self.channel().await?, &exchange.name)
@@ -67,7 +70,14 @@ impl<'a> Steps<'a> {
                     .await?;
                 Ok(true)
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                if is_precondition_failed(&e) {
+                    tracing::warn!(exchange = %exchange.name,
+                        "an exchange of this name exists with other arguments and is not this manager's \
+                         (another manager on the broker?): left as it is, nothing is bound to it");
+                }
+                Err(e)
+            }
         }
     }
 }
@@ -148,20 +158,32 @@ pub(super) async fn apply(
     steps: &mut Steps<'_>,
     plan: &Plan,
     desired: &BrokerObjects,
+    owned_exchanges: &BTreeSet<String>,
     outcome: &mut Outcome,
 ) {
     let topology = steps.topology;
     let mut rebind: BTreeSet<String> = BTreeSet::new();
     let mut failed_exchanges: BTreeSet<String> = BTreeSet::new();
     for ex in plan.declare_exchanges.iter().chain(&plan.replace_exchanges) {
-        match steps.exchange(ex).await {
+        match steps.exchange(ex, owned_exchanges.contains(&ex.name)).await {
             Ok(replaced) => {
                 if replaced || plan.replace_exchanges.contains(ex) {
                     rebind.insert(ex.name.clone());
                 }
             }
             Err(e) => {
-                outcome.errors.push(format!("exchange `{}`: {e}", ex.name));
+                let error = if is_precondition_failed(&e) && !owned_exchanges.contains(&ex.name) {
+                    format!(
+                        "exchange `{}` exists with other arguments and is not this manager's \
+                         (another manager on the broker, or declared by hand): left as it is; \
+                         give the data queue another address, or delete the exchange if it is \
+                         yours: {e}",
+                        ex.name
+                    )
+                } else {
+                    format!("exchange `{}`: {e}", ex.name)
+                };
+                outcome.errors.push(error);
                 outcome
                     .refusals
                     .push(refusal(ObjectKind::Exchange, &ex.name, &e));

@@ -86,7 +86,14 @@ async fn run_pass(
     let pass = rules::begin_pass(db, topology.layout(), full, now).await?;
     let mut outcome = Outcome::default();
     let mut steps = apply::Steps::open(conn, topology).await?;
-    apply::apply(&mut steps, &pass.plan, &pass.desired, &mut outcome).await;
+    apply::apply(
+        &mut steps,
+        &pass.plan,
+        &pass.desired,
+        &pass.owned_exchanges,
+        &mut outcome,
+    )
+    .await;
     leaving::leave(&mut steps, pass.leaving.values(), now, &mut outcome).await;
     steps.close().await;
     let report = PassReport {

@@ -1,0 +1,89 @@
+//! Several broker addresses (`AM_AMQP_URL` as a comma-separated list): the manager and a node
+//! each given two addresses of one broker (two proxies in front of it, standing in for two
+//! members of a cluster). Cutting the address one of them is on makes it reconnect through
+//! the other within seconds, re-creating its channels, consumers and queue: the node stays
+//! live, a stream keeps processing every message published, and a run started while a client
+//! was between connections still runs (the outbox kept its command).
+
+use crate::harness::{CatalogBuilder, LONG, Proxy, SHORT, World, eventually};
+use am_services::{entity::activation_hosts, testing::Backend};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde_json::json;
+
+const STREAM: &str = "demo.echo.failover";
+
+/// Messages the stream processed, over every dispatch of every activation of it.
+async fn processed(w: &World) -> i64 {
+    let ids: Vec<uuid::Uuid> = w.runs_of(STREAM).await.into_iter().map(|a| a.id).collect();
+    activation_hosts::Entity::find()
+        .filter(activation_hosts::Column::ActivationId.is_in(ids))
+        .all(&w.db)
+        .await
+        .expect("query")
+        .iter()
+        .map(|h| h.processed)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_fail_over_to_another_broker_address() {
+    let mut w = World::new(Backend::Sqlite).await;
+    w.seed(
+        CatalogBuilder::new(&w, &["h1"])
+            .ls(STREAM, "echo", "stream", json!({}))
+            .sleep("demo.nap", "300ms")
+            .build(),
+    )
+    .await;
+    let mut first = Proxy::start().await;
+    let mut second = Proxy::start().await;
+    let both = format!("{},{}", first.url(), second.url());
+    let m = w.manager_with(w.config(), &both).await;
+    w.start_node_via("h1", 4, &both);
+    w.wait_live(&["h1"]).await;
+
+    let mut sent = 0_i64;
+    for round in 0..2 {
+        for i in 0..10 {
+            w.publish(&format!("failover-{round}-{i}")).await;
+            sent += 1;
+        }
+        eventually(&format!("{sent} messages processed"), LONG, || async {
+            (processed(&w).await == sent).then_some(())
+        })
+        .await;
+        // Cut one address (the first, then the second once the first is back): whoever was
+        // on it moves to the other.
+        if round == 0 {
+            first.cut();
+        } else {
+            first.restore().await;
+            second.cut();
+        }
+        // A run asked for at once goes out whenever the manager and the node are back.
+        let nap = m.run_ls("demo.nap").await;
+        assert_eq!(
+            w.wait_done(nap, LONG).await.status,
+            "succeeded",
+            "{}",
+            w.dump().await
+        );
+        eventually("the manager back on the broker", SHORT, || async {
+            m.broker_up().then_some(())
+        })
+        .await;
+        w.wait_live(&["h1"]).await;
+    }
+    for i in 0..10 {
+        w.publish(&format!("failover-last-{i}")).await;
+        sent += 1;
+    }
+    eventually(&format!("all {sent} messages processed"), LONG, || async {
+        (processed(&w).await == sent).then_some(())
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(processed(&w).await, sent, "a message was processed twice");
+    m.stop().await;
+    w.finish(&[STREAM]).await;
+}
