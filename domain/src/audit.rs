@@ -20,6 +20,41 @@ pub struct Change {
 /// What stands for a masked value.
 pub const MASKED: &str = "•••";
 
+/// The action of a failed login: its actor and entity are the name someone typed, and its cause
+/// says whether that user exists, so only admins read them.
+pub const LOGIN_FAILED: &str = "login_failed";
+
+/// `value` as a reader who is not an admin sees it: [`masked`], and every webhook URL past its
+/// host (crate::notify::mask_webhook_url).
+///
+/// ```
+/// use am_domain::audit::masked_for_reader;
+/// let v = serde_json::json!({"webhook_url": "https://hooks.example/T/B/x", "webhook_secret": "s"});
+/// assert_eq!(
+///     masked_for_reader(&v),
+///     serde_json::json!({"webhook_url": "https://hooks.example/•••", "webhook_secret": "•••"})
+/// );
+/// ```
+pub fn masked_for_reader(value: &Value) -> Value {
+    fn urls(v: Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .map(|(k, v)| match v {
+                        Value::String(s) if k == "webhook_url" => {
+                            (k, Value::String(crate::notify::mask_webhook_url(&s)))
+                        }
+                        v => (k, urls(v)),
+                    })
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.into_iter().map(urls).collect()),
+            other => other,
+        }
+    }
+    urls(masked(value, false))
+}
+
 /// Key names whose values are never shown.
 fn is_secret(key: &str) -> bool {
     let key = key.to_ascii_lowercase();

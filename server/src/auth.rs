@@ -115,7 +115,12 @@ pub async fn middleware(State(state): State<AppState>, mut req: Request, next: N
             Err(e) => return AppError::Service(e).into_response(),
         }
     } else {
+        // The Origin check protects what a browser's cookie may do. An API call with neither a
+        // token nor a session can do nothing: it is answered 401 (below), not 403.
+        let credentialless_api = path.starts_with("/api/")
+            && cookie(req.headers(), SESSION_COOKIE).is_none_or(str::is_empty);
         if is_state_changing(req.method())
+            && !credentialless_api
             && !origin_allowed(req.headers(), &state.http.allowed_origins)
         {
             tracing::warn!(%path, origin = ?req.headers().get(header::ORIGIN), "state-changing request with a foreign or missing Origin refused");
@@ -140,6 +145,16 @@ pub async fn middleware(State(state): State<AppState>, mut req: Request, next: N
             // What the caller changes is audited with the address it came from.
             p.address = (!client.is_empty()).then_some(client);
             req.extensions_mut().insert(p);
+            // Whatever a signed-in caller is shown (a new token's secret included) stays out
+            // of every cache on the way; public files (the browser bundle) stay cacheable.
+            let public = is_public(&path, state.http.metrics_public);
+            let mut res = next.run(req).await;
+            if !public {
+                res.headers_mut()
+                    .entry(header::CACHE_CONTROL)
+                    .or_insert(header::HeaderValue::from_static("no-store"));
+            }
+            return res;
         }
         None if is_public(&path, state.http.metrics_public) => {}
         None if wants_json(req.uri()) => {

@@ -3,7 +3,10 @@
 //! the other; [`list`] reads them back for the Audit log page and `GET /api/v1/audit`.
 
 use crate::{Principal, entity::audit_log, error::ServiceResult, filters};
-use am_domain::{audit::masked, roles::Role};
+use am_domain::{
+    audit::{LOGIN_FAILED, masked, masked_for_reader},
+    roles::Role,
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -165,7 +168,8 @@ pub const EXPORT_PAGE: u64 = 1000;
 
 /// Entries matching `filter`, newest first, `limit` (at most [`PAGE`]) after the cursor
 /// `after` (an entry id from the page before). Anyone signed in may read the log: it never holds
-/// a secret.
+/// a secret, and what only admins read (names typed at failed logins, whole webhook URLs) is
+/// hidden from the others (see `Reader`).
 pub async fn list(
     db: &impl ConnectionTrait,
     actor: &Principal,
@@ -174,7 +178,7 @@ pub async fn list(
     limit: u64,
 ) -> ServiceResult<AuditPage> {
     actor.require(Role::Viewer)?;
-    read(db, filter, after, limit.clamp(1, PAGE)).await
+    read(db, Reader::of(actor), filter, after, limit.clamp(1, PAGE)).await
 }
 
 /// A page of an export: as [`list`], [`EXPORT_PAGE`] entries at a time.
@@ -185,11 +189,34 @@ pub async fn export_page(
     after: Option<i64>,
 ) -> ServiceResult<AuditPage> {
     actor.require(Role::Viewer)?;
-    read(db, filter, after, EXPORT_PAGE).await
+    read(db, Reader::of(actor), filter, after, EXPORT_PAGE).await
 }
+
+/// Who reads the log: admins see every entry whole; anyone else sees no name typed at a failed
+/// login nor why it failed (which would tell whether that user exists), and webhook URLs only
+/// up to their host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    Admin,
+    Other,
+}
+
+impl Reader {
+    fn of(actor: &Principal) -> Self {
+        if actor.role.allows(Role::Admin) {
+            Reader::Admin
+        } else {
+            Reader::Other
+        }
+    }
+}
+
+/// What stands for a name only admins read.
+const HIDDEN: &str = "(hidden)";
 
 async fn read(
     db: &impl ConnectionTrait,
+    reader: Reader,
     filter: &AuditFilter,
     after: Option<i64>,
     limit: u64,
@@ -204,6 +231,15 @@ async fn read(
     ] {
         if let Some(v) = filters::text(value) {
             query = query.filter(column.eq(v));
+            // A name typed at a failed login is no key others may probe with.
+            if reader == Reader::Other
+                && matches!(
+                    column,
+                    audit_log::Column::Actor | audit_log::Column::EntityId
+                )
+            {
+                query = query.filter(audit_log::Column::Action.ne(LOGIN_FAILED));
+            }
         }
     }
     if let Some(v) = from {
@@ -220,17 +256,24 @@ async fn read(
     let entries: Vec<AuditRecord> = rows
         .into_iter()
         .take(limit as usize)
-        .map(|r| AuditRecord {
-            id: r.id,
-            at: r.at,
-            actor: r.actor,
-            address: r.address,
-            action: r.action,
-            entity_type: r.entity_type,
-            entity_id: r.entity_id,
-            before: r.before.map(|v| masked(&v, false)),
-            after: r.after.map(|v| masked(&v, false)),
-            cause: r.cause,
+        .map(|r| {
+            let hide = reader == Reader::Other && r.action == LOGIN_FAILED;
+            let shown = |v: serde_json::Value| match reader {
+                Reader::Admin => masked(&v, false),
+                Reader::Other => masked_for_reader(&v),
+            };
+            AuditRecord {
+                id: r.id,
+                at: r.at,
+                actor: if hide { HIDDEN.to_owned() } else { r.actor },
+                address: r.address,
+                action: r.action,
+                entity_type: r.entity_type,
+                entity_id: if hide { HIDDEN.to_owned() } else { r.entity_id },
+                before: r.before.map(shown),
+                after: r.after.map(shown),
+                cause: if hide { None } else { r.cause },
+            }
         })
         .collect();
     let next = if more {

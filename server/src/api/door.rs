@@ -11,6 +11,8 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
+use std::sync::LazyLock;
+use utoipa::OpenApi;
 
 /// Longest refusal text carried over into the JSON error (axum's are one line).
 const MAX_TEXT: usize = 16 * 1024;
@@ -48,7 +50,7 @@ fn is_json(res: &Response) -> bool {
 
 /// The same refusal as `{"error": "..."}`: what axum said, or what the status means here.
 async fn reshape(res: Response, method: &Method, path: &str) -> Response {
-    let (parts, body) = res.into_parts();
+    let (mut parts, body) = res.into_parts();
     let text = axum::body::to_bytes(body, MAX_TEXT)
         .await
         .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
@@ -60,11 +62,12 @@ async fn reshape(res: Response, method: &Method, path: &str) -> Response {
             )
         }
         StatusCode::METHOD_NOT_ALLOWED => {
-            let allowed = parts
-                .headers
-                .get(header::ALLOW)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
+            let allowed = allowed_methods(path).join(", ");
+            if !allowed.is_empty()
+                && let Ok(v) = header::HeaderValue::from_str(&allowed)
+            {
+                parts.headers.insert(header::ALLOW, v);
+            }
             format!("{method} is not served on {path}; it takes: {allowed}")
         }
         _ if text.is_empty() || text.starts_with('<') => parts
@@ -88,4 +91,64 @@ async fn reshape(res: Response, method: &Method, path: &str) -> Response {
         }
     }
     out
+}
+
+/// The methods the API serves on `path`, read from the OpenAPI document: the one list of the
+/// API's routes (a test keeps it equal to the router).
+fn allowed_methods(path: &str) -> Vec<&'static str> {
+    static ROUTES: LazyLock<Vec<(String, Vec<&'static str>)>> = LazyLock::new(|| {
+        super::ApiDoc::openapi()
+            .paths
+            .paths
+            .iter()
+            .map(|(template, item)| {
+                let methods = [
+                    ("GET", item.get.is_some()),
+                    ("PUT", item.put.is_some()),
+                    ("POST", item.post.is_some()),
+                    ("DELETE", item.delete.is_some()),
+                    ("PATCH", item.patch.is_some()),
+                ];
+                let served = methods.into_iter().filter(|m| m.1).map(|m| m.0).collect();
+                (template.clone(), served)
+            })
+            .collect()
+    });
+    let mut out: Vec<&'static str> = ROUTES
+        .iter()
+        .filter(|(template, _)| fits(template, path))
+        .flat_map(|(_, methods)| methods.iter().copied())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether `path` is an instance of the document's path `template` (`/api/v1/pools/{id}`).
+fn fits(template: &str, path: &str) -> bool {
+    let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+    t.len() == p.len()
+        && t.iter()
+            .zip(&p)
+            .all(|(t, p)| t == p || (t.starts_with('{') && t.ends_with('}') && !p.is_empty()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_fit_their_instances_only() {
+        assert!(fits("/api/v1/pools/{id}", "/api/v1/pools/p1"));
+        assert!(!fits("/api/v1/pools/{id}", "/api/v1/pools/"));
+        assert!(!fits("/api/v1/pools/{id}", "/api/v1/pools/p1/run"));
+        assert!(!fits("/api/v1/pools", "/api/v1/nodes"));
+    }
+
+    #[test]
+    fn allowed_methods_come_from_the_document() {
+        assert_eq!(allowed_methods("/api/v1/catalog"), ["GET", "PUT"]);
+        assert!(allowed_methods("/api/v1/nodes").contains(&"GET"));
+        assert!(allowed_methods("/api/v1/nope").is_empty());
+    }
 }

@@ -7,6 +7,7 @@ mod broker_api;
 mod browser;
 mod catalog_api;
 mod cli;
+mod contract;
 mod dashboard_api;
 mod dead_letter_pages;
 mod dead_letters_api;

@@ -18,7 +18,7 @@ use crate::{
     error::ServiceResult,
     login_limit::Attempt,
 };
-use am_domain::roles::Role;
+use am_domain::{audit::LOGIN_FAILED, roles::Role};
 use argon2::{
     Argon2, PasswordHash, PasswordHasher, PasswordVerifier,
     password_hash::{SaltString, rand_core::OsRng},
@@ -344,7 +344,7 @@ pub async fn authenticate(
             let name = am_domain::text::escape_controls(&name).into_owned();
             audit::record(
                 &services.db,
-                AuditEntry::by(&name, address, "login_failed", "user", &name).cause(why),
+                AuditEntry::by(&name, address, LOGIN_FAILED, "user", &name).cause(why),
             )
             .await?;
             Err(ServiceError::BadCredentials)

@@ -111,7 +111,7 @@ pub async fn browse<E: Browse>(
     filter: &ListFilter,
 ) -> ServiceResult<ListPage<E>> {
     actor.require(Role::Viewer)?;
-    let catalog = store::load_with(db, false).await?;
+    let catalog = super::readable(store::load_with(db, false).await?, actor);
     Ok(page_of(&catalog, filter))
 }
 
@@ -140,5 +140,5 @@ pub fn page_of<E: Browse>(catalog: &Catalog, filter: &ListFilter) -> ListPage<E>
 /// for forms that pick applications, pools, agents, launch settings and groups.
 pub async fn overview(db: &impl ConnectionTrait, actor: &Principal) -> ServiceResult<Catalog> {
     actor.require(Role::Viewer)?;
-    store::load_with(db, false).await
+    Ok(super::readable(store::load_with(db, false).await?, actor))
 }

@@ -69,7 +69,16 @@ pub(crate) fn log_change(actor: &Principal, summary: &ChangeSummary) {
 /// The whole catalog, for export and for pages that show it.
 pub async fn export(db: &impl ConnectionTrait, actor: &Principal) -> ServiceResult<Catalog> {
     actor.require(Role::Viewer)?;
-    store::load(db).await
+    Ok(readable(store::load(db).await?, actor))
+}
+
+/// The catalog as `actor` may read it: for anyone but admins, webhook URLs past their host
+/// (they are often credentials: am_domain::notify::mask_webhook_url). Secrets are never read.
+pub(crate) fn readable(mut catalog: Catalog, actor: &Principal) -> Catalog {
+    if !actor.role.allows(Role::Admin) {
+        am_domain::notify::mask_webhook_urls(&mut catalog);
+    }
+    catalog
 }
 
 /// Replaces the whole catalog with `catalog`: validated in full first, written all or nothing.
@@ -103,7 +112,7 @@ pub async fn list<E: CatalogEntity>(
     actor: &Principal,
 ) -> ServiceResult<Vec<E>> {
     actor.require(Role::Viewer)?;
-    let catalog = store::load(db).await?;
+    let catalog = readable(store::load(db).await?, actor);
     Ok(E::list(&catalog).clone())
 }
 
@@ -113,7 +122,7 @@ pub async fn get<E: CatalogEntity>(
     key: &EntityRef,
 ) -> ServiceResult<E> {
     actor.require(Role::Viewer)?;
-    let catalog = store::load(db).await?;
+    let catalog = readable(store::load(db).await?, actor);
     E::find(&catalog, key)
         .cloned()
         .ok_or_else(|| ServiceError::NotFound(key.to_string()))

@@ -237,10 +237,23 @@ fn audit_diff<E: CatalogEntity>(
     }
     for (o, n) in &d.updated {
         let id = display_id(&n.key());
+        let (before, after) = (audit_view(*o), audit_view(*n));
+        // The entity changed, its view did not: what changed is what the log never shows.
+        let hidden = (before == after).then(|| {
+            if E::LIST == "classifiers" {
+                "its values changed (the log counts them)"
+            } else {
+                "its webhook secret changed (secrets are never shown)"
+            }
+        });
         let entry = AuditEntry::new(actor, "update", &ty, &id)
-            .before(&audit_view(*o))
-            .after(&audit_view(*n));
-        entries.push(with_cause(entry));
+            .before(&before)
+            .after(&after);
+        entries.push(match (hidden, cause) {
+            (Some(h), Some(c)) => entry.cause(format!("{c}; {h}")),
+            (Some(h), None) => entry.cause(h),
+            (None, _) => with_cause(entry),
+        });
         summary.updated.push(format!("{ty}:{id}"));
     }
     for e in &d.deleted {

@@ -194,6 +194,11 @@ pub async fn activations(
 
     let stmt = queries::activation_groups(backend, &scope, ls, limit + 1, offset);
     let mut groups = ActivationGroup::find_by_statement(stmt).all(db).await?;
+    // Nothing found for a launch setting that does not exist (and left no failures behind
+    // when it was deleted) is no empty page of it: it names nothing.
+    if groups.is_empty() && by_error_type.is_empty() && !known(db, ls).await? {
+        return Err(ServiceError::NotFound(format!("launch setting '{ls}'")));
+    }
     let activations_total = groups.first().map(|g| count(g.groups)).unwrap_or(0);
     let has_more = groups.len() as u64 > limit;
     groups.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
@@ -345,4 +350,20 @@ pub async fn hosts(
         by_error_type,
         items,
     })
+}
+
+/// Whether `ls` is a launch setting, or one deleted that left failures behind.
+async fn known(db: &impl ConnectionTrait, ls: &str) -> ServiceResult<bool> {
+    if launch_settings::Entity::find_by_id(ls)
+        .one(db)
+        .await?
+        .is_some()
+    {
+        return Ok(true);
+    }
+    Ok(failure_logs::Entity::find()
+        .filter(failure_logs::Column::LaunchSettingId.eq(ls))
+        .one(db)
+        .await?
+        .is_some())
 }

@@ -45,7 +45,7 @@ async fn logins_are_audited_with_their_address_and_failures_with_why(db: &Databa
     );
     let logins = audit::list(
         db,
-        &p,
+        &admin,
         &filter(|f| f.entity_type = Some("user".into())),
         None,
         100,
@@ -85,6 +85,23 @@ async fn logins_are_audited_with_their_address_and_failures_with_why(db: &Databa
         ],
         "newest first; a sent name is stored at most 100 characters long"
     );
+    // Anyone but an admin reads neither the names typed nor why they failed.
+    let as_viewer = audit::list(
+        db,
+        &p,
+        &filter(|f| f.entity_type = Some("user".into())),
+        None,
+        100,
+    )
+    .await
+    .expect("lists");
+    let failed: Vec<(&str, &str, Option<&str>)> = as_viewer
+        .entries
+        .iter()
+        .filter(|e| e.action == "login_failed")
+        .map(|e| (e.actor.as_str(), e.entity_id.as_str(), e.cause.as_deref()))
+        .collect();
+    assert_eq!(failed, [("(hidden)", "(hidden)", None); 2]);
 }
 
 async fn catalog_changes_are_filtered_and_paged_without_secrets(db: &DatabaseConnection) {
