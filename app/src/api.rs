@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod dashboard;
 pub mod dead_letters;
 pub mod failures;
+pub mod least_roles;
 pub mod nodes;
 pub mod notifications;
 pub mod operations;

@@ -1,5 +1,7 @@
 //! The server functions' door, around every call under `/ui/` (the admin UI's, and anyone's
-//! who calls them by hand): the same refusal of control characters the API's door gives, so
+//! who calls them by hand): the role first, as the API checks it before reading a body (a
+//! viewer calling an operator's function gets 403, not a list of its malformed arguments);
+//! then the same refusal of control characters the API's door gives, so
 //! that nothing the UI stores differs from what the API would store. A NUL or another control
 //! character in any argument (query, form field or JSON string, login included) is answered
 //! 400 naming the argument, before the function runs; tabs and line breaks pass, as free text
@@ -8,7 +10,11 @@
 
 use crate::http::SERVER_FN_BODY_LIMIT;
 use am_domain::text::{self, Lines};
-use app::error::UiError;
+use am_services::{Principal, ServiceError};
+use app::{
+    api::least_roles::{Caller, caller_of},
+    error::UiError,
+};
 use axum::{
     body::{Body, Bytes},
     extract::Request,
@@ -20,6 +26,20 @@ use axum::{
 pub async fn middleware(req: Request, next: Next) -> Response {
     if !req.uri().path().starts_with("/ui/") {
         return next.run(req).await;
+    }
+    // The role first, before the arguments are read (app::api::least_roles).
+    if let Some(Caller::AtLeast(need)) = caller_of(req.uri().path()) {
+        match req.extensions().get::<Principal>() {
+            Some(p) if p.role.allows(need) => {}
+            Some(p) => {
+                let refusal = ServiceError::Forbidden { have: p.role, need };
+                return answer(
+                    StatusCode::FORBIDDEN,
+                    UiError::Forbidden(refusal.to_string()),
+                );
+            }
+            None => return answer(StatusCode::UNAUTHORIZED, UiError::Unauthenticated),
+        }
     }
     if let Some(refusal) = req.uri().query().and_then(|q| in_form(q.as_bytes())) {
         return refuse(&refusal);
@@ -35,7 +55,7 @@ pub async fn middleware(req: Request, next: Next) -> Response {
         Err(e) => {
             return answer(
                 StatusCode::BAD_REQUEST,
-                format!("cannot read the request body: {e}"),
+                UiError::BadRequest(format!("cannot read the request body: {e}")),
             );
         }
     };
@@ -133,19 +153,19 @@ fn refuse(r: &Refusal) -> Response {
     tracing::info!(argument = %r.argument, "server function call refused: control character");
     answer(
         StatusCode::BAD_REQUEST,
-        format!(
+        UiError::BadRequest(format!(
             "the argument `{}` contains the control character U+{:04X}; arguments hold no \
              control characters but tabs and line breaks",
             r.argument,
             u32::from(r.character)
-        ),
+        )),
     )
 }
 
 /// A refusal in the server functions' own error encoding, so the UI shows its message.
-fn answer(status: StatusCode, message: String) -> Response {
-    let body = serde_json::to_string(&UiError::BadRequest(message.clone()))
-        .unwrap_or_else(|_| format!("{{\"BadRequest\":{message:?}}}"));
+fn answer(status: StatusCode, error: UiError) -> Response {
+    let body = serde_json::to_string(&error)
+        .unwrap_or_else(|_| format!("{{\"BadRequest\":{:?}}}", error.to_string()));
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 

@@ -23,6 +23,7 @@ mod pages;
 mod probes;
 mod roles;
 mod security;
+mod server_fn_roles;
 mod tokens_api;
 mod users_api;
 
