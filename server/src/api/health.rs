@@ -40,6 +40,17 @@ pub async fn readyz(
     let h = am_services::health::check(&state.services.db, &state.services.broker).await;
     let ready = h.ready();
     let shown = |detail: String| caller.is_some().then_some(detail);
+    // Objects another manager holds under a name of ours: no reason to be unready, but said.
+    let mut broker_detail = h.broker.detail;
+    if caller.is_some()
+        && let Ok(conflicts) = am_services::topology::conflicts(&state.services.db).await
+        && !conflicts.is_empty()
+    {
+        broker_detail.push_str(&format!(
+            "; held with other arguments (another manager on the broker?), left alone: {}",
+            conflicts.join(", ")
+        ));
+    }
     let body = Ready {
         ready,
         database: Component {
@@ -48,7 +59,7 @@ pub async fn readyz(
         },
         broker: Component {
             up: h.broker.up,
-            detail: shown(h.broker.detail),
+            detail: shown(broker_detail),
         },
     };
     (

@@ -58,6 +58,11 @@ async fn a_second_manager_never_touches_the_first_ones_exchange() {
         "{:?}",
         report.errors
     );
+    // Recorded for the Broker page and /readyz's detail.
+    let conflicts = am_services::topology::conflicts(&b.w.db)
+        .await
+        .expect("conflicts");
+    assert_eq!(conflicts, [format!("exchange `{shared}`")]);
     a.publish(&shared, 3, 3, &[]).await;
     a.expect_depth(&a.sub("t.s"), 6).await;
     // Nothing of the second's is bound to it: it gets no copy.

@@ -183,6 +183,18 @@ pub async fn applied(db: &DatabaseConnection) -> ServiceResult<(Applied, Option<
     Ok((parse_applied(&row)?, row.applied_revision))
 }
 
+/// Broker objects the last pass found held with other arguments (by another manager on the
+/// broker, most often: docs/protocol.md, *Several managers on one broker*), as `kind name`.
+pub async fn conflicts(db: &DatabaseConnection) -> ServiceResult<Vec<String>> {
+    let (applied, _) = applied(db).await?;
+    Ok(applied
+        .refused
+        .iter()
+        .filter(|r| r.wrong_arguments)
+        .map(|r| format!("{} `{}`", r.object.label(), r.name))
+        .collect())
+}
+
 fn parse_applied(row: &broker_topology::Model) -> ServiceResult<Applied> {
     serde_json::from_str(&row.applied)
         .map_err(|e| ServiceError::Internal(format!("broker_topology.applied is unreadable: {e}")))
