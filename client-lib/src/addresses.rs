@@ -50,7 +50,8 @@ pub enum AddressError {
 
 impl BrokerAddresses {
     /// Reads one AMQP URL or a comma-separated list of them (blanks around commas are
-    /// ignored). Each must be `amqp://` or `amqps://` with a host.
+    /// ignored). Each must be `amqp://` or `amqps://` and read by lapin's own URI parser (the
+    /// one a connection uses), so a bad port or host is refused here rather than retried.
     ///
     /// ```
     /// use agent_client::BrokerAddresses;
@@ -59,11 +60,11 @@ impl BrokerAddresses {
     /// assert!(err.to_string().contains("address 2"), "{err}");
     /// ```
     pub fn parse(list: &str) -> Result<Self, AddressError> {
+        if list.trim().is_empty() {
+            return Err(AddressError::Empty);
+        }
         let mut urls = Vec::new();
         for (i, raw) in list.split(',').map(str::trim).enumerate() {
-            if raw.is_empty() && list.trim().is_empty() {
-                return Err(AddressError::Empty);
-            }
             let invalid = |reason: &str| AddressError::Invalid {
                 position: i + 1,
                 shown: crate::broker::redact(raw),
@@ -78,14 +79,17 @@ impl BrokerAddresses {
                 )));
             }
             let authority = rest.split('/').next().unwrap_or_default();
-            let host = authority.rsplit('@').next().unwrap_or_default();
-            if host.is_empty() || host.starts_with(':') {
+            if authority
+                .rsplit('@')
+                .next()
+                .is_none_or(|h| h.is_empty() || h.starts_with(':'))
+            {
                 return Err(invalid("it names no host"));
             }
+            if let Err(e) = raw.parse::<lapin::uri::AMQPUri>() {
+                return Err(invalid(&e));
+            }
             urls.push(raw.to_owned());
-        }
-        if urls.is_empty() {
-            return Err(AddressError::Empty);
         }
         Ok(Self {
             urls: urls.into(),
@@ -178,6 +182,7 @@ mod tests {
             ("rabbit:5672", 1, "not a URL"),
             ("http://a", 1, "scheme `http`"),
             ("amqp://u:secret@/%2f", 1, "no host"),
+            ("amqp://a:5672/%2f,amqp://b:notaport/%2f", 2, "port"),
         ] {
             let Err(AddressError::Invalid {
                 position: p,

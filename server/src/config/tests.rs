@@ -98,6 +98,22 @@ fn bad_values_name_their_variable() {
     assert!(e.to_string().starts_with("AM_LISTEN: `localhost`"), "{e}");
     let e = load(&[("AM_AMQP_URL", "http://x")]).expect_err("bad scheme");
     assert!(e.to_string().starts_with("AM_AMQP_URL:"), "{e}");
+    // A cluster's members: each one checked, the bad one named without its password.
+    let c = load(&[(
+        "AM_AMQP_URL",
+        "amqp://u:p@r1:5672/%2f, amqp://u:p@r2:5672/%2f",
+    )])
+    .expect("a list of members");
+    assert!(c.broker.url.contains("r2"));
+    let e = load(&[(
+        "AM_AMQP_URL",
+        "amqp://u:p@r1:5672/%2f,amqp://u:hidden@r2:port/%2f",
+    )])
+    .expect_err("a bad member");
+    assert!(
+        e.to_string().contains("address 2") && !e.to_string().contains("hidden"),
+        "{e}"
+    );
     let e = load(&[("AM_DATABASE_URL", "mysql://u:pw@h/db")]).expect_err("bad db");
     assert!(
         e.to_string().contains("AM_DATABASE_URL") && !e.to_string().contains("pw"),

@@ -6,24 +6,10 @@
 //! was between connections still runs (the outbox kept its command).
 
 use crate::harness::{CatalogBuilder, LONG, Proxy, SHORT, World, eventually};
-use am_services::{entity::activation_hosts, testing::Backend};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use am_services::testing::Backend;
 use serde_json::json;
 
 const STREAM: &str = "demo.echo.failover";
-
-/// Messages the stream processed, over every dispatch of every activation of it.
-async fn processed(w: &World) -> i64 {
-    let ids: Vec<uuid::Uuid> = w.runs_of(STREAM).await.into_iter().map(|a| a.id).collect();
-    activation_hosts::Entity::find()
-        .filter(activation_hosts::Column::ActivationId.is_in(ids))
-        .all(&w.db)
-        .await
-        .expect("query")
-        .iter()
-        .map(|h| h.processed)
-        .sum()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_fail_over_to_another_broker_address() {
@@ -49,7 +35,7 @@ async fn clients_fail_over_to_another_broker_address() {
             sent += 1;
         }
         eventually(&format!("{sent} messages processed"), LONG, || async {
-            (processed(&w).await == sent).then_some(())
+            (w.processed_by(STREAM).await == sent).then_some(())
         })
         .await;
         // Cut one address (the first, then the second once the first is back): whoever was
@@ -79,11 +65,15 @@ async fn clients_fail_over_to_another_broker_address() {
         sent += 1;
     }
     eventually(&format!("all {sent} messages processed"), LONG, || async {
-        (processed(&w).await == sent).then_some(())
+        (w.processed_by(STREAM).await == sent).then_some(())
     })
     .await;
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    assert_eq!(processed(&w).await, sent, "a message was processed twice");
+    assert_eq!(
+        w.processed_by(STREAM).await,
+        sent,
+        "a message was processed twice"
+    );
     m.stop().await;
     w.finish(&[STREAM]).await;
 }

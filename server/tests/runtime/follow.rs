@@ -7,11 +7,11 @@
 use crate::harness::{CatalogBuilder, LONG, World, eventually};
 use am_domain::catalog::Catalog;
 use am_services::{
-    entity::{activation_hosts, activations, dead_letters},
+    entity::{activations, dead_letters},
     testing::Backend,
 };
 use lapin::{Connection, ConnectionProperties, options::ExchangeDeleteOptions};
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::json;
 
 const LS: &str = "demo.follow";
@@ -33,15 +33,7 @@ fn catalog(w: &World, jobs: &str, agent_on: &str) -> Catalog {
 /// Messages the launch setting processed (every dispatch of every activation) and messages
 /// dead-lettered, in this test's database.
 async fn accounted(w: &World) -> (i64, u64) {
-    let ids: Vec<uuid::Uuid> = w.runs_of(LS).await.into_iter().map(|a| a.id).collect();
-    let processed = activation_hosts::Entity::find()
-        .filter(activation_hosts::Column::ActivationId.is_in(ids))
-        .all(&w.db)
-        .await
-        .expect("query")
-        .iter()
-        .map(|h| h.processed)
-        .sum();
+    let processed = w.processed_by(LS).await;
     let dead = dead_letters::Entity::find()
         .count(&w.db)
         .await

@@ -240,6 +240,20 @@ impl World {
     }
 
     /// Group activations of a group, oldest first.
+    /// Messages launch setting `ls` processed, over every dispatch of every activation of it
+    /// (from the heartbeats' and final reports' counters).
+    pub async fn processed_by(&self, ls: &str) -> i64 {
+        let ids: Vec<Uuid> = self.runs_of(ls).await.into_iter().map(|a| a.id).collect();
+        activation_hosts::Entity::find()
+            .filter(activation_hosts::Column::ActivationId.is_in(ids))
+            .all(&self.db)
+            .await
+            .expect("query")
+            .iter()
+            .map(|h| h.processed)
+            .sum()
+    }
+
     pub async fn group_runs(&self, group: &str) -> Vec<activations::Model> {
         activations::Entity::find()
             .filter(activations::Column::GroupId.eq(group))

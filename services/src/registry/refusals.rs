@@ -6,11 +6,11 @@
 
 use crate::{
     Principal,
-    catalog::rows::enum_to_str,
+    catalog::rows,
     entity::{agents, nodes},
     error::ServiceResult,
 };
-use am_domain::{catalog::InputKind, publication::Refused, roles::Role};
+use am_domain::{publication::Refused, roles::Role};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
 
@@ -59,21 +59,26 @@ pub async fn refused_publications(
     Ok(out)
 }
 
-/// Messages agents waiting for an operator to pick their data queue, as (application, agent).
+/// Messages agents waiting for an operator to pick their data queue, as (application, agent),
+/// by the domain's rule (`Agent::needs_data_queue`) on the agents' rows alone (the whole
+/// catalog, classifier values included, is not needed).
 pub async fn agents_needing_data_queue(
     db: &impl ConnectionTrait,
     actor: &Principal,
 ) -> ServiceResult<Vec<(String, String)>> {
     actor.require(Role::Viewer)?;
-    // The agents' rows alone: the whole catalog (classifier values included) is not needed.
-    Ok(agents::Entity::find()
-        .select_only()
-        .columns([agents::Column::ApplicationId, agents::Column::Id])
-        .filter(agents::Column::InputKind.eq(enum_to_str(&InputKind::Messages)))
+    let mut out = Vec::new();
+    for row in agents::Entity::find()
         .filter(agents::Column::DataQueueId.is_null())
         .order_by_asc(agents::Column::ApplicationId)
         .order_by_asc(agents::Column::Id)
-        .into_tuple()
         .all(db)
-        .await?)
+        .await?
+    {
+        let agent = rows::agent(row)?;
+        if agent.needs_data_queue() {
+            out.push((agent.application, agent.id));
+        }
+    }
+    Ok(out)
 }

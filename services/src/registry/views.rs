@@ -4,12 +4,11 @@
 use super::{LIVE, LOST, is_live};
 use crate::{
     Principal,
-    catalog::{load, rows::enum_to_str},
+    catalog::{load, rows},
     entity::{agents, classifier_values, classifiers, node_agents, nodes},
     error::ServiceResult,
 };
 use am_domain::{
-    catalog::InputKind,
     params::ParamSpec,
     publication::{Drift, schema_drift},
     roles::Role,
@@ -204,9 +203,10 @@ pub async fn application_publication(
         .await?
         .into_iter()
         .map(|a| {
+            // The domain's rule, on the agent as the catalog reads it.
+            let needs_data_queue = rows::agent(a.clone())?.needs_data_queue();
             let offer = AgentOffer {
-                needs_data_queue: a.data_queue_id.is_none()
-                    && a.input_kind == enum_to_str(&InputKind::Messages),
+                needs_data_queue,
                 schema_differs: a
                     .published_schema
                     .as_ref()
@@ -220,9 +220,9 @@ pub async fn application_publication(
                 published_by_host: a.published_by_host,
                 published_at: a.published_at,
             };
-            (a.id, offer)
+            Ok((a.id, offer))
         })
-        .collect();
+        .collect::<ServiceResult<_>>()?;
     // Agents some node offers (live or not) that the catalog does not hold.
     let offered_anywhere: BTreeSet<String> = node_agents::Entity::find()
         .select_only()
