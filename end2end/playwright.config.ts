@@ -4,6 +4,8 @@ import { defineConfig } from "@playwright/test";
 export default defineConfig({
   testDir: "./tests",
   timeout: 30_000,
+  // A hung suite fails in a bounded time instead of holding the whole run.
+  globalTimeout: 15 * 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
   workers: 1,

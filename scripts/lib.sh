@@ -108,6 +108,7 @@ ensure_chromium_and_npm() {
   command -v curl >/dev/null || apt_install curl
   command -v npm >/dev/null || apt_install nodejs npm
   if [ ! -d "$ROOT/end2end/node_modules/@playwright/test" ] \
+     || [ ! -d "$ROOT/end2end/node_modules/axe-core" ] \
      || [ "$ROOT/end2end/package-lock.json" -nt "$ROOT/end2end/node_modules/.package-lock.json" ]; then
     log "installing end-to-end test packages"
     (cd "$ROOT/end2end" && npm ci --no-audit --no-fund)

@@ -61,7 +61,7 @@ pub fn Layout() -> impl IntoView {
         <div class="shell">
             <header class="topbar">
                 <a class="brand" href="/">"Agent Manager"</a>
-                <form class="global-search" method="get" action="/search" role="search">
+                <form class="global-search" method="get" action="/search" role="search" aria-label="Search everywhere">
                     <input type="search" name="q" node_ref=search_box data-test="global-search"
                         placeholder="Search ids and titles   /"
                         aria-label="Search ids and titles of the catalog, activation ids, message ids (shortcut: /)" />

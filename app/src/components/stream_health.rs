@@ -55,7 +55,7 @@ pub fn StreamHealthView(
             <div><span class="label">"Processing"</span>{processing}</div>
             <table class="list compact windows">
                 <thead><tr>
-                    <th></th><th>"Failed"</th><th>"Retried"</th><th>"Unavailable"</th><th>"Dead-lettered"</th>
+                    <th><span class="sr-only">"Window"</span></th><th>"Failed"</th><th>"Retried"</th><th>"Unavailable"</th><th>"Dead-lettered"</th>
                 </tr></thead>
                 <tbody>
                     {row("last 5 min", "stream-5min", h.last_5_min.clone())}

@@ -148,7 +148,7 @@ fn Status(
                     <table class="list" data-test="queues">
                         <thead><tr>
                             <th>"Queue"</th><th>"Launch setting"</th><th>"Data queue"</th>
-                            <th>"Ready"</th><th>"Consumers"</th><th></th>
+                            <th>"Ready"</th><th>"Consumers"</th><th><span class="sr-only">"Actions"</span></th>
                         </tr></thead>
                         <tbody>
                             {v.depths.into_iter().map(|q| {

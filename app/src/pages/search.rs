@@ -13,7 +13,7 @@ pub fn SearchPage() -> impl IntoView {
     view! {
         <section data-test="search">
             <h1>"Search"</h1>
-            <form method="get" action="/search" class="filters" role="search">
+            <form method="get" action="/search" class="filters" role="search" aria-label="Search again">
                 <label>
                     <span class="label">"Id, title, activation id, message id or #dead letter"</span>
                     <input type="search" name="q" value=move || q.get() data-test="search-q" />

@@ -23,7 +23,7 @@ pub fn Sessions() -> impl IntoView {
                             <div class="table-wrap">
                                 <table class="list" data-test="session-table">
                                     <thead><tr>
-                                        <th>"From"</th><th>"Browser"</th><th>"Signed in"</th><th>"Last used"</th><th>"Ends"</th><th></th>
+                                        <th>"From"</th><th>"Browser"</th><th>"Signed in"</th><th>"Last used"</th><th>"Ends"</th><th><span class="sr-only">"Actions"</span></th>
                                     </tr></thead>
                                     <tbody>
                                         {v.rows.into_iter().map(|s| view! { <Row s now reload /> }).collect_view()}

@@ -53,7 +53,7 @@ fn List(v: TokensView, reload: RwSignal<u32>, create: ServerAction<CreateToken>)
                     <table class="list" data-test="token-table">
                         <thead><tr>
                             {all.then(|| view! { <th>"User"</th> })}
-                            <th>"Name"</th><th>"Role"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th></th>
+                            <th>"Name"</th><th>"Role"</th><th>"Created"</th><th>"Expires"</th><th>"Last used"</th><th><span class="sr-only">"Actions"</span></th>
                         </tr></thead>
                         <tbody>
                             {v.rows.into_iter().map(|t| view! { <Row t now all reload /> }).collect_view()}

@@ -144,7 +144,7 @@ fn Row(u: UserRow, now: chrono::DateTime<chrono::Utc>, reload: RwSignal<u32>) ->
                 " " <a class="muted small" href=links::history("user", &name) data-test="user-history">"history"</a>
             </td>
             <td data-label="Role">
-                <select data-test="user-role" disabled=move || update.pending().get() on:change=move |ev| {
+                <select data-test="user-role" aria-label=format!("Role of {name}") disabled=move || update.pending().get() on:change=move |ev| {
                     if let Ok(role) = event_target_value(&ev).parse::<Role>() {
                         update.dispatch(UpdateUser { name: role_name.clone(), role: Some(role), disabled: None });
                     }

@@ -10,7 +10,7 @@ use am_services::{
     entity::{activations, dead_letters},
     testing::Backend,
 };
-use lapin::{Connection, ConnectionProperties, options::ExchangeDeleteOptions};
+use lapin::options::ExchangeDeleteOptions;
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::json;
 
@@ -107,9 +107,7 @@ async fn a_running_stream_follows_its_agent_to_another_data_queue_and_back() {
     assert_eq!(restarted, 2, "one restart per move: {}", w.dump().await);
 
     m.stop().await;
-    if let Ok(conn) =
-        Connection::connect(&crate::harness::amqp_url(), ConnectionProperties::default()).await
-    {
+    if let Ok(conn) = crate::harness::connect().await {
         if let Ok(ch) = conn.create_channel().await {
             let _ = ch
                 .exchange_delete(jobs.as_str().into(), ExchangeDeleteOptions::default())

@@ -10,7 +10,7 @@ use am_services::{
     entity::{agents, nodes},
     testing::Backend,
 };
-use lapin::{Connection, ConnectionProperties, options::QueueDeleteOptions};
+use lapin::options::QueueDeleteOptions;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::{path::PathBuf, process::Stdio, time::Duration};
 
@@ -116,7 +116,7 @@ async fn the_guides_node_waits_for_its_application_then_processes_a_greeting() {
     let _ = node.kill().await;
     m.stop().await;
     // Gone at once rather than after its expiry.
-    if let Ok(conn) = Connection::connect(&amqp_url(), ConnectionProperties::default()).await {
+    if let Ok(conn) = crate::harness::connect().await {
         let names = agent_client::Topology::new(w.prefix.clone())
             .names()
             .clone();

@@ -91,6 +91,24 @@ where
     }
 }
 
+/// Awaits `fut` for at most [`SHORT`], or panics naming `what`: a broker call that never
+/// answers fails its test instead of holding the whole run.
+pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(SHORT, fut).await {
+        Ok(v) => v,
+        Err(_) => panic!("no answer within {SHORT:?} to {what}"),
+    }
+}
+
+/// A new connection to the test broker (bounded by [`within`]).
+pub async fn connect() -> Result<Connection, lapin::Error> {
+    within(
+        "a connection to the test broker",
+        Connection::connect(&amqp_url(), ConnectionProperties::default()),
+    )
+    .await
+}
+
 /// Sleeps until the wall clock reaches `at` (no-op when it has passed).
 pub async fn sleep_until(at: DateTime<Utc>) {
     if let Ok(d) = (at - Utc::now()).to_std() {
@@ -239,7 +257,6 @@ impl World {
             .expect("query")
     }
 
-    /// Group activations of a group, oldest first.
     /// Messages launch setting `ls` processed, over every dispatch of every activation of it
     /// (from the heartbeats' and final reports' counters).
     pub async fn processed_by(&self, ls: &str) -> i64 {
@@ -254,6 +271,7 @@ impl World {
             .sum()
     }
 
+    /// Group activations of a group, oldest first.
     pub async fn group_runs(&self, group: &str) -> Vec<activations::Model> {
         activations::Entity::find()
             .filter(activations::Column::GroupId.eq(group))
@@ -481,9 +499,7 @@ impl World {
                 .then_some(())
         })
         .await;
-        let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("the test broker is reachable");
+        let conn = connect().await.expect("the test broker is reachable");
         let channel = conn.create_channel().await.expect("channel");
         channel
             .confirm_select(ConfirmSelectOptions::default())
@@ -524,8 +540,7 @@ impl World {
             node.kill().await;
         }
         let names = Topology::new(self.prefix.clone()).names().clone();
-        let Ok(conn) = Connection::connect(&amqp_url(), ConnectionProperties::default()).await
-        else {
+        let Ok(conn) = connect().await else {
             return;
         };
         let mut queues = vec![

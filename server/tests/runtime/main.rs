@@ -18,6 +18,7 @@ mod misfire;
 mod notify;
 mod notify_email;
 mod outage;
+mod overlap;
 mod replicas;
 mod schedule;
 mod topology;

@@ -3,12 +3,12 @@
 //! launch setting or data queue deleted) neither loses nor doubles a message. Every test counts
 //! each message it published.
 
-use crate::harness::{CatalogBuilder, SHORT, World, amqp_url, eventually};
+use crate::harness::{CatalogBuilder, SHORT, World, eventually, within};
 use agent_client::Topology;
 use am_domain::{catalog::Catalog, wire};
 use am_services::{Principal, testing::Backend, topology as rules};
 use lapin::{
-    BasicProperties, Channel, Connection, ConnectionProperties,
+    BasicProperties, Channel, Connection,
     options::{
         BasicAckOptions, BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions,
         ExchangeDeleteOptions, QueueDeclareOptions, QueueDeleteOptions,
@@ -35,9 +35,7 @@ impl Fixture {
     pub(crate) async fn new(backend: Backend) -> Fixture {
         let w = World::new(backend).await;
         let topology = Topology::new(w.prefix.clone()).ephemeral(Duration::from_secs(120));
-        let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("broker");
+        let conn = crate::harness::connect().await.expect("broker");
         let channel = conn.create_channel().await.expect("channel");
         channel
             .confirm_select(ConfirmSelectOptions::default())
@@ -68,10 +66,13 @@ impl Fixture {
 
     /// One reconciliation pass, as the manager runs it.
     pub(crate) async fn reconcile(&self) -> server::runtime::topology::PassReport {
-        let report = pass(&self.w.db, &self.conn, &self.topology, "test", false)
-            .await
-            .expect("pass")
-            .expect("the lease is free");
+        let report = within(
+            "a reconciliation pass",
+            pass(&self.w.db, &self.conn, &self.topology, "test", false),
+        )
+        .await
+        .expect("pass")
+        .expect("the lease is free");
         assert!(report.errors.is_empty(), "{:?}", report.errors);
         report
     }
@@ -89,24 +90,26 @@ impl Fixture {
             table.insert((*k).into(), AMQPValue::LongString(LongString::from(*v)));
         }
         for i in from..from + n {
-            let confirm = self
-                .channel
-                .basic_publish(
-                    exchange.into(),
-                    "".into(),
-                    BasicPublishOptions {
-                        mandatory: true,
-                        ..BasicPublishOptions::default()
-                    },
-                    format!("m{i}").as_bytes(),
-                    BasicProperties::default()
-                        .with_delivery_mode(2)
-                        .with_headers(table.clone()),
-                )
-                .await
-                .expect("publish")
-                .await
-                .expect("confirm");
+            let confirm = within(&format!("the confirm of m{i} to {exchange}"), async {
+                self.channel
+                    .basic_publish(
+                        exchange.into(),
+                        "".into(),
+                        BasicPublishOptions {
+                            mandatory: true,
+                            ..BasicPublishOptions::default()
+                        },
+                        format!("m{i}").as_bytes(),
+                        BasicProperties::default()
+                            .with_delivery_mode(2)
+                            .with_headers(table.clone()),
+                    )
+                    .await
+                    .expect("publish")
+                    .await
+                    .expect("confirm")
+            })
+            .await;
             assert!(confirm.is_ack());
             assert!(
                 confirm.take_message().is_none(),
@@ -116,20 +119,23 @@ impl Fixture {
     }
 
     pub(crate) async fn depth(&self, queue: &str) -> Option<u32> {
-        let ch = self.conn.create_channel().await.expect("channel");
-        let q = ch
-            .queue_declare(
-                queue.into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..QueueDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .ok()?;
-        let _ = ch.close(200, "".into()).await;
-        Some(q.message_count())
+        within(&format!("the depth of {queue}"), async {
+            let ch = self.conn.create_channel().await.expect("channel");
+            let q = ch
+                .queue_declare(
+                    queue.into(),
+                    QueueDeclareOptions {
+                        passive: true,
+                        ..QueueDeclareOptions::default()
+                    },
+                    FieldTable::default(),
+                )
+                .await
+                .ok()?;
+            let _ = ch.close(200, "".into()).await;
+            Some(q.message_count())
+        })
+        .await
     }
 
     /// Waits until a reconciler has applied the current catalog.
@@ -155,11 +161,13 @@ impl Fixture {
     /// Takes every message of `queue`: bodies and the removal reason header, sorted.
     pub(crate) async fn drain(&self, queue: &str) -> Vec<(String, Option<String>)> {
         let mut out = Vec::new();
-        while let Some(m) = self
-            .channel
-            .basic_get(queue.into(), BasicGetOptions::default())
-            .await
-            .expect("basic.get")
+        while let Some(m) = within(
+            &format!("a basic.get from {queue}"),
+            self.channel
+                .basic_get(queue.into(), BasicGetOptions::default()),
+        )
+        .await
+        .expect("basic.get")
         {
             let reason = m
                 .delivery
@@ -191,6 +199,12 @@ impl Fixture {
 
     /// Deletes everything the reconciler applied for this test.
     pub(crate) async fn finish(self) {
+        within("the clean-up of the broker", self.clean_broker()).await;
+        let _ = self.conn.close(200, "done".into()).await;
+        self.w.finish(&[]).await;
+    }
+
+    async fn clean_broker(&self) {
         if let Ok((applied, _)) = rules::applied(&self.w.db).await {
             let queues = applied
                 .objects
@@ -213,8 +227,6 @@ impl Fixture {
                 }
             }
         }
-        let _ = self.conn.close(200, "done".into()).await;
-        self.w.finish(&[]).await;
     }
 }
 
@@ -522,9 +534,7 @@ async fn replicas_reconcile_together_and_follow_catalog_writes() {
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..2 {
         let (tx, link) = server::broker::link();
-        let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
-            .await
-            .expect("broker");
+        let conn = crate::harness::connect().await.expect("broker");
         tx.send(Some(std::sync::Arc::new(conn))).expect("link");
         tasks.spawn(server::runtime::topology::run(
             f.w.db.clone(),

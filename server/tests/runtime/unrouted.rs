@@ -2,7 +2,6 @@
 //! back to its exchange through a bulk operation once a launch setting exists; those that still
 //! match none come back to the unrouted queue. Every message published is counted.
 
-use crate::harness::amqp_url;
 use crate::topology::{Fixture, bodies};
 use am_services::{
     Principal, Services, Settings,
@@ -11,7 +10,7 @@ use am_services::{
     runtime::RuntimeConfig,
     testing::Backend,
 };
-use lapin::{Connection, ConnectionProperties, options::BasicGetOptions};
+use lapin::options::BasicGetOptions;
 use serde_json::json;
 use std::{sync::Arc, time::Duration};
 use tokio_util::sync::CancellationToken;
@@ -80,9 +79,7 @@ async fn unrouted_messages_reach_a_launch_setting_added_later_and_the_rest_stay_
         .expect("started");
     assert_eq!(op.total, 30);
 
-    let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
-        .await
-        .expect("broker");
+    let conn = crate::harness::connect().await.expect("broker");
     let (tx, link) = server::broker::link();
     tx.send(Some(Arc::new(conn))).expect("link");
     let stop = CancellationToken::new();

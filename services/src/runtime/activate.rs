@@ -38,6 +38,8 @@ pub(crate) struct NewActivation {
 #[derive(Debug, Clone)]
 pub(crate) struct Planned {
     pub id: Uuid,
+    /// The hosts it was dispatched to; empty while it waits for a node.
+    pub hosts: Vec<String>,
 }
 
 fn ms(d: am_domain::HumanDuration) -> chrono::Duration {
@@ -98,7 +100,7 @@ pub(crate) fn plan_activation(
     } else {
         dispatch_hosts(plan, cfg, &target, id, &hosts, 1, 1, now, "dispatched");
     }
-    Ok(Planned { id })
+    Ok(Planned { id, hosts })
 }
 
 /// The row of a new activation as `new` asks for it, not started nor finished; the caller sets

@@ -15,7 +15,8 @@
 
 use super::{
     Metrics, RuntimeConfig,
-    fires::{self, Batch, Counted, Fire, Fired, Read, Written},
+    fires::{self, Batch, Counted, Fire, Fired, Lock, Read, Written},
+    overlap::{self, Busy},
     resolve::Footing,
 };
 use crate::{catalog, error::ServiceResult};
@@ -34,6 +35,9 @@ pub struct Prepared {
     at: DateTime<Utc>,
     revision: i64,
     footing: Footing,
+    /// Which launch settings the batch may start still ran, and for which it read that.
+    busy: Busy,
+    watched: Vec<String>,
     batch: Batch,
     counted: Counted,
 }
@@ -57,9 +61,10 @@ pub async fn prepare(
     // (a snapshot per statement) a catalog write that a later read sees has also changed it.
     let snapshot = db.begin().await?;
     let revision = catalog::revision(&snapshot).await?;
-    let mut read = Read::load(&snapshot, cfg, &fires, at).await?;
+    let mut read = Read::load(&snapshot, cfg, &fires, at, Lock::None).await?;
     snapshot.commit().await?;
     let footing = read.resolver.footing();
+    let (busy, watched) = (read.busy.clone(), read.watched.clone());
     let counted = Counted::new(cfg);
     let batch = Batch::plan(
         &fires,
@@ -74,6 +79,8 @@ pub async fn prepare(
         at,
         revision,
         footing,
+        busy,
+        watched,
         batch,
         counted,
     })
@@ -93,13 +100,17 @@ pub async fn record(
         at,
         revision,
         footing,
+        busy,
+        watched,
         batch,
         counted,
     } = prepared;
     if now - at <= KEEP_FOR {
         let txn = super::begin_write(db).await?;
+        overlap::lock(&txn, &watched).await?;
         let current = catalog::revision(&txn).await? == revision
-            && footing.reread(&txn, at, cfg.node_timeout).await? == footing;
+            && footing.reread(&txn, at, cfg.node_timeout).await? == footing
+            && Busy::load(&txn, &watched).await? == busy;
         if current {
             match fires::write(&txn, cfg, &fires, batch, at, None).await? {
                 Written::All(out) => {

@@ -11,8 +11,10 @@ use super::{
     Metrics, RuntimeConfig,
     activate::{NewActivation, plan_activation},
     groups::{finish_group, members_of},
+    overlap::{self, ActiveRun, Busy},
     plan::Plan,
     resolve::Resolver,
+    starts,
     status::{self, Trigger},
 };
 use crate::{
@@ -88,7 +90,7 @@ pub async fn fire(
     loop {
         let txn = super::begin_write(db).await?;
         let counted = Counted::new(cfg);
-        let mut read = Read::load(&txn, cfg, fires, now).await?;
+        let mut read = Read::load(&txn, cfg, fires, now, Lock::Rows).await?;
         let batch = Batch::plan(fires, &mut read, &counted.cfg, now, &skip, backend(db));
         match write(&txn, cfg, fires, batch, now, actor).await? {
             Written::All(out) => {
@@ -131,10 +133,22 @@ impl Counted {
     }
 }
 
+/// Whether reading for a batch locks the launch settings it may start (for writing it at once)
+/// or only reads them (planning ahead on a snapshot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lock {
+    Rows,
+    None,
+}
+
 /// What planning a batch reads.
 pub(super) struct Read {
     groups: HashMap<String, schedule_groups::Model>,
     members: HashMap<String, Vec<String>>,
+    /// Runs not ended of the members the batch may start (`skip`).
+    pub(super) busy: Busy,
+    /// The launch settings `busy` was read for.
+    pub(super) watched: Vec<String>,
     pub(super) resolver: Resolver,
 }
 
@@ -144,6 +158,7 @@ impl Read {
         cfg: &RuntimeConfig,
         fires: &[Fire],
         now: DateTime<Utc>,
+        lock: Lock,
     ) -> ServiceResult<Self> {
         let ids: Vec<String> = fires.iter().map(|f| f.group.clone()).collect();
         let mut groups = HashMap::new();
@@ -157,20 +172,36 @@ impl Read {
             }
         }
         let members = members_of(db, &ids).await?;
-        let firsts: Vec<String> = fires
-            .iter()
-            .filter_map(|f| members.get(&f.group).and_then(|m| m.get(f.from)).cloned())
-            .collect();
-        let resolver = Resolver::load(db, &firsts, now, cfg.node_timeout).await?;
+        // The members a fire may start: its first, and after a member that has a run (which
+        // `skip` passes over) the next one, until one without. Read in rounds, usually one.
+        let mut busy = Busy::default();
+        let mut watched: Vec<String> = Vec::new();
+        let mut known: HashSet<String> = HashSet::new();
+        let starts = loop {
+            let (starts, unknown) = starts::may_start(
+                fires.iter().map(|f| (f.group.as_str(), f.from)),
+                &members,
+                &busy,
+                &known,
+            );
+            if unknown.is_empty() {
+                break starts;
+            }
+            if lock == Lock::Rows {
+                overlap::lock(db, &unknown).await?;
+            }
+            busy.extend(Busy::load(db, &unknown).await?);
+            known.extend(unknown.iter().cloned());
+            watched.extend(unknown);
+        };
+        let resolver = Resolver::load(db, &starts, now, cfg.node_timeout).await?;
         Ok(Self {
             groups,
             members,
+            busy,
+            watched,
             resolver,
         })
-    }
-
-    fn first_member(&self, f: &Fire) -> Option<&String> {
-        self.members.get(&f.group).and_then(|m| m.get(f.from))
     }
 }
 
@@ -188,6 +219,8 @@ pub(super) struct Batch {
     /// Cron fires of groups that were still running when read: they overran into this fire
     /// if they still are under the lock.
     overran: Vec<usize>,
+    /// Runs a started member interrupts (its launch setting's policy `interrupt`), with it.
+    interrupts: Vec<(String, ActiveRun)>,
 }
 
 impl Batch {
@@ -205,6 +238,8 @@ impl Batch {
         let mut plan = Plan::default();
         let mut empty = Vec::new();
         let mut overran = Vec::new();
+        let mut interrupts = Vec::new();
+        let mut busy = read.busy.clone();
         for (i, f) in fires.iter().enumerate() {
             if skip.contains(&i) {
                 continue;
@@ -216,35 +251,89 @@ impl Batch {
                 overran.push(i);
             }
             let id = Uuid::now_v7();
-            let first = read.first_member(f).cloned();
-            // In ANY mode the group runs on one node: choose it now.
-            let pinned = first
+            let list = read.members.get(&f.group).cloned().unwrap_or_default();
+            // Members whose launch setting still runs elsewhere are skipped (`skip`); the
+            // group starts with the first that may run.
+            let mut position = f.from;
+            let mut passed = Vec::new();
+            let start = loop {
+                let Some(ls) = list.get(position) else {
+                    break None;
+                };
+                match read.resolver.target(ls).and_then(|t| {
+                    busy.meets(t)
+                        .map(|run| (run.clone(), t.ls.application.clone()))
+                }) {
+                    Some(met) => passed.push((position, ls.clone(), met)),
+                    None => break Some((position, ls.clone())),
+                }
+                position += 1;
+            };
+            // A member that interrupts a run goes to that run's node; in ANY mode the group
+            // runs on one node: choose it now.
+            let ends = start
                 .as_ref()
-                .and_then(|ls| read.resolver.target(ls).cloned())
+                .and_then(|(_, ls)| read.resolver.target(ls))
+                .and_then(|t| busy.interrupts(t))
+                .cloned();
+            let pinned = start
+                .as_ref()
+                .and_then(|(_, ls)| read.resolver.target(ls).cloned())
                 .filter(|t| t.concurrency() == am_domain::catalog::Concurrency::Any)
-                .and_then(|t| read.resolver.choose(&t, None, &[]).into_iter().next());
+                .and_then(|t| {
+                    let node = ends.as_ref().and_then(ActiveRun::node);
+                    read.resolver
+                        .choose(&t, node.as_deref(), &[])
+                        .into_iter()
+                        .next()
+                });
+            if let (Some(run), Some((_, ls))) = (ends, &start) {
+                interrupts.push((ls.clone(), run));
+            }
             parents.push((i, id));
             rows.push(group_activation(id, g, f, pinned.clone(), now));
+            let member = |ls: String, position: usize| NewActivation {
+                ls,
+                trigger: Trigger::Group,
+                requested_by: f.requested_by.clone(),
+                parent: Some((id, i32::try_from(position).unwrap_or(i32::MAX))),
+                group: Some(f.group.clone()),
+                fire_key: None,
+                pinned_host: pinned.clone(),
+                only_hosts: None,
+            };
+            for (position, ls, (running, application)) in passed {
+                overlap::plan_skipped(
+                    &mut plan,
+                    &member(ls, position),
+                    &application,
+                    &running,
+                    now,
+                );
+            }
             // The group activation's trigger and fire key record the fire; no timeline event,
             // so a burst of fires writes one event per fire (the member's dispatch).
-            let Some(first) = first else {
+            let Some((position, first)) = start else {
                 empty.push((id, None));
                 continue;
             };
-            let new = NewActivation {
-                ls: first,
-                trigger: Trigger::Group,
-                requested_by: f.requested_by.clone(),
-                parent: Some((id, i32::try_from(f.from).unwrap_or(i32::MAX))),
-                group: Some(f.group.clone()),
-                fire_key: None,
-                pinned_host: pinned,
-                only_hosts: None,
-            };
             // A pinned node was counted when chosen; the member dispatch counts it again,
             // which only makes the batch spread a little wider.
-            if let Err(reason) = plan_activation(&mut plan, &mut read.resolver, cfg, new, now) {
-                empty.push((id, Some(reason)));
+            match plan_activation(
+                &mut plan,
+                &mut read.resolver,
+                cfg,
+                member(first.clone(), position),
+                now,
+            ) {
+                Ok(planned) => busy.started(
+                    &first,
+                    ActiveRun {
+                        id: planned.id,
+                        hosts: planned.hosts,
+                    },
+                ),
+                Err(reason) => empty.push((id, Some(reason))),
             }
         }
         let mut parent_inserts = Vec::new();
@@ -263,6 +352,7 @@ impl Batch {
             member_inserts: plan.statements(backend),
             empty,
             overran,
+            interrupts,
         }
     }
 }
@@ -321,6 +411,9 @@ pub(super) async fn write(
     }
     for s in batch.member_inserts {
         txn.execute_raw(s).await?;
+    }
+    for (ls, run) in &batch.interrupts {
+        overlap::interrupt(txn, cfg, ls, run, now).await?;
     }
     let mut out: Fired = fires.iter().map(|f| (f.group.clone(), None)).collect();
     for (i, id) in &batch.parents {

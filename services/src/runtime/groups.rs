@@ -1,10 +1,12 @@
 //! Schedule group activations after their fire (recorded by `fires.rs`): each member's end starts
 //! the next one, in order, on the same node in `ANY` mode, until the last one or the first
-//! failure.
+//! failure. A member whose launch setting still runs elsewhere under `skip` is recorded skipped
+//! and the group goes on with the one after it (`overlap.rs`).
 
 use super::{
     RuntimeConfig,
     activate::{NewActivation, plan_activation},
+    overlap::{self, Busy},
     plan::Plan,
     resolve::Resolver,
     status::{self, Trigger},
@@ -76,9 +78,9 @@ pub(crate) async fn member_settled(
     );
     let continue_on_failure = group.as_ref().is_some_and(|g| g.continue_on_failure);
     let enabled = group.as_ref().is_some_and(|g| g.enabled);
-    let next = position + 1;
+    let mut next = position + 1;
     let mut plan = Plan::default();
-    if next < members.len() && enabled && (!failed || continue_on_failure) {
+    if enabled && (!failed || continue_on_failure) {
         // The node the previous member ran on, so an ANY group stays on one node even when
         // the watchdog moved it.
         let ran_on = activation_hosts::Entity::find()
@@ -88,30 +90,42 @@ pub(crate) async fn member_settled(
             .await?
             .map(|h| h.host);
         let pinned = ran_on.or(parent.pinned_host.clone());
-        let mut resolver = Resolver::load(
-            db,
-            std::slice::from_ref(&members[next]),
-            now,
-            cfg.node_timeout,
-        )
-        .await?;
-        let new = NewActivation {
-            ls: members[next].clone(),
-            trigger: Trigger::Group,
-            requested_by: parent.requested_by.clone(),
-            parent: Some((parent.id, i32::try_from(next).unwrap_or(i32::MAX))),
-            group: Some(group_id),
-            fire_key: None,
-            pinned_host: pinned,
-            only_hosts: None,
-        };
-        match plan_activation(&mut plan, &mut resolver, cfg, new, now) {
-            Ok(_) => return plan.write(db).await,
-            Err(reason) => {
-                plan.write(db).await?;
-                return finish_group(db, &parent, status::activation::FAILED, Some(reason), now)
-                    .await;
+        while let Some(ls) = members.get(next) {
+            overlap::lock(db, std::slice::from_ref(ls)).await?;
+            let mut resolver =
+                Resolver::load(db, std::slice::from_ref(ls), now, cfg.node_timeout).await?;
+            let mut new = NewActivation {
+                ls: ls.clone(),
+                trigger: Trigger::Group,
+                requested_by: parent.requested_by.clone(),
+                parent: Some((parent.id, i32::try_from(next).unwrap_or(i32::MAX))),
+                group: Some(group_id.clone()),
+                fire_key: None,
+                pinned_host: pinned.clone(),
+                only_hosts: None,
+            };
+            let busy = Busy::load(db, std::slice::from_ref(ls)).await?;
+            if let Some(t) = resolver.target(ls)
+                && let Some(running) = busy.meets(t)
+            {
+                let application = t.ls.application.clone();
+                overlap::plan_skipped(&mut plan, &new, &application, running, now);
+                next += 1;
+                continue;
             }
+            if let Some(running) = resolver.target(ls).and_then(|t| busy.interrupts(t)) {
+                // Boxed: interrupting a waiting member of another group settles it, which
+                // may start that group's next member here again.
+                Box::pin(overlap::interrupt(db, cfg, ls, running, now)).await?;
+                new.pinned_host = running.node().or(new.pinned_host);
+            }
+            return match plan_activation(&mut plan, &mut resolver, cfg, new, now) {
+                Ok(_) => plan.write(db).await,
+                Err(reason) => {
+                    plan.write(db).await?;
+                    finish_group(db, &parent, status::activation::FAILED, Some(reason), now).await
+                }
+            };
         }
     }
     // The group ends here: remaining members are recorded as skipped.

@@ -22,6 +22,7 @@ mod resolve;
 pub mod run;
 pub mod schedule;
 pub mod settle;
+mod starts;
 pub mod status;
 mod stopping;
 pub mod sweep;

@@ -1,24 +1,34 @@
-//! The overlap policy `skip`, decided by the manager for the whole pool: a run started by hand
-//! (*Run now*, a re-run, a bulk re-run) while another activation of the same launch setting
-//! has not ended, on any host, is recorded `skipped` with the run it met, and is dispatched
-//! nowhere. The check runs in the transaction that records the new activation, after the
-//! launch setting's row is locked, so two replicas or two quick clicks cannot both pass. The
-//! node keeps the same check as a second line (and for group members, which run one after
-//! another through their group).
+//! The overlap policy `skip`, decided by the manager for the whole pool: a run (*Run now*, a
+//! re-run, a bulk re-run, a group member started by a fire or by the member before it) while
+//! another activation of the same launch setting has not ended, on any host, is recorded
+//! `skipped` with the run it met, and is dispatched nowhere; a group goes on with its next
+//! member. The check runs in the transaction that records the new activation, after the launch
+//! settings' rows are locked, so two replicas or two quick clicks cannot both pass. The node
+//! keeps the same check as a second line.
+//!
+//! `interrupt`, decided here too: the run met is interrupted on every host it runs on (a waiting
+//! one ends at once), and an `ANY` run goes to that run's node, which ends the old run before it
+//! starts the new one; a `MANY` run goes to every node, each doing the same.
 
 use super::{
+    CHUNK, RuntimeConfig,
     activate::{NewActivation, activation_row},
     plan::Plan,
+    resolve::Target,
     status,
+    stopping::{self, Ending},
 };
 use crate::{
-    entity::{activation_hosts, activations},
+    entity::{activation_hosts, activations, launch_settings},
     error::ServiceResult,
 };
+use am_domain::catalog::OverlapPolicy;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// An activation of a launch setting that has not ended, and the hosts it is on.
@@ -30,6 +40,12 @@ pub(crate) struct ActiveRun {
 }
 
 impl ActiveRun {
+    /// Where a new `ANY` run that interrupts this one goes: this one's node, which ends it
+    /// before starting the new one.
+    pub fn node(&self) -> Option<String> {
+        self.hosts.first().cloned()
+    }
+
     /// Why a new run was skipped, naming this one: "demo.slow run 01a2b3c4… still running on
     /// demo-a (overlap policy: skip)".
     pub fn reason(&self, ls: &str) -> String {
@@ -44,31 +60,129 @@ impl ActiveRun {
     }
 }
 
-/// The oldest activation of `ls` that has not ended, with its hosts.
-pub(crate) async fn active_run(
-    db: &impl ConnectionTrait,
+/// Locks the rows of launch settings `ls` (on PostgreSQL, in one order so two writers never
+/// wait on each other; SQLite's write transaction is already the only writer), so an overlap
+/// check and the activation it lets through are one step.
+pub(crate) async fn lock(db: &impl ConnectionTrait, ls: &[String]) -> ServiceResult<()> {
+    let mut ids = ls.to_vec();
+    ids.sort();
+    ids.dedup();
+    for chunk in ids.chunks(CHUNK) {
+        let _: Vec<String> = launch_settings::Entity::find()
+            .select_only()
+            .column(launch_settings::Column::Id)
+            .filter(launch_settings::Column::Id.is_in(chunk.iter().cloned()))
+            .order_by_asc(launch_settings::Column::Id)
+            .lock_exclusive()
+            .into_tuple()
+            .all(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Launch settings that have a run not ended (the oldest, per launch setting), as read, plus
+/// those a batch starts itself: what `skip` must not start again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Busy(HashMap<String, ActiveRun>);
+
+impl Busy {
+    /// The runs not ended of launch settings `ls` (those without one are not in it).
+    pub async fn load(db: &impl ConnectionTrait, ls: &[String]) -> ServiceResult<Self> {
+        let mut runs: HashMap<String, ActiveRun> = HashMap::new();
+        for chunk in ls.chunks(CHUNK) {
+            let found: Vec<(Uuid, Option<String>)> = activations::Entity::find()
+                .select_only()
+                .column(activations::Column::Id)
+                .column(activations::Column::LaunchSettingId)
+                .filter(activations::Column::LaunchSettingId.is_in(chunk.iter().cloned()))
+                .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
+                .order_by_asc(activations::Column::CreatedAt)
+                .into_tuple()
+                .all(db)
+                .await?;
+            for (id, ls) in found {
+                if let Some(ls) = ls {
+                    runs.entry(ls).or_insert(ActiveRun { id, hosts: vec![] });
+                }
+            }
+        }
+        let by_run: HashMap<Uuid, String> = runs.iter().map(|(ls, r)| (r.id, ls.clone())).collect();
+        let ids: Vec<Uuid> = by_run.keys().copied().collect();
+        for chunk in ids.chunks(CHUNK) {
+            let hosts: Vec<(Uuid, String)> = activation_hosts::Entity::find()
+                .select_only()
+                .column(activation_hosts::Column::ActivationId)
+                .column(activation_hosts::Column::Host)
+                .filter(activation_hosts::Column::ActivationId.is_in(chunk.iter().copied()))
+                .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
+                .into_tuple()
+                .all(db)
+                .await?;
+            for (run, host) in hosts {
+                if let Some(r) = by_run.get(&run).and_then(|ls| runs.get_mut(ls)) {
+                    r.hosts.push(host);
+                }
+            }
+        }
+        for r in runs.values_mut() {
+            r.hosts.sort();
+            r.hosts.dedup();
+        }
+        Ok(Self(runs))
+    }
+
+    /// Whether `ls` has a run not ended, whatever its policy.
+    pub fn contains(&self, ls: &str) -> bool {
+        self.0.contains_key(ls)
+    }
+
+    /// The run a new run of `target` meets under `skip`: `None` when it may start.
+    pub fn meets(&self, target: &Target) -> Option<&ActiveRun> {
+        (target.agent.overlap == OverlapPolicy::Skip)
+            .then(|| self.0.get(&target.ls.id))
+            .flatten()
+    }
+
+    /// The run a new run of `target` interrupts under `interrupt`: `None` when there is none.
+    pub fn interrupts(&self, target: &Target) -> Option<&ActiveRun> {
+        (target.agent.overlap == OverlapPolicy::Interrupt)
+            .then(|| self.0.get(&target.ls.id))
+            .flatten()
+    }
+
+    /// `ls` now has run `run` (planned in this batch).
+    pub fn started(&mut self, ls: &str, run: ActiveRun) {
+        self.0.entry(ls.to_owned()).or_insert(run);
+    }
+
+    /// Adds what `other` knows of launch settings this one has not read.
+    pub fn extend(&mut self, other: Busy) {
+        for (ls, run) in other.0 {
+            self.0.entry(ls).or_insert(run);
+        }
+    }
+}
+
+/// Interrupts `running` for a new run of `ls` (policy `interrupt`), in the transaction that
+/// records the new run: on every host still running it, once per host; a run still waiting
+/// for a node ends at once.
+pub(crate) async fn interrupt(
+    txn: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
     ls: &str,
-) -> ServiceResult<Option<ActiveRun>> {
-    let Some(run) = activations::Entity::find()
-        .filter(activations::Column::LaunchSettingId.eq(ls))
-        .filter(activations::Column::Status.is_in(status::activation::ACTIVE))
-        .order_by_asc(activations::Column::CreatedAt)
-        .one(db)
-        .await?
-    else {
-        return Ok(None);
+    running: &ActiveRun,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
+    let Some(run) = activations::Entity::find_by_id(running.id).one(txn).await? else {
+        return Ok(());
     };
-    let mut hosts: Vec<String> = activation_hosts::Entity::find()
-        .filter(activation_hosts::Column::ActivationId.eq(run.id))
-        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|h| h.host)
-        .collect();
-    hosts.sort();
-    hosts.dedup();
-    Ok(Some(ActiveRun { id: run.id, hosts }))
+    if !status::activation::ACTIVE.contains(&run.status.as_str()) {
+        return Ok(());
+    }
+    let reason = format!("a new run of {ls} started (overlap policy: interrupt)");
+    tracing::info!(launch_setting = %ls, running = %run.id, "interrupting the running run");
+    stopping::end_in(txn, cfg, &run, &reason, Ending::Interrupt, now).await
 }
 
 /// Plans `new` as an activation that ended `skipped` at once because `running` has not ended.

@@ -5,7 +5,7 @@ use super::{
     RuntimeConfig,
     activate::{NewActivation, plan_activation},
     fires::{self, Fire},
-    overlap,
+    overlap::{self, Busy},
     plan::Plan,
     resolve::Resolver,
     status::{self, Trigger},
@@ -19,7 +19,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
 };
 pub use am_domain::recovery::{Rerun, RerunChoices};
-use am_domain::{catalog::OverlapPolicy, roles::Role, usage::EntityRef};
+use am_domain::{roles::Role, usage::EntityRef};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -251,7 +251,7 @@ async fn run_alone(
         (None, true) => Trigger::Stream,
         (None, false) => Trigger::Manual,
     };
-    let new = NewActivation {
+    let mut new = NewActivation {
         ls: id.to_owned(),
         trigger,
         requested_by: Some(actor.name.clone()),
@@ -277,13 +277,17 @@ async fn run_alone(
             )));
         }
     }
-    // Overlap `skip`, decided here for the whole pool (overlap.rs).
-    let met = match resolver.target(id) {
-        Some(t) if t.agent.overlap == OverlapPolicy::Skip => overlap::active_run(&txn, id)
-            .await?
-            .map(|running| (running, t.ls.application.clone())),
-        _ => None,
-    };
+    // Overlap `skip` and `interrupt`, decided here for the whole pool (overlap.rs).
+    let busy = Busy::load(&txn, &[id.to_owned()]).await?;
+    let target = resolver.target(id);
+    let met = target.and_then(|t| {
+        busy.meets(t)
+            .map(|running| (running.clone(), t.ls.application.clone()))
+    });
+    if let Some(running) = target.and_then(|t| busy.interrupts(t)) {
+        overlap::interrupt(&txn, cfg, id, running, now).await?;
+        new.pinned_host = running.node();
+    }
     let mut plan = Plan::default();
     let planned = match &met {
         Some((running, application)) => {

@@ -34,9 +34,23 @@ pub(crate) async fn end_activation(
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
     let txn = super::begin_write(db).await?;
+    end_in(&txn, cfg, a, reason, ending, now).await?;
+    txn.commit().await?;
+    Ok(())
+}
+
+/// [`end_activation`] in the caller's transaction.
+pub(crate) async fn end_in(
+    txn: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    a: &activations::Model,
+    reason: &str,
+    ending: Ending<'_>,
+    now: DateTime<Utc>,
+) -> ServiceResult<()> {
     if a.status == status::activation::WAITING {
         settle::finish(
-            &txn,
+            txn,
             cfg,
             a,
             status::activation::INTERRUPTED,
@@ -44,18 +58,17 @@ pub(crate) async fn end_activation(
             now,
         )
         .await?;
-        txn.commit().await?;
         return Ok(());
     }
     let rows = activation_hosts::Entity::find()
         .filter(activation_hosts::Column::ActivationId.eq(a.id))
         .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
         .filter(activation_hosts::Column::StopRequestedAt.is_null())
-        .all(&txn)
+        .all(txn)
         .await?;
     let mut plan = Plan::default();
     for row in rows {
-        if !mark_stop_requested(&txn, &row, now).await? {
+        if !mark_stop_requested(txn, &row, now).await? {
             continue;
         }
         let (command, key, kind) = match &ending {
@@ -80,9 +93,7 @@ pub(crate) async fn end_activation(
         plan.event(a.id, Some(&row.host), kind, reason, now);
         Metrics::inc(&cfg.metrics.stops);
     }
-    plan.write(&txn).await?;
-    txn.commit().await?;
-    Ok(())
+    plan.write(txn).await
 }
 
 /// Records a stop request on a host row still active without one; false when another pass

@@ -1,0 +1,60 @@
+import { expect, Page, test } from "@playwright/test";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { appWithPool, loginAdmin, open, seed, uid } from "./catalog-helpers";
+
+// axe-core (from npm) over every page of the navigation and a page of each kind of entry: no
+// violation of any rule axe runs by default (WCAG 2 A/AA and best practices). Injected through
+// `page.evaluate`, so the page's Content-Security-Policy stays as it is in production.
+const AXE_SOURCE = readFileSync(createRequire(__filename).resolve("axe-core/axe.min.js"), "utf8");
+
+const PAGES = [
+  "/", "/applications", "/nodes", "/pools", "/data-queues", "/broker", "/agents",
+  "/launch-settings", "/schema-drift", "/schedule-groups", "/activations", "/failures",
+  "/dead-letters", "/operations", "/search?q=e2e", "/notifications", "/audit", "/users",
+  "/applications/new", "/pools/new", "/data-queues/new", "/agents/new", "/launch-settings/new",
+  "/schedule-groups/new",
+];
+
+type Violation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
+
+/** The violations axe finds on the page as it is now, one line each. */
+async function violations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const found: Violation[] = await page.evaluate(async () => {
+    // @ts-expect-error: injected above
+    const result = await window.axe.run(document);
+    return result.violations;
+  });
+  return found.map(
+    (v) =>
+      `${v.id} (${v.impact}): ${v.help} at ${v.nodes
+        .slice(0, 3)
+        .map((n) => n.target.join(" "))
+        .join(", ")}`,
+  );
+}
+
+test("every page has no axe-core violation", async ({ page }) => {
+  test.setTimeout(180_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await loginAdmin(page);
+  // One entry of each kind, for their own pages.
+  const app = uid("a11y");
+  await seed(page, {
+    ...appWithPool(app),
+    data_queues: [{ id: `${app}.events`, kind: "topic" }],
+  });
+  const pages = [
+    ...PAGES,
+    `/applications/${app}`,
+    `/pools/${app}-pool`,
+    `/data-queues/${app}.events`,
+  ];
+  const found: string[] = [];
+  for (const path of pages) {
+    await open(page, path);
+    for (const v of await violations(page)) found.push(`${path} ${v}`);
+  }
+  expect(found, found.join("\n")).toEqual([]);
+});
