@@ -197,6 +197,16 @@ impl World {
             .unwrap_or_else(|| panic!("no node {host} in this test"))
     }
 
+    /// Starts a node on each host and a manager, and waits until the nodes are live.
+    pub async fn start_pool(&mut self, hosts: &[&str]) -> Manager {
+        for h in hosts {
+            self.start_node(h);
+        }
+        let m = self.manager().await;
+        self.wait_live(hosts).await;
+        m
+    }
+
     /// Waits until every host has a live node heard from within the last 2 s.
     pub async fn wait_live(&self, hosts: &[&str]) {
         eventually(&format!("live nodes {hosts:?}"), SHORT, || async {

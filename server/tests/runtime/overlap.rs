@@ -114,10 +114,7 @@ async fn skip_holds_for_group_members(concurrency: &str) {
             .build(),
     )
     .await;
-    w.start_node("h1");
-    w.start_node("h2");
-    let m = w.manager().await;
-    w.wait_live(&["h1", "h2"]).await;
+    let m = w.start_pool(&["h1", "h2"]).await;
 
     let running = m.run_ls("demo.slow").await;
     w.wait_status(running, &["running"], SHORT).await;
@@ -170,10 +167,7 @@ async fn cron_fires_never_overlap(concurrency: &str) {
             .build(),
     )
     .await;
-    w.start_node("h1");
-    w.start_node("h2");
-    let m = w.manager().await;
-    w.wait_live(&["h1", "h2"]).await;
+    let m = w.start_pool(&["h1", "h2"]).await;
 
     // Two runs that reached a node, and fires skipped in between.
     let runs = w
@@ -217,14 +211,19 @@ async fn interrupt_holds_across_nodes(concurrency: &str) {
         CatalogBuilder::new(&w, &["h1", "h2"])
             .agent("sleep", concurrency, "interrupt")
             .sleep("demo.slow", "4s")
+            .sleep("demo.quick", "100ms")
+            // Started with the fire, and by the member before it.
             .group("demo.again", "0 0 0 1 1 *", &["demo.slow"], json!({}))
+            .group(
+                "demo.later",
+                "0 0 0 1 1 *",
+                &["demo.quick", "demo.slow"],
+                json!({}),
+            )
             .build(),
     )
     .await;
-    w.start_node("h1");
-    w.start_node("h2");
-    let m = w.manager().await;
-    w.wait_live(&["h1", "h2"]).await;
+    let m = w.start_pool(&["h1", "h2"]).await;
 
     let first = m.run_ls("demo.slow").await;
     w.wait_status(first, &["running"], SHORT).await;
@@ -232,19 +231,33 @@ async fn interrupt_holds_across_nodes(concurrency: &str) {
     let second = m.run_ls("demo.slow").await;
     assert_eq!(w.wait_done(first, SHORT).await.status, "interrupted");
     w.wait_status(second, &["running"], SHORT).await;
-    // As a group member: the same.
+    // As a group member: the same, whether the fire or the member before it starts it.
     let fire = m
         .run_now(EntityRef::ScheduleGroup("demo.again".to_owned()))
         .await;
     assert_eq!(w.wait_done(second, SHORT).await.status, "interrupted");
+    let member = w
+        .wait("the fire's member running", SHORT, || async {
+            let members = w.members_of(fire).await;
+            members
+                .first()
+                .filter(|m| m.status == "running")
+                .map(|m| m.id)
+        })
+        .await;
+    let later = m
+        .run_now(EntityRef::ScheduleGroup("demo.later".to_owned()))
+        .await;
+    assert_eq!(w.wait_done(member, SHORT).await.status, "interrupted");
+    assert_eq!(w.wait_done(fire, SHORT).await.status, "interrupted");
     assert_eq!(
-        w.wait_done(fire, LONG).await.status,
+        w.wait_done(later, LONG).await.status,
         "succeeded",
         "{}",
         w.dump().await
     );
     // The manager told each host why (on the run's timeline).
-    for run in [first, second] {
+    for run in [first, second, member] {
         let told: Vec<activation_events::Model> = activation_events::Entity::find()
             .filter(activation_events::Column::ActivationId.eq(run))
             .filter(activation_events::Column::Kind.eq("interrupt-requested"))
@@ -294,11 +307,8 @@ async fn two_replicas_and_two_groups_never_overlap_a_skip_agent() {
             .build(),
     )
     .await;
-    w.start_node("h1");
-    w.start_node("h2");
-    let a = w.manager().await;
+    let a = w.start_pool(&["h1", "h2"]).await;
     let b = w.manager().await;
-    w.wait_live(&["h1", "h2"]).await;
 
     w.wait("three runs of demo.slow that ended", LONG, || async {
         let ran = all_runs_of(&w, "demo.slow")

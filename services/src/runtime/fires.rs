@@ -175,7 +175,6 @@ impl Read {
         // The members a fire may start: its first, and after a member that has a run (which
         // `skip` passes over) the next one, until one without. Read in rounds, usually one.
         let mut busy = Busy::default();
-        let mut watched: Vec<String> = Vec::new();
         let mut known: HashSet<String> = HashSet::new();
         let starts = loop {
             let (starts, unknown) = starts::may_start(
@@ -191,9 +190,10 @@ impl Read {
                 overlap::lock(db, &unknown).await?;
             }
             busy.extend(Busy::load(db, &unknown).await?);
-            known.extend(unknown.iter().cloned());
-            watched.extend(unknown);
+            known.extend(unknown);
         };
+        let mut watched: Vec<String> = known.into_iter().collect();
+        watched.sort();
         let resolver = Resolver::load(db, &starts, now, cfg.node_timeout).await?;
         Ok(Self {
             groups,
@@ -251,7 +251,11 @@ impl Batch {
                 overran.push(i);
             }
             let id = Uuid::now_v7();
-            let list = read.members.get(&f.group).cloned().unwrap_or_default();
+            let list = read
+                .members
+                .get(&f.group)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
             // Members whose launch setting still runs elsewhere are skipped (`skip`); the
             // group starts with the first that may run.
             let mut position = f.from;

@@ -139,14 +139,16 @@ impl Busy {
 
     /// The run a new run of `target` meets under `skip`: `None` when it may start.
     pub fn meets(&self, target: &Target) -> Option<&ActiveRun> {
-        (target.agent.overlap == OverlapPolicy::Skip)
-            .then(|| self.0.get(&target.ls.id))
-            .flatten()
+        self.met_under(target, OverlapPolicy::Skip)
     }
 
     /// The run a new run of `target` interrupts under `interrupt`: `None` when there is none.
     pub fn interrupts(&self, target: &Target) -> Option<&ActiveRun> {
-        (target.agent.overlap == OverlapPolicy::Interrupt)
+        self.met_under(target, OverlapPolicy::Interrupt)
+    }
+
+    fn met_under(&self, target: &Target, policy: OverlapPolicy) -> Option<&ActiveRun> {
+        (target.agent.overlap == policy)
             .then(|| self.0.get(&target.ls.id))
             .flatten()
     }
