@@ -73,6 +73,9 @@ pub fn node_anchor(host: &str) -> String {
     format!("host-{}", enc(host))
 }
 
+/// The Broker page: what the reconciler applied and where the broker differs.
+pub const BROKER: &str = "/broker";
+
 /// A bulk operation's page.
 pub fn operation(id: &str) -> String {
     format!("/operations/{}", enc(id))

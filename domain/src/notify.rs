@@ -39,12 +39,16 @@ pub enum Event {
     /// A bulk operation ended (succeeded, failed for some items, or was cancelled), with its
     /// counts; told to the applications it touched.
     OperationFinished,
+    /// A data queue's exchange is held on the broker by someone else (another manager) with
+    /// other arguments: the manager leaves it alone, and its launch settings get none of what
+    /// is published there. Told when a pass first meets it.
+    BrokerConflict,
     /// A channel's *Send test*.
     Test,
 }
 
 impl Event {
-    pub const ALL: [Event; 11] = [
+    pub const ALL: [Event; 12] = [
         Event::BreakerTripped,
         Event::LaunchSettingDisabled,
         Event::ScheduleGroupDisabled,
@@ -55,6 +59,7 @@ impl Event {
         Event::ScheduleMissed,
         Event::ActivationFailed,
         Event::OperationFinished,
+        Event::BrokerConflict,
         Event::Test,
     ];
 
@@ -71,6 +76,7 @@ impl Event {
             Event::ScheduleMissed => "schedule_missed",
             Event::ActivationFailed => "activation_failed",
             Event::OperationFinished => "operation_finished",
+            Event::BrokerConflict => "broker_conflict",
             Event::Test => "test",
         }
     }
@@ -128,6 +134,9 @@ pub struct Notice {
     /// A bulk operation's counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counts: Option<Counts>,
+    /// The data queue it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_queue: Option<String>,
     /// How many times it happened within the folding window (1 unless repeats were folded in).
     pub count: u32,
     /// The page that explains it, absolute when the manager knows its public address.
@@ -152,6 +161,7 @@ impl Notice {
             action: None,
             operation: None,
             counts: None,
+            data_queue: None,
             count: 1,
             url: path.to_owned(),
         }
@@ -169,10 +179,14 @@ impl Notice {
             part(&self.host),
             part(&self.action)
         );
-        // Each operation is its own subject: two operations ending close together are two
-        // notices. Events without one keep the keys they always had.
-        match &self.operation {
+        // Each operation and each data queue is its own subject: two operations ending close
+        // together are two notices. Events without one keep the keys they always had.
+        let key = match &self.operation {
             Some(op) => format!("{key}|{}", op.replace('|', "||")),
+            None => key,
+        };
+        match &self.data_queue {
+            Some(dq) => format!("{key}|dq:{}", dq.replace('|', "||")),
             None => key,
         }
     }
@@ -469,6 +483,13 @@ mod tests {
         let mut d = Notice::new(Event::NodeLost, at, "x", "/");
         d.group = Some("|a".into());
         assert_ne!(c.fold_key(), d.fold_key());
+        // Two data queues' conflicts are two subjects.
+        let mut e = Notice::new(Event::BrokerConflict, at, "x", "/broker");
+        e.data_queue = Some("orders".into());
+        let mut f = e.clone();
+        assert_eq!(e.fold_key(), f.fold_key());
+        f.data_queue = Some("events".into());
+        assert_ne!(e.fold_key(), f.fold_key());
     }
 
     #[test]

@@ -124,7 +124,7 @@ fn Status(
                                 view! {
                                     <tr data-test="drift-row" data-name=name>
                                         <td data-label="Object">{object}</td>
-                                        <td data-label="Name"><code>{d.name}</code></td>
+                                        <td data-label="Name" class="long-name"><code>{d.name}</code></td>
                                         <td data-label="State"><span class=class data-test="drift-state">{state}</span></td>
                                         <td data-label="Detail">{d.detail}</td>
                                     </tr>
@@ -173,9 +173,9 @@ fn Status(
                                     });
                                 view! {
                                     <tr data-test="queue-row" data-queue=name data-role=kind>
-                                        <td data-label="Queue"><code>{q.queue}</code>" "<span class="muted">{role}</span></td>
-                                        <td data-label="Launch setting">{ls}</td>
-                                        <td data-label="Data queue">{q.data_queue}</td>
+                                        <td data-label="Queue" class="long-name"><code>{q.queue}</code>" "<span class="muted">{role}</span></td>
+                                        <td data-label="Launch setting" class="long-name">{ls}</td>
+                                        <td data-label="Data queue" class="long-name">{q.data_queue}</td>
                                         <td data-label="Ready" data-test="queue-ready">{q.ready}</td>
                                         <td data-label="Consumers" data-test="queue-consumers">{q.consumers}</td>
                                         <td>{replay}</td>
@@ -198,7 +198,7 @@ fn Status(
                         <tbody>
                             {v.leaving.into_iter().map(|l| view! {
                                 <tr data-test="leaving-row">
-                                    <td data-label="Queue"><code>{l.queue}</code></td>
+                                    <td data-label="Queue" class="long-name"><code>{l.queue}</code></td>
                                     <td data-label="How">{l.how}</td>
                                     <td data-label="Since">{l.since}</td>
                                     <td data-label="Why">{l.reason.unwrap_or_else(|| "drains into where its messages go".into())}</td>

@@ -317,9 +317,9 @@ fn RunningList(rows: Vec<RunningActivation>, now: DateTime<Utc>) -> impl IntoVie
                         view! {
                             <tr data-test="running-row" data-id=a.id.clone() data-status=a.status.clone()>
                                 <td data-label="Activation"><a href=href data-test="running-link"><code>{short}</code></a></td>
-                                <td data-label="Runs">{what}</td>
+                                <td data-label="Runs" class="long-name">{what}</td>
                                 <td data-label="Status"><span class=format!("pill {}", a.status)>{a.status.clone()}</span></td>
-                                <td data-label="Hosts" data-test="running-hosts">{hosts}</td>
+                                <td data-label="Hosts" class="long-name" data-test="running-hosts">{hosts}</td>
                                 <td data-label="Since"><Ago at=since now /></td>
                             </tr>
                         }

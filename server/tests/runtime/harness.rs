@@ -102,11 +102,27 @@ pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
 
 /// A new connection to the test broker (bounded by [`within`]).
 pub async fn connect() -> Result<Connection, lapin::Error> {
-    within(
-        "a connection to the test broker",
-        Connection::connect(&amqp_url(), ConnectionProperties::default()),
-    )
-    .await
+    connect_to(&amqp_url()).await
+}
+
+/// A new connection to the first member of `urls` (one AMQP URL or a comma-separated list of a
+/// cluster's members) that answers, each try bounded by [`within`].
+pub async fn connect_to(urls: &str) -> Result<Connection, lapin::Error> {
+    let urls: Vec<&str> = urls.split(',').map(str::trim).collect();
+    let (last, others) = urls.split_last().expect("at least one broker URL");
+    async fn attempt(url: &str) -> Result<Connection, lapin::Error> {
+        within(
+            "a connection to the test broker",
+            Connection::connect(url, ConnectionProperties::default()),
+        )
+        .await
+    }
+    for url in others {
+        if let Ok(conn) = attempt(url).await {
+            return Ok(conn);
+        }
+    }
+    attempt(last).await
 }
 
 /// Sleeps until the wall clock reaches `at` (no-op when it has passed).
@@ -121,6 +137,9 @@ pub async fn sleep_until(at: DateTime<Utc>) {
 
 pub struct World {
     pub prefix: String,
+    /// The broker the test's own connections, its managers and nodes use by default (one
+    /// URL, or a cluster's members separated by commas).
+    pub broker: String,
     /// The test's own connection to the database (managers open their own).
     pub db: DatabaseConnection,
     /// The data exchange of the catalog's data queue `events` (unique per test).
@@ -131,6 +150,11 @@ pub struct World {
 
 impl World {
     pub async fn new(backend: Backend) -> World {
+        Self::on(backend, &amqp_url()).await
+    }
+
+    /// A world whose managers, nodes and connections use `broker` (a cluster's members).
+    pub async fn on(backend: Backend, broker: &str) -> World {
         init_tracing();
         let id = Uuid::new_v4().simple().to_string();
         let prefix = format!("rt-{}", &id[..12]);
@@ -138,6 +162,7 @@ impl World {
         World {
             address: format!("{prefix}.events"),
             prefix,
+            broker: broker.to_owned(),
             db: test_db.db.clone(),
             nodes: BTreeMap::new(),
             test_db,
@@ -157,7 +182,7 @@ impl World {
 
     /// A manager with [`World::config`] connected to the test broker.
     pub async fn manager(&self) -> Manager {
-        self.manager_with(self.config(), &amqp_url()).await
+        self.manager_with(self.config(), &self.broker).await
     }
 
     /// A manager with its own database connection, as a separate process would have.
@@ -181,13 +206,21 @@ impl World {
     }
 
     pub fn start_node_with(&mut self, host: &str, capacity: u32) {
-        self.start_node_via(host, capacity, &amqp_url());
+        let broker = self.broker.clone();
+        self.start_node_via(host, capacity, &broker);
     }
 
     /// Starts a `demo-node` process for `host` connecting through `amqp_url` (one URL, or a
     /// comma-separated list of a cluster's members).
     pub fn start_node_via(&mut self, host: &str, capacity: u32, amqp_url: &str) {
-        let node = Node::spawn(&self.prefix, host, capacity, amqp_url);
+        let node = Node::spawn(&self.prefix, host, capacity, amqp_url, None);
+        self.nodes.insert(host.to_owned(), node);
+    }
+
+    /// Starts a `demo-node` process for `host` whose log, with every message its `echo` agent
+    /// handles, goes to `log`: how a test counts each message it sent.
+    pub fn start_node_logged(&mut self, host: &str, capacity: u32, log: &std::path::Path) {
+        let node = Node::spawn(&self.prefix, host, capacity, &self.broker, Some(log));
         self.nodes.insert(host.to_owned(), node);
     }
 
@@ -509,7 +542,9 @@ impl World {
                 .then_some(())
         })
         .await;
-        let conn = connect().await.expect("the test broker is reachable");
+        let conn = connect_to(&self.broker)
+            .await
+            .expect("the test broker is reachable");
         let channel = conn.create_channel().await.expect("channel");
         channel
             .confirm_select(ConfirmSelectOptions::default())
@@ -550,7 +585,7 @@ impl World {
             node.kill().await;
         }
         let names = Topology::new(self.prefix.clone()).names().clone();
-        let Ok(conn) = connect().await else {
+        let Ok(conn) = connect_to(&self.broker).await else {
             return;
         };
         let mut queues = vec![
@@ -693,7 +728,21 @@ pub struct Node {
 }
 
 impl Node {
-    fn spawn(prefix: &str, host: &str, capacity: u32, amqp_url: &str) -> Node {
+    fn spawn(
+        prefix: &str,
+        host: &str,
+        capacity: u32,
+        amqp_url: &str,
+        log: Option<&std::path::Path>,
+    ) -> Node {
+        let rust_log = match log {
+            Some(_) => "warn,demo_node=info".to_owned(),
+            None => std::env::var("AM_TEST_NODE_LOG").unwrap_or_else(|_| "warn".to_owned()),
+        };
+        let stdout = match log {
+            Some(path) => Stdio::from(std::fs::File::create(path).expect("the node's log file")),
+            None => Stdio::inherit(),
+        };
         let child = tokio::process::Command::new(demo_node_binary())
             .env("AM_AMQP_URL", amqp_url)
             .env("AM_APP", APP)
@@ -702,12 +751,10 @@ impl Node {
             .env("AM_CAPACITY", capacity.to_string())
             .env("AM_QUEUE_EXPIRY", "60s")
             .env("AM_HEARTBEAT", NODE_HEARTBEAT)
-            .env(
-                "RUST_LOG",
-                std::env::var("AM_TEST_NODE_LOG").unwrap_or_else(|_| "warn".to_owned()),
-            )
+            .env("RUST_LOG", rust_log)
             .env_remove("AM_DEMO_PRODUCE")
             .stdin(Stdio::null())
+            .stdout(stdout)
             .kill_on_drop(true)
             .spawn()
             .expect("demo-node starts");

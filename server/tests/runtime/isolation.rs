@@ -4,7 +4,12 @@
 //! instead; each keeps only its own messages.
 
 use crate::topology::Fixture;
-use am_services::testing::Backend;
+use am_domain::notify::Event;
+use am_services::{
+    Principal,
+    notifications::{self, NotificationFilter},
+    testing::Backend,
+};
 use lapin::{options::ExchangeDeclareOptions, types::FieldTable};
 use serde_json::json;
 use server::runtime::topology::pass;
@@ -44,8 +49,11 @@ async fn a_second_manager_never_touches_the_first_ones_exchange() {
     a.expect_depth(&a.sub("t.s"), 3).await;
 
     // The second manager meets an exchange of that name that is not its own: it reports the
-    // conflict and leaves it alone (no replace, so the first keeps its bindings).
-    b.seed(catalog(&b, &shared)).await;
+    // conflict and leaves it alone (no replace, so the first keeps its bindings). Its
+    // application has a webhook, which is told once.
+    let mut second = catalog(&b, &shared);
+    second.applications[0].webhook_url = Some("http://127.0.0.1:9/hook".into());
+    b.seed(second.clone()).await;
     let report = pass(&b.w.db, &b.conn, &b.topology, "b", false)
         .await
         .expect("pass")
@@ -63,6 +71,37 @@ async fn a_second_manager_never_touches_the_first_ones_exchange() {
         .await
         .expect("conflicts");
     assert_eq!(conflicts, [format!("exchange `{shared}`")]);
+    let told = || async {
+        let filter = NotificationFilter {
+            event: Some("broker_conflict".into()),
+            ..NotificationFilter::default()
+        };
+        notifications::list(&b.w.db, &Principal::system("test"), &filter, None, None)
+            .await
+            .expect("notifications")
+            .items
+    };
+    let first = told().await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    let notice = &first[0].payload;
+    assert_eq!(notice.event, Event::BrokerConflict);
+    assert_eq!(
+        notice.data_queue.as_deref(),
+        Some(second.data_queues[0].id.as_str())
+    );
+    assert_eq!(
+        notice.application.as_deref(),
+        Some(second.applications[0].id.as_str())
+    );
+    assert!(notice.summary.contains(&shared), "{}", notice.summary);
+    // The next pass meets the same conflict: still reported, not told again.
+    let again = pass(&b.w.db, &b.conn, &b.topology, "b", true)
+        .await
+        .expect("pass")
+        .expect("lease");
+    assert!(again.errors.iter().any(|e| e.contains(&shared)));
+    let after = told().await;
+    assert_eq!((after.len(), after[0].count), (1, 1), "{after:?}");
     a.publish(&shared, 3, 3, &[]).await;
     a.expect_depth(&a.sub("t.s"), 6).await;
     // Nothing of the second's is bound to it: it gets no copy.

@@ -6,6 +6,7 @@
 //! The node binary must be built first: `cargo build -p agent-client --bin demo-node`.
 
 mod breaker;
+mod cluster;
 mod dispatch;
 mod failover;
 mod follow;

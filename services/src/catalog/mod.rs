@@ -28,7 +28,9 @@ use am_domain::{
     usage::{EntityRef, usages},
     validate::validate_catalog,
 };
-use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
+};
 
 /// The catalog's revision, bumped by every catalog write of any replica: what the scheduler
 /// and the broker reconciler poll to notice a change.
@@ -37,6 +39,23 @@ pub async fn revision(db: &impl ConnectionTrait) -> ServiceResult<i64> {
         .one(db)
         .await?
         .map_or(0, |m| m.revision))
+}
+
+/// The applications whose agents read `data_queue`: its messages are theirs, and so is what
+/// goes wrong with it (an unrouted replay's end, its exchange held by someone else).
+pub async fn applications_reading(
+    db: &impl ConnectionTrait,
+    data_queue: &str,
+) -> ServiceResult<Vec<String>> {
+    use crate::entity::agents;
+    Ok(agents::Entity::find()
+        .select_only()
+        .column(agents::Column::ApplicationId)
+        .distinct()
+        .filter(agents::Column::DataQueueId.eq(data_queue))
+        .into_tuple()
+        .all(db)
+        .await?)
 }
 
 /// Runs `change` against the current catalog and commits the result if it is valid.

@@ -262,6 +262,32 @@ pub fn no_success(
     n
 }
 
+/// The exchange of `data_queue` is held on the broker by someone else with other arguments;
+/// `error` is the broker's refusal.
+pub fn broker_conflict(
+    exchange: &str,
+    data_queue: &str,
+    application: &str,
+    error: &str,
+    at: DateTime<Utc>,
+) -> Notice {
+    let mut n = Notice::new(
+        Event::BrokerConflict,
+        at,
+        format!(
+            "Exchange {exchange} of data queue {data_queue} exists on the broker with other \
+             arguments and was not declared by this manager (another installation holds it): \
+             it is left alone, and nothing published there reaches {data_queue}'s launch \
+             settings until the data queue gets an address of its own."
+        ),
+        links::BROKER,
+    );
+    n.application = Some(application.to_owned());
+    n.data_queue = Some(data_queue.to_owned());
+    n.reason = Some(error.to_owned());
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use super::{OperationRequest, Stored};
 use crate::{
     dead_letters,
     entity::{
-        activations, agents, dead_letters as dead_letters_entity, launch_settings, operations,
+        activations, dead_letters as dead_letters_entity, launch_settings, operations,
         schedule_groups,
     },
     error::ServiceResult,
@@ -56,16 +56,7 @@ pub(super) async fn applications(
         }
     }
     if let OperationRequest::ReplayUnrouted { data_queue } = request {
-        // The applications whose agents read the data queue: theirs are the messages.
-        let found: Vec<String> = agents::Entity::find()
-            .select_only()
-            .column(agents::Column::ApplicationId)
-            .distinct()
-            .filter(agents::Column::DataQueueId.eq(data_queue.as_str()))
-            .into_tuple()
-            .all(db)
-            .await?;
-        apps.extend(found);
+        apps.extend(crate::catalog::applications_reading(db, data_queue).await?);
     }
     if let OperationRequest::ReplayDeadLetters { selection, .. }
     | OperationRequest::DeleteDeadLetters { selection } = request

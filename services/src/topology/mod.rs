@@ -20,15 +20,17 @@ use am_domain::{
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter,
-    QuerySelect, TransactionTrait, sea_query::Expr,
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
+    QueryFilter, QuerySelect, TransactionTrait, sea_query::Expr,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod conflicts;
 mod depths;
 mod drift;
 
+pub use conflicts::conflicts;
 pub use depths::{Backlog, Depths, DepthsHandle, QueueDepth, queue_role, rates, sampled_queues};
 pub use drift::{Drift, MissingObject, Refusal, drift};
 
@@ -170,7 +172,7 @@ pub async fn release_lease(db: &DatabaseConnection, holder: &str) -> ServiceResu
     Ok(())
 }
 
-async fn row(db: &DatabaseConnection) -> ServiceResult<broker_topology::Model> {
+async fn row(db: &impl ConnectionTrait) -> ServiceResult<broker_topology::Model> {
     broker_topology::Entity::find_by_id(1)
         .one(db)
         .await?
@@ -181,18 +183,6 @@ async fn row(db: &DatabaseConnection) -> ServiceResult<broker_topology::Model> {
 pub async fn applied(db: &DatabaseConnection) -> ServiceResult<(Applied, Option<i64>)> {
     let row = row(db).await?;
     Ok((parse_applied(&row)?, row.applied_revision))
-}
-
-/// Broker objects the last pass found held with other arguments (by another manager on the
-/// broker, most often: docs/protocol.md, *Several managers on one broker*), as `kind name`.
-pub async fn conflicts(db: &DatabaseConnection) -> ServiceResult<Vec<String>> {
-    let (applied, _) = applied(db).await?;
-    Ok(applied
-        .refused
-        .iter()
-        .filter(|r| r.wrong_arguments)
-        .map(|r| format!("{} `{}`", r.object.label(), r.name))
-        .collect())
 }
 
 fn parse_applied(row: &broker_topology::Model) -> ServiceResult<Applied> {
@@ -242,7 +232,8 @@ pub async fn begin_pass(
 }
 
 /// Records what a pass applied, if `holder` still holds the lease (false otherwise: another
-/// replica took over, and this pass's record would be stale).
+/// replica took over, and this pass's record would be stale), and tells, in the same
+/// transaction, the exchanges held by someone else that the pass met for the first time.
 pub async fn finish_pass(
     db: &DatabaseConnection,
     holder: &str,
@@ -281,6 +272,8 @@ pub async fn finish_pass(
     let json = serde_json::to_string(&applied)
         .map_err(|e| ServiceError::Internal(format!("broker state not serializable: {e}")))?;
     let error = (!outcome.errors.is_empty()).then(|| outcome.errors.join("\n"));
+    let txn = crate::db::begin_write(db).await?;
+    let before = parse_applied(&row(&txn).await?)?.refused;
     let done = broker_topology::Entity::update_many()
         .set(broker_topology::ActiveModel {
             applied: Set(json),
@@ -292,9 +285,14 @@ pub async fn finish_pass(
         .filter(broker_topology::Column::Id.eq(1))
         .filter(broker_topology::Column::Holder.eq(holder))
         .filter(broker_topology::Column::LeaseUntil.gte(now))
-        .exec(db)
+        .exec(&txn)
         .await?;
-    Ok(done.rows_affected == 1)
+    if done.rows_affected != 1 {
+        return Ok(false);
+    }
+    conflicts::tell_new(&txn, &before, &applied.refused, now).await?;
+    txn.commit().await?;
+    Ok(true)
 }
 
 /// A queue on its way out, as the Broker page shows it.
