@@ -7,7 +7,7 @@
 #   scripts/cluster.sh kill DIR N       kill -9 node N (1-3), as a crash would
 #   scripts/cluster.sh restart DIR N    start node N again; it rejoins with its data
 #   scripts/cluster.sh leader DIR QUEUE the node number leading a quorum queue
-#   scripts/cluster.sh stop DIR         stop every node by its pid and remove DIR
+#   scripts/cluster.sh stop [DIR]       kill every node of the cluster and remove DIR
 #
 # AM_CLUSTER_PORT moves the ports (AMQP base+1..3, Erlang distribution base+20001..3) and
 # AM_CLUSTER_NAME the node names (<name>1@localhost, ...), for two clusters on one machine.
@@ -42,13 +42,22 @@ await_node() {
   return 1
 }
 
+# The pids of node N's broker, found by the node name in their environment: the command line
+# does not hold it, and a node started by an earlier run that was killed has its pid file in a
+# directory this run does not know.
+node_pids() {
+  local p
+  for p in /proc/[0-9]*; do
+    as_root grep -qsxz "RABBITMQ_NODENAME=$(node "$1")" "$p/environ" 2>/dev/null && echo "${p#/proc/}"
+  done
+  return 0
+}
+
 kill_node() {
   local dir=$1 i=$2 pid
   pid=$(cat "$dir/n$i/pid" 2>/dev/null || true)
   [ -n "$pid" ] && as_root kill -9 "$pid" 2>/dev/null || true
-  # What the pid file missed (a node killed before it wrote it, a run that crashed earlier).
-  # The bracket keeps the pattern from matching this pkill's own command line (or sudo's).
-  as_root pkill -9 -f -- "${NAME}[$i]@localhost" 2>/dev/null || true
+  for pid in $(node_pids "$i"); do as_root kill -9 "$pid" 2>/dev/null || true; done
   for _ in $(seq 1 50); do
     port_open "$(amqp_port "$i")" || return 0
     sleep 0.1
@@ -99,9 +108,10 @@ case "${1:-}" in
     exit 1
     ;;
   stop)
-    dir=${2:?DIR}
+    # Without DIR: every node of this name, wherever an earlier run left it.
+    dir=${2:-}
     for i in 1 2 3; do kill_node "$dir" "$i"; done
-    as_root rm -rf "$dir"
+    [ -z "$dir" ] || as_root rm -rf "$dir"
     ;;
   *)
     sed -n '2,13p' "$0" >&2

@@ -25,7 +25,9 @@ log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node process
 # The runtime tests start real demo-node processes, and the getting-started guide's node.
 cargo build -p agent-client --bin demo-node --example getting-started
 RESULTS="$(mktemp -d)"
-trap 'rm -rf "$RESULTS"' EXIT
+# The fault tests' RabbitMQ cluster is stopped by its test; a test stopped by its time limit
+# cannot, so whatever is left of it goes here.
+trap 'rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true' EXIT
 cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"
 
 log "documentation examples (doctests; nextest does not run them)"

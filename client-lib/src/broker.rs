@@ -5,7 +5,7 @@
 //! stream breaks they wait for the *next* connection. That gives reconnect-and-resubscribe
 //! without two consumers ever sharing one subscription slot.
 
-use lapin::{Connection, ConnectionProperties};
+use lapin::{Connection, ConnectionProperties, Event};
 use std::{sync::Arc, time::Duration};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -78,6 +78,35 @@ pub async fn connect_within(
     match tokio::time::timeout(limit, Connection::connect(url, props)).await {
         Ok(r) => Ok(r?),
         Err(_) => Err(ConnectError::Timeout(limit)),
+    }
+}
+
+/// Why `conn` is lost, when an event of its [`Connection::events_listener`] says it is; `None`
+/// for any other event. lapin reports a channel the broker closed (a refused declare, a
+/// consumer's queue gone, a queue whose cluster member is down) on the same stream as the loss
+/// of the connection, and marks a lost connection as such before it sends the event: an error
+/// while the connection is still up is one channel's, and the connection stays.
+///
+/// ```no_run
+/// # async fn run(conn: lapin::Connection) {
+/// use futures_util::StreamExt;
+/// let mut events = Box::pin(conn.events_listener());
+/// while let Some(event) = events.next().await {
+///     if let Some(reason) = agent_client::lost_by(&conn, &event) {
+///         eprintln!("lost the broker connection: {reason}");
+///         break;
+///     }
+/// }
+/// # }
+/// ```
+pub fn lost_by(conn: &Connection, event: &Event) -> Option<String> {
+    match event {
+        Event::Error(e) if !conn.status().connected() => Some(e.to_string()),
+        Event::Error(e) => {
+            tracing::debug!(error = %e, "a channel was closed; the connection stays");
+            None
+        }
+        _ => None,
     }
 }
 

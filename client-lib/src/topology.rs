@@ -271,8 +271,8 @@ impl Topology {
 
     /// Everything a node needs before it listens: the manager side plus its own control queue,
     /// bound to the control exchange under the node's routing key. The control queue is a
-    /// classic queue: it only holds commands for one node, and the manager re-dispatches what a
-    /// dead node never accepted.
+    /// quorum queue like every other: on a cluster it outlives the member it was declared on (a
+    /// classic queue is unreachable while its home member is down, and the node cannot listen).
     ///
     /// ```no_run
     /// # async fn f(channel: lapin::Channel) -> Result<(), lapin::Error> {
@@ -289,6 +289,10 @@ impl Topology {
         let names = self.names();
         let queue = names.node_queue(application, host);
         let mut args = FieldTable::default();
+        args.insert(
+            "x-queue-type".into(),
+            AMQPValue::LongString("quorum".into()),
+        );
         if let Some(expires) = self.layout.expires() {
             args.insert("x-expires".into(), AMQPValue::LongLongInt(millis(expires)));
         }

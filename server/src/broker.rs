@@ -93,8 +93,10 @@ pub async fn supervise(
                 let mut events = Box::pin(conn.events_listener());
                 let lost = async {
                     while let Some(event) = events.next().await {
+                        if let Some(reason) = agent_client::lost_by(&conn, &event) {
+                            return reason;
+                        }
                         match event {
-                            Event::Error(e) => return e.to_string(),
                             Event::ConnectionBlocked(reason) => {
                                 status.set(true, format!("connected to {shown}, but the broker blocks publishing: {reason}"));
                             }

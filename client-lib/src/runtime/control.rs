@@ -9,11 +9,11 @@ use am_domain::wire::{
 };
 use futures_util::StreamExt;
 use lapin::{
-    BasicProperties, Connection, ConnectionProperties, Event,
+    BasicProperties, Connection, ConnectionProperties,
     message::Delivery,
     options::{
         BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
-        BasicRejectOptions, ConfirmSelectOptions,
+        BasicRejectOptions, ConfirmSelectOptions, QueueDeleteOptions,
     },
     types::{AMQPValue, FieldTable, LongString},
 };
@@ -64,8 +64,8 @@ pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<
                         let reason = tokio::select! {
                             r = async {
                                 while let Some(event) = events.next().await {
-                                    if let Event::Error(e) = event {
-                                        return e.to_string();
+                                    if let Some(reason) = broker::lost_by(&conn, &event) {
+                                        return reason;
                                     }
                                 }
                                 "connection closed".to_owned()
@@ -97,12 +97,53 @@ pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<
 }
 
 async fn declare(shared: &Shared, conn: &Connection) -> Result<(), lapin::Error> {
+    match declare_once(shared, conn).await {
+        Err(e) if is_old_node_queue(shared, &e) => {
+            replace_old_node_queue(shared, conn).await?;
+            declare_once(shared, conn).await
+        }
+        done => done,
+    }
+}
+
+async fn declare_once(shared: &Shared, conn: &Connection) -> Result<(), lapin::Error> {
     let channel = conn.create_channel().await?;
     shared
         .topology
         .declare_node(&channel, &shared.application, &shared.host)
         .await?;
     channel.close(200, "declared".into()).await
+}
+
+/// The broker holds the node's queue with other arguments: the classic control queue of a
+/// node from before control queues were quorum queues.
+fn is_old_node_queue(shared: &Shared, e: &lapin::Error) -> bool {
+    let queue = shared
+        .topology
+        .names()
+        .node_queue(&shared.application, &shared.host);
+    let text = e.to_string();
+    text.contains("PRECONDITION_FAILED") && text.contains(&format!("queue '{queue}'"))
+}
+
+/// Deletes the old classic control queue so it can be declared again as a quorum queue, once
+/// per node. A launch still waiting in it is dispatched again by the manager's watchdog, which
+/// re-dispatches every launch a node did not accept in time.
+async fn replace_old_node_queue(shared: &Shared, conn: &Connection) -> Result<(), lapin::Error> {
+    let queue = shared
+        .topology
+        .names()
+        .node_queue(&shared.application, &shared.host);
+    let channel = conn.create_channel().await?;
+    let dropped = channel
+        .queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .await?;
+    tracing::warn!(
+        queue,
+        dropped,
+        "replaced the node's classic control queue by a quorum queue"
+    );
+    channel.close(200, "replaced".into()).await
 }
 
 /// Listens to the node's control queue, resubscribing after every reconnect.

@@ -1,20 +1,26 @@
-//! On a three-node RabbitMQ cluster (`scripts/cluster.sh`, beside the system broker): a manager
-//! and two nodes given the three members' addresses, a producer publishing numbered messages
-//! with confirms, and `kill -9` of the broker node that leads the stream's subscription queue
-//! in the middle of it, then its restart. Every confirmed message is found in the nodes' logs
-//! (none lost); messages processed twice are counted and bounded by what can be in flight at a
-//! crash; the time from the kill until a message published after it is processed is measured.
+//! Faults on a three-node RabbitMQ cluster (`scripts/cluster.sh`, beside the system broker), one
+//! after the other under load: two manager replicas on PostgreSQL and two nodes given the three
+//! members' addresses, schedule groups firing every second, and a producer publishing numbered
+//! messages with confirms to a stream.
+//! 1. `kill -9` of the broker node that leads the stream's subscription queue mid-stream, then
+//!    its restart: every confirmed message is found in the nodes' logs (none lost), copies are
+//!    counted and bounded by what can be in flight at a crash, and the time until a message
+//!    published after the kill is processed is measured.
+//! 2. A manager replica killed as by `kill -9`: every group's every second is recorded exactly
+//!    once across the replicas and runs to its end, and the time until the next fire is
+//!    recorded is measured.
 
-use crate::harness::{CatalogBuilder, LONG, World, connect_to, eventually};
+use crate::harness::{CatalogBuilder, LONG, World, connect_to, eventually, fire_time};
 use agent_client::Topology;
-use am_services::testing::Backend;
+use am_services::{runtime::status, testing::Backend};
+use chrono::{DateTime, Utc};
 use lapin::{
     BasicProperties,
     options::{BasicPublishOptions, ConfirmSelectOptions},
 };
 use serde_json::json;
 use std::{
-    collections::BTreeMap,
+    collections::{BTreeMap, BTreeSet},
     path::{Path, PathBuf},
     sync::{
         Arc,
@@ -30,6 +36,8 @@ const COUNT: u32 = 2_000;
 /// What each node may hold unacknowledged at a crash: the echo agent's prefetch (its default).
 const PREFETCH: u32 = 10;
 const HOSTS: [&str; 2] = ["h1", "h2"];
+/// Schedule groups firing every second throughout.
+const GROUPS: usize = 20;
 
 /// The cluster of `scripts/cluster.sh`, stopped (every node by its pid, its directory removed)
 /// when dropped, also when the test fails.
@@ -188,29 +196,92 @@ fn seen(logs: &[PathBuf]) -> BTreeMap<u32, u32> {
     out
 }
 
+/// What the schedule did within a window, over every group: fires that should have been
+/// recorded (one per group and second), fires recorded more than once, seconds without a fire.
+struct Fires {
+    expected: usize,
+    doubled: usize,
+    missed: usize,
+}
+
+async fn fires_within(w: &World, from: DateTime<Utc>, to: DateTime<Utc>) -> Fires {
+    let seconds = usize::try_from((to - from).num_seconds() + 1).unwrap_or(0);
+    let mut out = Fires {
+        expected: seconds * GROUPS,
+        doubled: 0,
+        missed: 0,
+    };
+    for g in 0..GROUPS {
+        let times: Vec<_> = w
+            .group_runs(&format!("demo.every-{g}"))
+            .await
+            .iter()
+            .map(fire_time)
+            .filter(|t| (from..=to).contains(t))
+            .collect();
+        let distinct: BTreeSet<_> = times.iter().collect();
+        out.doubled += times.len() - distinct.len();
+        out.missed += seconds - distinct.len();
+    }
+    out
+}
+
+/// Every run of the groups fired within the window has ended; the statuses they ended with.
+async fn ended_within(
+    w: &World,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> BTreeMap<String, usize> {
+    eventually("every fire's run ended", LONG, || async {
+        let mut statuses = BTreeMap::new();
+        for g in 0..GROUPS {
+            for run in w.group_runs(&format!("demo.every-{g}")).await {
+                if (from..=to).contains(&fire_time(&run)) {
+                    *statuses.entry(run.status).or_insert(0) += 1;
+                }
+            }
+        }
+        status::activation::ACTIVE
+            .iter()
+            .all(|s| !statuses.contains_key(*s))
+            .then_some(statuses)
+    })
+    .await
+}
+
+/// The faults, one after the other, while schedule groups fire every second and a stream
+/// consumes: the broker node leading the stream's queue, then a manager replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stream_on_a_cluster_loses_nothing_when_the_broker_node_leading_it_dies() {
+async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let cluster = Cluster::start().await;
-    let mut w = World::on(Backend::Sqlite, &cluster.urls().await).await;
-    w.seed(
-        CatalogBuilder::new(&w, &HOSTS)
-            .ls(STREAM, "echo", "stream", json!({}))
-            .build(),
-    )
-    .await;
+    let mut w = World::on(Backend::Postgres, &cluster.urls().await).await;
+    let mut catalog = CatalogBuilder::new(&w, &HOSTS).ls(STREAM, "echo", "stream", json!({}));
+    for g in 0..GROUPS {
+        let tick = format!("demo.tick-{g}");
+        catalog = catalog.sleep(&tick, "100ms").group(
+            &format!("demo.every-{g}"),
+            "* * * * * *",
+            &[&tick],
+            json!({}),
+        );
+    }
+    w.seed(catalog.build()).await;
     let logs: Vec<PathBuf> = HOSTS
         .iter()
         .map(|h| std::env::temp_dir().join(format!("{}-{h}.log", w.prefix)))
         .collect();
     for (h, log) in HOSTS.iter().zip(&logs) {
-        w.start_node_logged(h, 4, log);
+        w.start_node_logged(h, 8, log);
     }
-    let m = w.manager().await;
+    let first = w.manager().await;
+    let second = w.manager().await;
     w.wait_live(&HOSTS).await;
     // Once this one is through, the subscription is bound and the stream consumes.
     w.publish("warm-up").await;
+    let from = next_second(Utc::now());
     let queue = Topology::new(w.prefix.clone()).names().subscription(STREAM);
 
+    // 1. kill -9 of the broker node leading the stream's queue, with a producer publishing.
     let progress = Arc::new(AtomicU32::new(0));
     let producer = tokio::spawn(produce(
         w.broker.clone(),
@@ -221,7 +292,6 @@ async fn a_stream_on_a_cluster_loses_nothing_when_the_broker_node_leading_it_die
         (progress.load(Ordering::SeqCst) >= COUNT / 3).then_some(())
     })
     .await;
-
     let leader = cluster.leader(&queue).await;
     cluster.kill(&leader).await;
     let killed = Instant::now();
@@ -239,7 +309,6 @@ async fn a_stream_on_a_cluster_loses_nothing_when_the_broker_node_leading_it_die
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     cluster.restart(&leader).await;
-
     let produced = tokio::time::timeout(Duration::from_secs(120), producer)
         .await
         .expect("the producer finished within 2 minutes")
@@ -249,29 +318,75 @@ async fn a_stream_on_a_cluster_loses_nothing_when_the_broker_node_leading_it_die
         async move { (seen(&logs).range(0..COUNT).count() == COUNT as usize).then_some(()) }
     })
     .await;
+
+    // 2. kill -9 of a manager replica while the groups fire: the other goes on alone.
+    first.kill().await;
+    let replica_killed = Utc::now();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let to = next_second(Utc::now()) - chrono::Duration::seconds(2);
+    let after_kill = next_second(replica_killed);
+    let handled = eventually("a fire after the replica's kill recorded", LONG, || async {
+        let run = w
+            .group_runs("demo.every-0")
+            .await
+            .into_iter()
+            .find(|r| fire_time(r) >= after_kill)?;
+        Some(run.created_at - replica_killed)
+    })
+    .await;
+    let statuses = ended_within(&w, from, to).await;
+    let fires = fires_within(&w, from, to).await;
+
     // Late copies (a redelivery after the restart) are counted too.
-    tokio::time::sleep(Duration::from_secs(2)).await;
     let all = seen(&logs);
     let lost = (0..COUNT).filter(|n| !all.contains_key(n)).count();
     let twice: u32 = all.values().map(|c| c - 1).sum();
     let bound = 2 * HOSTS.len() as u32 * PREFETCH + produced.resent;
     println!(
-        "cluster, kill -9 of the leading broker node {leader}: sent {COUNT}, lost {lost}, \
-         processed twice {twice} (at most {bound}), resent by the producer {}, \
-         processing resumed {} ms after the kill",
+        "kill -9 of the broker node leading the stream ({leader}): sent {COUNT}, lost {lost}, \
+         processed twice {twice} (at most {bound}), resent by the producer {}, processing \
+         resumed {} ms after the kill",
         produced.resent,
         recovery.as_millis()
+    );
+    println!(
+        "kill -9 of one of two manager replicas: {} fires of {GROUPS} groups due from {from} to \
+         {to}, doubled {}, missed {}, runs ended {statuses:?}; the next fire recorded {} ms after \
+         the kill",
+        fires.expected,
+        fires.doubled,
+        fires.missed,
+        handled.num_milliseconds()
     );
     assert_eq!(lost, 0, "messages lost");
     assert!(
         twice <= bound,
         "{twice} processed twice, more than {bound} in flight"
     );
+    assert_eq!(
+        (fires.doubled, fires.missed),
+        (0, 0),
+        "fires doubled or missed"
+    );
+    assert_eq!(
+        statuses.get(status::activation::SUCCEEDED).copied(),
+        Some(fires.expected),
+        "every fire ran: {statuses:?}"
+    );
 
-    m.stop().await;
-    w.finish(&[STREAM]).await;
+    second.stop().await;
+    let mut finished = vec![STREAM.to_owned()];
+    finished.extend((0..GROUPS).map(|g| format!("demo.tick-{g}")));
+    w.finish(&finished.iter().map(String::as_str).collect::<Vec<_>>())
+        .await;
     for log in &logs {
         let _ = std::fs::remove_file(log);
     }
     drop(cluster);
+}
+
+/// The whole second after `t`.
+fn next_second(t: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::{DurationRound, TimeDelta};
+    t.duration_trunc(TimeDelta::seconds(1)).unwrap_or(t) + TimeDelta::seconds(1)
 }

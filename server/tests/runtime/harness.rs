@@ -684,6 +684,20 @@ impl Manager {
         self.run_now(EntityRef::LaunchSetting(id.to_owned())).await
     }
 
+    /// As `kill -9` of a replica's process: every task dropped where it is (an open
+    /// transaction rolls back, leases and claims are left to expire), nothing handed over.
+    pub async fn kill(mut self) {
+        self.tasks.abort_all();
+        self.broker.abort();
+        while self.tasks.join_next().await.is_some() {}
+        let _ = (&mut self.broker).await;
+        // A dead process's connections close, and the database rolls back what they held
+        // open; a dropped in-process transaction would roll back only when its pooled
+        // connection is next used.
+        // Bounded: closing waits for every checked-out connection to come back.
+        let _ = tokio::time::timeout(SHORT, self.services.db.clone().close()).await;
+    }
+
     /// Stops every task and waits for them, as `serve` does on shutdown.
     pub async fn stop(mut self) {
         self.stop.cancel();

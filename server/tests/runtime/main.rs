@@ -24,4 +24,5 @@ mod replicas;
 mod schedule;
 mod topology;
 mod unrouted;
+mod upgrade;
 mod watchdog;
