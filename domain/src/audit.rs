@@ -9,12 +9,29 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One field an entry changed: `before` is `None` when it was added, `after` when removed.
+/// A field that was or became JSON `null` is `Some(Value::Null)`, and stays so through JSON
+/// (the page is rendered on the server and again in the browser from what it sent).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     /// Dotted path of the field (`recovery.start_timeout`); array items by index (`members.1`).
     pub path: String,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub before: Option<Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub after: Option<Value>,
+}
+
+/// A value that is there, `null` included: only an absent field is `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// What stands for a masked value.
@@ -210,5 +227,23 @@ mod tests {
         let v = json!({"a": [1, 2]});
         assert!(changes(Some(&v), Some(&v)).is_empty());
         assert!(changes(None, None).is_empty());
+    }
+
+    #[test]
+    fn a_change_from_or_to_null_reads_back_as_it_was_written() {
+        let changes = super::changes(
+            Some(&serde_json::json!({ "description": null, "enabled": true })),
+            Some(&serde_json::json!({ "description": "x", "enabled": false, "added": 1 })),
+        );
+        let json = serde_json::to_string(&changes).expect("json");
+        let back: Vec<Change> = serde_json::from_str(&json).expect("read back");
+        assert_eq!(back, changes);
+        let description = back
+            .iter()
+            .find(|c| c.path == "description")
+            .expect("description");
+        assert_eq!(description.before, Some(Value::Null));
+        let added = back.iter().find(|c| c.path == "added").expect("added");
+        assert_eq!(added.before, None);
     }
 }

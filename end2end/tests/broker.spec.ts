@@ -66,9 +66,12 @@ test("the Broker page shows a queue removed by hand and Reconcile now brings it 
   const missing = page.locator(`${t("drift-row")}[data-name="${queue}"]`);
   await expect(missing).toBeVisible({ timeout: 20_000 });
   await expect(missing.locator(t("drift-state"))).toHaveText(/missing/);
+  // In step with the catalog, but not with the broker: the state says so.
+  await expect(page.locator(t("broker-state"))).toHaveText("drift");
 
   await page.locator(t("reconcile-now")).click();
   await expect(missing).toHaveCount(0, { timeout: 30_000 });
+  await expect(page.locator(t("broker-state"))).toHaveText("in sync");
 });
 
 // Messages published before any node runs wait in the launch setting's queue, shown as its

@@ -73,10 +73,24 @@ test("re-run all matching starts each launch setting of an activation search onc
   }
   await open(page, `/activations?launch_setting=${encodeURIComponent(one)}`);
   await expect(page.locator(t("activation-row"))).toHaveCount(2);
+  // It asks first, with the count it will start: one launch setting, once.
   await page.locator(t("rerun-matching-button")).click();
+  await expect(page.locator(t("rerun-question"))).toHaveAttribute("data-count", "1");
+  await page.locator(t("rerun-confirm")).click();
   const progress = page.locator(`${t("rerun-matching")} ${t("operation-progress")}`);
   await expect(progress).toHaveAttribute("data-status", "succeeded", { timeout: 30_000 });
   await expect(progress).toHaveAttribute("data-total", "1");
   await page.reload();
+  await expect(page.locator(t("activation-row"))).toHaveCount(3);
+
+  // With no filter it asks twice, and Cancel starts nothing.
+  await open(page, "/activations");
+  await page.locator(t("rerun-matching-button")).click();
+  await expect(page.locator(t("rerun-question"))).toContainText("No filter is set");
+  await page.locator(t("rerun-sure")).click();
+  await expect(page.locator(t("rerun-confirm"))).toBeVisible();
+  await page.locator(t("rerun-cancel")).click();
+  await expect(page.locator(t("rerun-ask"))).toHaveCount(0);
+  await open(page, `/activations?launch_setting=${encodeURIComponent(one)}`);
   await expect(page.locator(t("activation-row"))).toHaveCount(3);
 });

@@ -24,6 +24,24 @@ pub struct ActivationsQuery {
     pub page: u64,
 }
 
+impl ActivationsQuery {
+    /// No filter set (the page aside): the search matches every activation.
+    pub fn is_unfiltered(&self) -> bool {
+        [
+            &self.launch_setting,
+            &self.group,
+            &self.application,
+            &self.host,
+            &self.status,
+            &self.error_type,
+            &self.from,
+            &self.to,
+        ]
+        .iter()
+        .all(|f| f.trim().is_empty())
+    }
+}
+
 #[cfg(feature = "ssr")]
 impl ActivationsQuery {
     /// The services' filter of the same search (the list and its bulk re-run select alike).

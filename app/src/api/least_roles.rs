@@ -58,6 +58,7 @@ pub const LEAST_ROLES: &[(&str, Caller)] = {
         ("replay_unrouted", AtLeast(Operator)),
         ("rerun_activation", AtLeast(Operator)),
         ("rerun_activations", AtLeast(Operator)),
+        ("rerun_count", AtLeast(Operator)),
         ("resend_notification", AtLeast(Operator)),
         ("reset_password", AtLeast(Admin)),
         ("revoke_session", AtLeast(Viewer)),

@@ -264,6 +264,22 @@ pub async fn rerun_activations(
     Ok(op.id.to_string())
 }
 
+/// How many re-runs [`rerun_activations`] of `query` would start (operators), asked before it.
+#[server(prefix = "/ui", endpoint = "rerun_count", input = Json)]
+pub async fn rerun_count(
+    query: crate::api::activations::ActivationsQuery,
+    from_where_it_broke: bool,
+) -> Result<u64, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Operator)?;
+    let s = services()?;
+    Ok(
+        am_services::operations::rerun_count(&s.db, &who, &query.filter(), from_where_it_broke)
+            .await?,
+    )
+}
+
 /// Starts a consistency sweep of the activations in progress (operators); returns the
 /// operation id.
 #[server(prefix = "/ui", endpoint = "start_sweep", input = Json)]

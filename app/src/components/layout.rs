@@ -2,8 +2,13 @@
 //! (`/` focuses it), the user and logout.
 
 use crate::api::{Logout, whoami};
+use crate::components::title::page_title;
 use leptos::prelude::*;
-use leptos_router::components::{A, Outlet};
+use leptos_meta::Title;
+use leptos_router::{
+    components::{A, Outlet},
+    hooks::use_location,
+};
 
 /// Sections of the admin UI, in the order operators use them.
 pub const SECTIONS: &[(&str, &str)] = &[
@@ -57,8 +62,19 @@ pub fn Layout() -> impl IntoView {
         }
     });
 
+    let path = use_location().pathname;
+    let main_ref = NodeRef::<leptos::html::Main>::new();
     view! {
+        <Title text=move || page_title(&path.get()) />
         <div class="shell">
+            // The first stop of Tab: past the header and the 17 sections, to the page itself.
+            <a class="skip-link" href="#main" data-test="skip-link" on:click=move |e| {
+                // Focus, not only scroll: the next Tab goes on from the page's first control.
+                if let Some(main) = main_ref.get() {
+                    e.prevent_default();
+                    let _ = main.focus();
+                }
+            }>"Skip to content"</a>
             <header class="topbar">
                 <a class="brand" href="/">"Agent Manager"</a>
                 <form class="global-search" method="get" action="/search" role="search" aria-label="Search everywhere">
@@ -103,7 +119,7 @@ pub fn Layout() -> impl IntoView {
                         .collect_view()}
                 </ul>
             </nav>
-            <main class="content">
+            <main class="content" id="main" tabindex="-1" node_ref=main_ref>
                 <Outlet />
             </main>
         </div>

@@ -14,5 +14,6 @@ pub mod rerun;
 pub mod run_actions;
 pub mod status;
 pub mod stream_health;
+pub mod title;
 pub mod webhook;
 pub mod when;

@@ -70,10 +70,14 @@ fn Status(
     asked: RwSignal<Option<(String, u32)>>,
 ) -> impl IntoView {
     let can_operate = v.can_operate;
-    let (state, class) = if v.in_sync {
-        ("in sync", "pill succeeded")
-    } else {
+    // Applied the catalog's last revision, yet the broker may differ from it (an object
+    // removed by hand): "in sync" only when neither.
+    let (state, class) = if !v.in_sync {
         ("catching up", "pill waiting")
+    } else if !v.drift.is_empty() {
+        ("drift", "pill failed")
+    } else {
+        ("in sync", "pill succeeded")
     };
     let applied = v
         .applied_revision

@@ -1,7 +1,9 @@
 //! The login page: a plain form that works before hydration and shows why a login failed.
 
 use crate::api::Login;
+use crate::components::title::page_title;
 use leptos::prelude::*;
+use leptos_meta::Title;
 
 #[component]
 pub fn LoginPage() -> impl IntoView {
@@ -20,6 +22,7 @@ pub fn LoginPage() -> impl IntoView {
     });
 
     view! {
+        <Title text=page_title("/login") />
         <main class="login">
             <h1>"Agent Manager"</h1>
             <ActionForm action=login attr:class="card login-form" attr:data-test="login-form">

@@ -304,6 +304,20 @@ pub async fn start(
 
 /// At most this many ids in one request (one statement's bound parameters); more are
 /// selected by a filter.
+/// How many re-runs a bulk re-run of the activations matching `filter` would start (each
+/// launch setting or group once, or one run each from where it broke): the count the question
+/// before it shows. Nothing is started.
+pub async fn rerun_count(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    filter: &ActivationFilter,
+    from_where_it_broke: bool,
+) -> ServiceResult<u64> {
+    actor.require(Role::Operator)?;
+    let selected = rerun::select(db, &[], filter, from_where_it_broke).await?;
+    Ok((selected.targets.len() + selected.runs.len()) as u64)
+}
+
 pub(super) fn at_most(count: usize) -> ServiceResult<()> {
     let max = dead_letters::MAX_IDS;
     if count > max {
