@@ -154,8 +154,12 @@ pub struct BreakerRisk {
     pub launch_setting: String,
     /// Dead letters the replay would send it.
     pub messages: u64,
-    /// Failures in a row that trip its breaker.
+    /// Failures in a row that trip its breaker (`M`).
     pub failure_threshold: u32,
+    /// Failures of one error type in a row that trip it sooner (`N = max(1, M / 3)`): what a
+    /// burst of dead letters that failed alike meets first.
+    #[serde(default)]
+    pub same_type_threshold: u32,
 }
 
 #[cfg(test)]

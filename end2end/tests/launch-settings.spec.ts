@@ -112,7 +112,13 @@ test("a stream launch setting with typed parameters and a classifier array", asy
 
   // Operators disable and enable it; the status follows.
   await expect(page.locator(t("current-status"))).toHaveText("waiting");
+  // Disable asks first; Cancel leaves it running.
   await page.locator(t("toggle-enabled")).click();
+  await page.locator(t("disable-no")).click();
+  await expect(page.locator(t("disable-ask"))).toHaveCount(0);
+  await expect(page.locator(t("current-status"))).toHaveText("waiting");
+  await page.locator(t("toggle-enabled")).click();
+  await page.locator(t("disable-yes")).click();
   await expect(page.locator(t("current-status"))).toHaveText("disabled");
   await page.reload();
   await expect(page.locator(t("current-status"))).toHaveText("disabled");

@@ -77,9 +77,10 @@ pub fn ReplayConfirm(
                             {p.breaker_risk.iter().map(|b| view! {
                                 <p class="banner warn" data-test="dl-replay-breaker">
                                     {format!(
-                                        "{} would get {} at once; {} failures in a row trip its breaker and disable it. A canary tries one first.",
+                                        "{} would get {} at once; {} failures of one error type in a row (or {} of any) trip its breaker and disable it. A canary tries one first.",
                                         b.launch_setting,
                                         dead_letters(b.messages),
+                                        b.same_type_threshold,
                                         b.failure_threshold
                                     )}
                                 </p>

@@ -15,6 +15,8 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
         Resource::new(|| (), move |_| run_status(key.clone()))
     };
     let toggle = ServerAction::<SetEnabled>::new();
+    // Disabling stops a schedule and the runs of it: asked first; enabling is not.
+    let asking_disable = RwSignal::new(false);
     let run = ServerAction::<RunNow>::new();
     let error = RwSignal::new(None::<String>);
     let started = RwSignal::new(None::<String>);
@@ -115,11 +117,33 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                     view! {
                                     <div class="actions">
                                         <button type="button" data-test="toggle-enabled" disabled=move || toggle.pending().get()
-                                            on:click=move |_| {
-                                                toggle.dispatch(SetEnabled { key: toggle_key.clone(), enabled: !enabled });
+                                            on:click={
+                                                let toggle_key = toggle_key.clone();
+                                                move |_| {
+                                                    if enabled {
+                                                        asking_disable.set(true);
+                                                    } else {
+                                                        toggle.dispatch(SetEnabled { key: toggle_key.clone(), enabled: true });
+                                                    }
+                                                }
                                             }>
-                                            {if enabled { "Disable" } else { "Enable" }}
+                                            {if enabled { "Disable…" } else { "Enable" }}
                                         </button>
+                                        {move || (enabled && asking_disable.get()).then(|| {
+                                            let toggle_key = toggle_key.clone();
+                                            view! {
+                                                <span class="confirm-inline" data-test="disable-ask">
+                                                    "Disable it? Its schedule stops and the nodes running it are told to stop. "
+                                                    <button type="button" class="danger" data-test="disable-yes" on:click=move |_| {
+                                                        asking_disable.set(false);
+                                                        toggle.dispatch(SetEnabled { key: toggle_key.clone(), enabled: false });
+                                                    }>"Disable"</button>
+                                                    " "
+                                                    <button type="button" class="secondary" data-test="disable-no"
+                                                        on:click=move |_| asking_disable.set(false)>"Cancel"</button>
+                                                </span>
+                                            }
+                                        })}
                                         {enabled.then(|| {
                                             let key = key.clone();
                                             view! {

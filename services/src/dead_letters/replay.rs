@@ -143,13 +143,17 @@ pub async fn preview(
         for (ls, enabled, threshold) in rows {
             let messages = counts.get(&ls).copied().unwrap_or(0);
             let threshold = u32::try_from(threshold).unwrap_or(0);
+            // Dead letters of one launch setting mostly failed alike: the same-type count
+            // trips the breaker first.
+            let same_type = am_domain::policy::same_type_threshold(threshold);
             if !enabled {
                 out.disabled.push(ls);
-            } else if threshold > 0 && messages >= u64::from(threshold) {
+            } else if threshold > 0 && messages >= u64::from(same_type) {
                 out.breaker_risk.push(BreakerRisk {
                     launch_setting: ls,
                     messages,
                     failure_threshold: threshold,
+                    same_type_threshold: same_type,
                 });
             }
         }

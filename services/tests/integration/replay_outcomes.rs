@@ -34,6 +34,7 @@ use uuid::Uuid;
 on_both_backends!(
     outcomes_are_written_to_their_replay_only_and_never_over_a_final_one,
     a_canary_goes_on_once_processed_and_stops_at_a_failure_or_a_disabled_launch_setting,
+    a_replay_warns_of_the_breaker_at_its_same_type_threshold,
 );
 
 const FLAKY: &str = "demo.flaky.1";
@@ -409,6 +410,47 @@ async fn a_canary_goes_on_once_processed_and_stops_at_a_failure_or_a_disabled_la
     .await
     .expect_err("refused");
     assert!(e.to_string().contains("canary"), "{e}");
+}
+
+/// A replay of more dead letters of one launch setting than the failures of one error type
+/// that trip its breaker is warned of with that number (`N = max(1, M / 3)`), not `M` alone.
+async fn a_replay_warns_of_the_breaker_at_its_same_type_threshold(db: &DatabaseConnection) {
+    let (_s, ids) = setup(db, 6).await;
+    let m = u32::try_from(
+        am_services::entity::launch_settings::Entity::find_by_id(FLAKY)
+            .one(db)
+            .await
+            .expect("query")
+            .expect("the launch setting")
+            .failure_threshold,
+    )
+    .expect("a threshold");
+    let n = am_domain::policy::same_type_threshold(m);
+    assert!(
+        (n..m).contains(&6),
+        "the fixture's threshold ({m}) makes 6 dead letters trip by type only"
+    );
+    let preview = replay::preview(
+        db,
+        &actor(Role::Operator),
+        &Selection {
+            ids,
+            ..Selection::default()
+        },
+    )
+    .await
+    .expect("preview");
+    assert_eq!(preview.breaker_risk.len(), 1, "{preview:?}");
+    let risk = &preview.breaker_risk[0];
+    assert_eq!(
+        (
+            risk.launch_setting.as_str(),
+            risk.messages,
+            risk.failure_threshold,
+            risk.same_type_threshold
+        ),
+        (FLAKY, 6, m, n)
+    );
 }
 
 async fn wait_for_published(broker: &Recording, n: usize) -> Vec<i64> {
