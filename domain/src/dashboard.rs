@@ -5,6 +5,10 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+mod alarm;
+
+pub use alarm::{Alarm, AlarmKind};
+
 /// How far back finished activations are counted and failures are charted.
 pub const WINDOW_HOURS: i64 = 24;
 
@@ -95,6 +99,9 @@ pub struct Dashboard {
     /// operator to pick one (`application/agent`).
     #[serde(default)]
     pub needs_data_queue: Vec<String>,
+    /// What is broken now, most urgent first: shown above everything else.
+    #[serde(default)]
+    pub alarms: Vec<Alarm>,
 }
 
 /// What waits in the broker's data queues.

@@ -66,12 +66,23 @@ test("the Broker page shows a queue removed by hand and Reconcile now brings it 
   const missing = page.locator(`${t("drift-row")}[data-name="${queue}"]`);
   await expect(missing).toBeVisible({ timeout: 20_000 });
   await expect(missing.locator(t("drift-state"))).toHaveText(/missing/);
-  // In step with the catalog, but not with the broker: the state says so.
+  // In step with the catalog, but not with the broker: the state says so, and the dashboard
+  // raises it above everything else, linking to this page.
   await expect(page.locator(t("broker-state"))).toHaveText("drift");
+  await open(page, "/");
+  const alarm = page.locator(`${t("alarm")}[data-kind="broker_drift"]`);
+  await expect(alarm).toBeVisible({ timeout: 20_000 });
+  await expect(alarm.locator("a")).toHaveAttribute("href", "/broker");
+  await alarm.locator("a").click();
+  await expect(page).toHaveURL(/\/broker$/);
+  await open(page, "/broker");
+  await expect(missing).toBeVisible();
 
   await page.locator(t("reconcile-now")).click();
   await expect(missing).toHaveCount(0, { timeout: 30_000 });
   await expect(page.locator(t("broker-state"))).toHaveText("in sync");
+  await open(page, "/");
+  await expect(page.locator(`${t("alarm")}[data-kind="broker_drift"]`)).toHaveCount(0, { timeout: 20_000 });
 });
 
 // Messages published before any node runs wait in the launch setting's queue, shown as its

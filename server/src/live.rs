@@ -111,9 +111,11 @@ async fn produce(inner: Arc<Inner>) {
     loop {
         let s = &inner.services;
         let now = chrono::Utc::now();
-        let taken = dashboard::snapshot_cached(&s.db, &reader, &s.runtime, now, &inner.chart)
-            .await
-            .map(|d| dashboard::with_backlog(d, &s.broker_depths));
+        let taken =
+            match dashboard::snapshot_cached(&s.db, &reader, &s.runtime, now, &inner.chart).await {
+                Ok(d) => dashboard::with_broker(d, s).await,
+                Err(e) => Err(e),
+            };
         inner.taken.fetch_add(1, Ordering::Relaxed);
         match taken.map(|d| serde_json::to_string(&d)) {
             Ok(Ok(json)) => {

@@ -16,5 +16,5 @@ pub async fn dashboard_figures() -> Result<Dashboard, UiError> {
     let who = require(Role::Viewer)?;
     let s = services()?;
     let d = am_services::dashboard::snapshot(&s.db, &who, &s.runtime, chrono::Utc::now()).await?;
-    Ok(am_services::dashboard::with_backlog(d, &s.broker_depths))
+    Ok(am_services::dashboard::with_broker(d, &s).await?)
 }

@@ -171,6 +171,19 @@ fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
         <p class="muted" data-test="generated-at" data-at=d.generated_at.to_rfc3339()>
             "Figures of " {display::time(d.generated_at)}
         </p>
+        {(!d.alarms.is_empty()).then(|| view! {
+            <section class="card attention bad alarms" aria-label="Broken now" data-test="alarms"
+                data-count=d.alarms.len().to_string()>
+                <h2>"Broken now"</h2>
+                <ul>
+                    {d.alarms.iter().map(|a| view! {
+                        <li data-test="alarm" data-kind=a.kind.as_str()>
+                            <a href=a.link.clone()>{a.summary.clone()}</a>
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </section>
+        })}
         <DisabledBanner launch_settings=d.disabled_launch_settings
             launch_settings_total=d.disabled_launch_settings_total groups=d.disabled_groups
             groups_total=d.disabled_groups_total now can_operate />

@@ -29,7 +29,7 @@ const RECONNECT: Duration = Duration::from_secs(1);
 pub async fn get(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Dashboard>> {
     let s = &state.services;
     let d = dashboard::snapshot(&s.db, &who, &s.runtime, chrono::Utc::now()).await?;
-    Ok(Json(dashboard::with_backlog(d, &s.broker_depths)))
+    Ok(Json(dashboard::with_broker(d, s).await?))
 }
 
 /// The dashboard's figures as server-sent events: one `message` event with the same JSON as

@@ -15,6 +15,7 @@
 //!   by launch setting for the failing ones, whose last error, hosts and first failure since
 //!   their last success read `idx_failure_logs_ls_occurred_at` (a handful of launch settings).
 
+mod alarms;
 mod attention;
 mod plans;
 
@@ -442,14 +443,24 @@ pub async fn failures_per_hour_cached(
 }
 
 /// `dashboard` with what waits in the broker, from this replica's last sample.
-pub fn with_backlog(mut dashboard: Dashboard, depths: &crate::topology::DepthsHandle) -> Dashboard {
-    if let Ok(d) = depths.read() {
-        dashboard.backlog = d.summary();
-    }
-    dashboard
+/// The dashboard `d` with what this replica knows of the broker: the backlog it last sampled
+/// and the broker's alarms (no connection, objects that differ from what was applied), most
+/// urgent first.
+pub async fn with_broker(mut d: Dashboard, s: &crate::Services) -> ServiceResult<Dashboard> {
+    let depths = s
+        .broker_depths
+        .read()
+        .map(|d| d.clone())
+        .unwrap_or_default();
+    d.backlog = depths.summary();
+    let mut alarms = alarms::of_broker(s, &depths).await?;
+    alarms.append(&mut d.alarms);
+    d.alarms = alarms;
+    Ok(d)
 }
 
-/// Everything the dashboard shows at `now` but the broker's backlog ([`with_backlog`]).
+/// Everything the dashboard shows at `now` but what this replica knows of the broker
+/// ([`with_broker`]).
 pub async fn snapshot(
     db: &impl ConnectionTrait,
     actor: &Principal,
@@ -516,8 +527,9 @@ async fn take(
         failures_per_hour,
         failing,
         failing_total,
-        // The caller's replica samples the broker; see `with_backlog`.
+        // The caller's replica samples the broker; see `with_broker`.
         backlog: Default::default(),
+        alarms: alarms::of_database(db, now, g.failed_notifications).await?,
         needs_data_queue: registry::agents_needing_data_queue(db, actor)
             .await?
             .into_iter()

@@ -185,6 +185,13 @@ pub async fn applied(db: &DatabaseConnection) -> ServiceResult<(Applied, Option<
     Ok((parse_applied(&row)?, row.applied_revision))
 }
 
+/// Where the broker differs from what the reconciler keeps, against this replica's last
+/// sample of the broker (as the Broker page lists it).
+pub async fn differences(db: &impl ConnectionTrait, depths: &Depths) -> ServiceResult<Vec<Drift>> {
+    let row = row(db).await?;
+    Ok(drift(&parse_applied(&row)?, row.reconciled_at, depths))
+}
+
 fn parse_applied(row: &broker_topology::Model) -> ServiceResult<Applied> {
     serde_json::from_str(&row.applied)
         .map_err(|e| ServiceError::Internal(format!("broker_topology.applied is unreadable: {e}")))

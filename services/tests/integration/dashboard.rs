@@ -7,7 +7,7 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
-use am_domain::{roles::Role, usage::EntityRef, wire::disposition};
+use am_domain::{dashboard::AlarmKind, roles::Role, usage::EntityRef, wire::disposition};
 use am_services::{
     Principal, catalog, dashboard,
     entity::{activation_hosts, activations, dead_letters, failure_logs, launch_settings, nodes},
@@ -26,6 +26,7 @@ on_both_backends!(
     an_empty_manager_shows_zeros,
     the_big_tables_are_read_through_indexes,
     a_stream_launch_setting_shows_its_own_health,
+    alarms_name_what_is_broken,
 );
 
 /// 10:42:17.25 on a fixed day: the current hour's bucket starts at 10:00.
@@ -696,5 +697,54 @@ async fn a_stream_launch_setting_shows_its_own_health(db: &DatabaseConnection) {
         h.failing_since,
         Some(ago(90)),
         "never succeeded: since the first failure kept"
+    );
+}
+
+/// A launch never accepted long past its start timeout and a lost node are alarms, each with
+/// its count and the page that shows it; a launch still within its timeout is not.
+async fn alarms_name_what_is_broken(db: &DatabaseConnection) {
+    catalog::import(db, &actor(Role::Admin), demo_catalog())
+        .await
+        .expect("demo catalog imports");
+    let stuck = activation("dispatched", ago(5), "demo.sleep.nightly");
+    let fresh = activation("dispatched", ago(1), "demo.sleep.nightly");
+    let (stuck_id, fresh_id) = (*stuck.id.as_ref(), *fresh.id.as_ref());
+    activations::Entity::insert_many([stuck, fresh])
+        .exec(db)
+        .await
+        .expect("activations");
+    let mut overdue = dispatch(stuck_id, "h1", 1, "dispatched");
+    overdue.recovery_deadline = Set(Some(ago(2)));
+    let mut within = dispatch(fresh_id, "h1", 1, "dispatched");
+    within.recovery_deadline = Set(Some(now() + Duration::seconds(20)));
+    activation_hosts::Entity::insert_many([overdue, within])
+        .exec(db)
+        .await
+        .expect("dispatches");
+    let mut lost = node("h9", ago(10), 0);
+    lost.status = Set("lost".into());
+    nodes::Entity::insert(lost).exec(db).await.expect("node");
+
+    let d = dashboard::snapshot(db, &actor(Role::Viewer), &RuntimeConfig::new("am"), now())
+        .await
+        .expect("snapshot");
+    let alarms: Vec<(AlarmKind, &str)> =
+        d.alarms.iter().map(|a| (a.kind, a.link.as_str())).collect();
+    assert_eq!(
+        alarms,
+        [
+            (AlarmKind::NotAccepted, "/activations?status=dispatched"),
+            (AlarmKind::NodesLost, "/nodes"),
+        ]
+    );
+    assert!(
+        d.alarms[0].summary.starts_with("1 launch dispatched"),
+        "{}",
+        d.alarms[0].summary
+    );
+    assert!(
+        d.alarms[1].summary.starts_with("1 node lost"),
+        "{}",
+        d.alarms[1].summary
     );
 }
