@@ -9,6 +9,8 @@
 //! 2. A manager replica killed as by `kill -9`: every group's every second is recorded exactly
 //!    once across the replicas and runs to its end, and the time until the next fire is
 //!    recorded is measured.
+//! 3. `kill -9` of one of the two nodes: what it held (launches not accepted, runs) moves to the
+//!    other within its watchdog deadlines; every fire still runs to `succeeded`.
 
 use crate::harness::{CatalogBuilder, LONG, World, connect_to, eventually, fire_time};
 use agent_client::Topology;
@@ -258,7 +260,9 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let mut catalog = CatalogBuilder::new(&w, &HOSTS).ls(STREAM, "echo", "stream", json!({}));
     for g in 0..GROUPS {
         let tick = format!("demo.tick-{g}");
-        catalog = catalog.sleep(&tick, "100ms").group(
+        // Short watchdog deadlines, so a killed node's launches and runs move within seconds.
+        let recovery = json!({ "recovery": { "start_timeout": "2s", "work_timeout": "3s" } });
+        catalog = catalog.sleep_with(&tick, "100ms", recovery).group(
             &format!("demo.every-{g}"),
             "* * * * * *",
             &[&tick],
@@ -323,7 +327,6 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     first.kill().await;
     let replica_killed = Utc::now();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let to = next_second(Utc::now()) - chrono::Duration::seconds(2);
     let after_kill = next_second(replica_killed);
     let handled = eventually("a fire after the replica's kill recorded", LONG, || async {
         let run = w
@@ -334,8 +337,15 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         Some(run.created_at - replica_killed)
     })
     .await;
+
+    // 3. kill -9 of a node while the groups fire: what it held goes to the other one.
+    w.node("h2").kill().await;
+    let node_killed = Utc::now();
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let to = next_second(Utc::now()) - chrono::Duration::seconds(2);
     let statuses = ended_within(&w, from, to).await;
     let fires = fires_within(&w, from, to).await;
+    let (moved, moved_in) = moved_from(&w, "h2", node_killed).await;
 
     // Late copies (a redelivery after the restart) are counted too.
     let all = seen(&logs);
@@ -357,6 +367,11 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         fires.doubled,
         fires.missed,
         handled.num_milliseconds()
+    );
+    println!(
+        "kill -9 of one of two nodes: {moved} launches or runs it held moved to the other, the \
+         last ended {} ms after the kill",
+        moved_in.num_milliseconds()
     );
     assert_eq!(lost, 0, "messages lost");
     assert!(
@@ -383,6 +398,39 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         let _ = std::fs::remove_file(log);
     }
     drop(cluster);
+}
+
+/// The launches and runs given to `host` that were still open when it was killed at `killed`
+/// (those sent to it before its loss was noticed included) and that another node took over
+/// (its host row superseded or lost), and when the last of them ended, after the kill.
+async fn moved_from(w: &World, host: &str, killed: DateTime<Utc>) -> (usize, chrono::Duration) {
+    use am_services::entity::{activation_hosts, activations};
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let held: Vec<_> = activation_hosts::Entity::find()
+        .filter(activation_hosts::Column::Host.eq(host))
+        .filter(
+            activation_hosts::Column::Status.is_in([status::host::SUPERSEDED, status::host::LOST]),
+        )
+        .all(&w.db)
+        .await
+        .expect("query")
+        .into_iter()
+        .map(|h| h.activation_id)
+        .collect();
+    let ended: Vec<_> = activations::Entity::find()
+        .filter(activations::Column::Id.is_in(held))
+        .all(&w.db)
+        .await
+        .expect("query")
+        .into_iter()
+        .filter_map(|a| a.finished_at)
+        .filter(|t| *t >= killed)
+        .collect();
+    let last = ended
+        .iter()
+        .max()
+        .map_or(chrono::Duration::zero(), |t| *t - killed);
+    (ended.len(), last)
 }
 
 /// The whole second after `t`.
