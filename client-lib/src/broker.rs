@@ -110,6 +110,32 @@ pub fn lost_by(conn: &Connection, event: &Event) -> Option<String> {
     }
 }
 
+/// Whether the broker refused to declare an object because it holds one of that name with
+/// other arguments (`PRECONDITION_FAILED`; the channel is closed with it): declared by another
+/// installation, or by an older version with other arguments.
+///
+/// ```no_run
+/// # async fn run(channel: lapin::Channel) {
+/// use lapin::{options::QueueDeclareOptions, types::FieldTable};
+/// let declared = channel
+///     .queue_declare("am.x".into(), QueueDeclareOptions::default(), FieldTable::default())
+///     .await;
+/// if let Err(e) = declared {
+///     if agent_client::is_precondition_failed(&e) {
+///         eprintln!("am.x exists with other arguments");
+///     }
+/// }
+/// # }
+/// ```
+pub fn is_precondition_failed(e: &lapin::Error) -> bool {
+    use lapin::protocol::{AMQPErrorKind, AMQPSoftError};
+    matches!(
+        e.kind(),
+        lapin::ErrorKind::ProtocolError(p)
+            if matches!(p.kind(), AMQPErrorKind::Soft(AMQPSoftError::PRECONDITIONFAILED))
+    )
+}
+
 /// Read side of the current connection.
 #[derive(Debug, Clone)]
 pub(crate) struct Link {

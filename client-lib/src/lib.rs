@@ -15,7 +15,9 @@ mod topology;
 
 pub use addresses::{AddressError, BrokerAddresses};
 pub use agent::{AgentSpec, Classifier, MessageAgent, StandaloneAgent};
-pub use broker::{CONNECT_TIMEOUT, ConnectError, connect, connect_within, lost_by};
+pub use broker::{
+    CONNECT_TIMEOUT, ConnectError, connect, connect_within, is_precondition_failed, lost_by,
+};
 pub use context::{Context, Message};
 pub use error::{AgentError, ErrorKind, NodeError};
 pub use node::{DEFAULT_AMQP_URL, Node, NodeBuilder};

@@ -97,9 +97,18 @@ pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<
 }
 
 async fn declare(shared: &Shared, conn: &Connection) -> Result<(), lapin::Error> {
+    let queue = shared
+        .topology
+        .names()
+        .node_queue(&shared.application, &shared.host);
     match declare_once(shared, conn).await {
-        Err(e) if is_old_node_queue(shared, &e) => {
-            replace_old_node_queue(shared, conn).await?;
+        // The broker holds the node's queue with other arguments: the classic control queue of
+        // a node from before control queues were quorum queues.
+        Err(e)
+            if broker::is_precondition_failed(&e)
+                && e.to_string().contains(&format!("'{queue}'")) =>
+        {
+            replace_old_node_queue(conn, &queue).await?;
             declare_once(shared, conn).await
         }
         done => done,
@@ -115,28 +124,13 @@ async fn declare_once(shared: &Shared, conn: &Connection) -> Result<(), lapin::E
     channel.close(200, "declared".into()).await
 }
 
-/// The broker holds the node's queue with other arguments: the classic control queue of a
-/// node from before control queues were quorum queues.
-fn is_old_node_queue(shared: &Shared, e: &lapin::Error) -> bool {
-    let queue = shared
-        .topology
-        .names()
-        .node_queue(&shared.application, &shared.host);
-    let text = e.to_string();
-    text.contains("PRECONDITION_FAILED") && text.contains(&format!("queue '{queue}'"))
-}
-
 /// Deletes the old classic control queue so it can be declared again as a quorum queue, once
 /// per node. A launch still waiting in it is dispatched again by the manager's watchdog, which
 /// re-dispatches every launch a node did not accept in time.
-async fn replace_old_node_queue(shared: &Shared, conn: &Connection) -> Result<(), lapin::Error> {
-    let queue = shared
-        .topology
-        .names()
-        .node_queue(&shared.application, &shared.host);
+async fn replace_old_node_queue(conn: &Connection, queue: &str) -> Result<(), lapin::Error> {
     let channel = conn.create_channel().await?;
     let dropped = channel
-        .queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+        .queue_delete(queue.into(), QueueDeleteOptions::default())
         .await?;
     tracing::warn!(
         queue,

@@ -15,6 +15,7 @@ use crate::{
 use am_domain::{
     dashboard::{Alarm, AlarmKind, WINDOW_HOURS},
     links,
+    notify::Delivery,
 };
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter};
@@ -98,7 +99,7 @@ pub(super) async fn of_database(
                 "{} given up on after their retries",
                 count(failed_notifications, "notification", "notifications")
             ),
-            &links::href("/notifications", &[("status", "failed")]),
+            &links::href("/notifications", &[("status", Delivery::Failed.as_str())]),
         ));
     }
     Ok(out)

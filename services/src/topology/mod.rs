@@ -76,6 +76,9 @@ pub struct Pass {
     /// Every queue on its way out after this pass's plan (older ones and new ones), unless
     /// the catalog wants it again.
     pub leaving: BTreeMap<String, LeavingSince>,
+    /// What the broker refused on the pass before (no other replica writes it while this one
+    /// holds the lease): the conflicts this pass meets anew are told.
+    pub refused_before: Vec<Refusal>,
 }
 
 /// What the broker I/O of a pass achieved.
@@ -235,6 +238,7 @@ pub async fn begin_pass(
         plan,
         owned_exchanges,
         leaving,
+        refused_before: applied.refused,
     })
 }
 
@@ -252,6 +256,7 @@ pub async fn finish_pass(
         revision,
         mut desired,
         mut leaving,
+        refused_before,
         ..
     } = pass;
     for name in &outcome.gone {
@@ -280,7 +285,6 @@ pub async fn finish_pass(
         .map_err(|e| ServiceError::Internal(format!("broker state not serializable: {e}")))?;
     let error = (!outcome.errors.is_empty()).then(|| outcome.errors.join("\n"));
     let txn = crate::db::begin_write(db).await?;
-    let before = parse_applied(&row(&txn).await?)?.refused;
     let done = broker_topology::Entity::update_many()
         .set(broker_topology::ActiveModel {
             applied: Set(json),
@@ -297,7 +301,7 @@ pub async fn finish_pass(
     if done.rows_affected != 1 {
         return Ok(false);
     }
-    conflicts::tell_new(&txn, &before, &applied.refused, now).await?;
+    conflicts::tell_new(&txn, &refused_before, &applied.refused, now).await?;
     txn.commit().await?;
     Ok(true)
 }

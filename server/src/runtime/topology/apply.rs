@@ -20,10 +20,6 @@ pub(super) fn is_not_found(e: &lapin::Error) -> bool {
     e.to_string().contains("NOT_FOUND")
 }
 
-pub(super) fn is_precondition_failed(e: &lapin::Error) -> bool {
-    e.to_string().contains("PRECONDITION_FAILED")
-}
-
 impl<'a> Steps<'a> {
     pub async fn open(conn: &'a Connection, topology: &'a Topology) -> Result<Self, lapin::Error> {
         Ok(Self {
@@ -60,7 +56,7 @@ impl<'a> Steps<'a> {
             .await
         {
             Ok(()) => Ok(false),
-            Err(e) if owned && is_precondition_failed(&e) => {
+            Err(e) if owned && agent_client::is_precondition_failed(&e) => {
                 tracing::info!(exchange = %exchange.name, "exchange declared with other arguments; replacing it");
                 topology
                     .delete_exchange(self.channel().await?, &exchange.name)
@@ -71,7 +67,7 @@ impl<'a> Steps<'a> {
                 Ok(true)
             }
             Err(e) => {
-                if is_precondition_failed(&e) {
+                if agent_client::is_precondition_failed(&e) {
                     tracing::warn!(exchange = %exchange.name,
                         "an exchange of this name exists with other arguments and is not this manager's \
                          (another manager on the broker?): left as it is, nothing is bound to it");
@@ -86,7 +82,7 @@ fn refusal(object: ObjectKind, name: &str, e: &lapin::Error) -> Refusal {
     Refusal {
         object,
         name: name.to_owned(),
-        wrong_arguments: is_precondition_failed(e),
+        wrong_arguments: agent_client::is_precondition_failed(e),
         error: e.to_string(),
     }
 }
@@ -172,7 +168,9 @@ pub(super) async fn apply(
                 }
             }
             Err(e) => {
-                let error = if is_precondition_failed(&e) && !owned_exchanges.contains(&ex.name) {
+                let error = if agent_client::is_precondition_failed(&e)
+                    && !owned_exchanges.contains(&ex.name)
+                {
                     format!(
                         "exchange `{}` exists with other arguments and is not this manager's \
                          (another manager on the broker, or declared by hand): left as it is; \
