@@ -1,9 +1,11 @@
-//! Throughput of a no-op message agent on one node versus a raw lapin consumer on the same
-//! queue, with the same prefetch and the same acknowledgement mode (acks sent without blocking
-//! the consumer loop), 1 KiB persistent messages, alternating rounds in one run.
+//! Throughput of a no-op message agent on `BENCH_NODES` nodes (one by default) sharing one
+//! subscription versus as many raw lapin consumers on the same queue, with the same prefetch and
+//! the same acknowledgement mode (acks sent without blocking the consumer loop), 1 KiB
+//! persistent messages, alternating rounds in one run.
 //!
-//! `cargo bench -p agent-client --bench throughput` (env: `AM_TEST_AMQP_URL`, `BENCH_MESSAGES`,
-//! `BENCH_ROUNDS`, `BENCH_PREFETCH`). Needs the local RabbitMQ; deletes what it declares.
+//! `cargo bench -p agent-client --bench throughput` (env: `AM_TEST_AMQP_URL`, a comma-separated
+//! list for a cluster, `BENCH_MESSAGES`, `BENCH_ROUNDS`, `BENCH_PREFETCH`, `BENCH_NODES`). On a
+//! cluster, node and raw consumer *i* both start at member *i*. Deletes what it declares.
 
 use agent_client::{
     AgentError, AgentSpec, Context, Message, MessageAgent, NodeBuilder, Topology,
@@ -90,8 +92,31 @@ async fn drained(count: &AtomicU64, n: u64) -> Duration {
     start.elapsed()
 }
 
-/// The raw consumer gets its own connection, as the node has its own.
-async fn raw_round(url: &str, queue: &str, n: u64, prefetch: u16) -> Duration {
+/// Each raw consumer gets its own connection, to the member its node side starts at, as each
+/// node has its own.
+async fn raw_round(urls: &[String], queue: &str, n: u64, prefetch: u16) -> Duration {
+    let count = Arc::new(AtomicU64::new(0));
+    let mut consumers = Vec::new();
+    for url in urls {
+        consumers.push(raw_consumer(url, queue, prefetch, Arc::clone(&count)).await);
+    }
+    let took = drained(&count, n).await;
+    // Let the last acknowledgements out before closing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for (conn, channel, task) in consumers {
+        let _ = channel.close(200, "round done".into()).await;
+        task.abort();
+        let _ = conn.close(200, "round done".into()).await;
+    }
+    took
+}
+
+async fn raw_consumer(
+    url: &str,
+    queue: &str,
+    prefetch: u16,
+    count: Arc<AtomicU64>,
+) -> (Connection, Channel, tokio::task::JoinHandle<()>) {
     let conn = Connection::connect(url, ConnectionProperties::default())
         .await
         .expect("broker");
@@ -109,8 +134,7 @@ async fn raw_round(url: &str, queue: &str, n: u64, prefetch: u16) -> Duration {
         )
         .await
         .expect("consume");
-    let count = Arc::new(AtomicU64::new(0));
-    let c = Arc::clone(&count);
+    let c = count;
     let task = tokio::spawn(async move {
         // The same acknowledgement mode as the node: spawned on a JoinSet, reaped as we go.
         let mut acks = tokio::task::JoinSet::new();
@@ -122,23 +146,18 @@ async fn raw_round(url: &str, queue: &str, n: u64, prefetch: u16) -> Duration {
             });
         }
     });
-    let took = drained(&count, n).await;
-    // Let the last acknowledgements out before closing.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let _ = channel.close(200, "round done".into()).await;
-    task.abort();
-    let _ = conn.close(200, "round done".into()).await;
-    took
+    (conn, channel, task)
 }
 
-async fn command(channel: &Channel, names: &Names, cmd: &ToNode) {
+fn host(i: usize) -> String {
+    format!("bench-host-{i}")
+}
+
+async fn command(channel: &Channel, names: &Names, host: &str, cmd: &ToNode) {
     channel
         .basic_publish(
             names.control_exchange().as_str().into(),
-            names
-                .node_routing_key("bench", "bench-host")
-                .as_str()
-                .into(),
+            names.node_routing_key("bench", host).as_str().into(),
             BasicPublishOptions::default(),
             &wire::encode(cmd),
             BasicProperties::default(),
@@ -153,13 +172,19 @@ async fn command(channel: &Channel, names: &Names, cmd: &ToNode) {
 async fn main() {
     let url = std::env::var("AM_TEST_AMQP_URL")
         .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned());
+    let members: Vec<String> = url.split(',').map(|u| u.trim().to_owned()).collect();
     let n: u64 = env_or("BENCH_MESSAGES", 20_000);
     let rounds: u32 = env_or("BENCH_ROUNDS", 5);
     let prefetch: u16 = env_or("BENCH_PREFETCH", 100);
+    let nodes: usize = env_or("BENCH_NODES", 1usize).max(1);
+    // Consumer i starts at member i, on both sides.
+    let starts: Vec<String> = (0..nodes)
+        .map(|i| members[i % members.len()].clone())
+        .collect();
     let prefix = format!("bench-{}", std::process::id());
     let topology = Topology::new(prefix.clone()).ephemeral(Duration::from_secs(120));
     let names = topology.names().clone();
-    let conn = Connection::connect(&url, ConnectionProperties::default())
+    let conn = Connection::connect(&members[0], ConnectionProperties::default())
         .await
         .expect("broker");
     let channel = conn.create_channel().await.expect("channel");
@@ -192,22 +217,28 @@ async fn main() {
     let queue = names.subscription(ls);
 
     let count = Arc::new(AtomicU64::new(0));
-    let node = NodeBuilder::new("bench", "bench-host")
-        .amqp_url(url.clone())
-        .topology(topology.clone())
-        .messages(
-            AgentSpec::new("noop").prefetch(prefetch),
-            Noop {
-                count: Arc::clone(&count),
-            },
-        )
-        .start()
-        .await
-        .expect("node");
-    node.ready(Duration::from_secs(10)).await.expect("ready");
+    let mut running = Vec::new();
+    for (i, start) in starts.iter().enumerate() {
+        // Only its own member: the side by side is about throughput, not failover.
+        let node = NodeBuilder::new("bench", host(i))
+            .amqp_url(start.clone())
+            .topology(topology.clone())
+            .messages(
+                AgentSpec::new("noop").prefetch(prefetch),
+                Noop {
+                    count: Arc::clone(&count),
+                },
+            )
+            .start()
+            .await
+            .expect("node");
+        node.ready(Duration::from_secs(10)).await.expect("ready");
+        running.push(node);
+    }
 
     println!(
-        "{n} messages of 1 KiB, persistent, quorum subscription queue, prefetch {prefetch}, acks not awaited inline"
+        "{n} messages of 1 KiB, persistent, quorum subscription queue, prefetch {prefetch}, acks not awaited inline, {nodes} consumer(s) a side over {} member(s)",
+        members.len()
     );
     let (mut raw_rates, mut node_rates) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
@@ -226,7 +257,7 @@ async fn main() {
                 .expect("purge");
             fill(&channel, &queue, n).await;
             if raw_side {
-                let raw = raw_round(&url, &queue, n, prefetch).await;
+                let raw = raw_round(&starts, &queue, n, prefetch).await;
                 raw_rate = n as f64 / raw.as_secs_f64();
                 continue;
             }
@@ -247,14 +278,18 @@ async fn main() {
                 idle_timeout: None,
                 max_run_time: None,
             };
-            command(&channel, &names, &ToNode::Launch(launch)).await;
+            for i in 0..nodes {
+                command(&channel, &names, &host(i), &ToNode::Launch(launch.clone())).await;
+            }
             let took = drained(&count, n).await;
             node_rate = n as f64 / took.as_secs_f64();
             let stop = wire::Stop {
                 launch_setting: ls.into(),
                 reason: "round done".into(),
             };
-            command(&channel, &names, &ToNode::Stop(stop)).await;
+            for i in 0..nodes {
+                command(&channel, &names, &host(i), &ToNode::Stop(stop.clone())).await;
+            }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         println!(
@@ -280,14 +315,17 @@ async fn main() {
         median(&mut ratios)
     );
 
-    node.shutdown().await;
-    for q in [
+    for node in running {
+        node.shutdown().await;
+    }
+    let mut queues = vec![
         queue,
         names.reports_queue(),
         names.quarantine_queue(),
         names.dead_letter_queue(),
-        names.node_queue("bench", "bench-host"),
-    ] {
+    ];
+    queues.extend((0..nodes).map(|i| names.node_queue("bench", &host(i))));
+    for q in queues {
         let ch = conn.create_channel().await.expect("channel");
         let _ = ch
             .queue_delete(q.as_str().into(), QueueDeleteOptions::default())

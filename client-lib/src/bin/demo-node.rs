@@ -91,17 +91,20 @@ impl MessageAgent for Flaky {
     }
 }
 
-/// Fails on messages whose body contains `poison`.
+/// Fails on messages whose body contains `poison`; logs the others and succeeds.
 struct Poison;
 impl MessageAgent for Poison {
     type Params = serde_json::Value;
-    async fn handle(&self, _ctx: &Context<Self::Params>, msg: &Message) -> Result<(), AgentError> {
-        if String::from_utf8_lossy(msg.body()).contains("poison") {
+    async fn handle(&self, ctx: &Context<Self::Params>, msg: &Message) -> Result<(), AgentError> {
+        let body = String::from_utf8_lossy(msg.body());
+        if body.contains("poison") {
             return Err(AgentError::failed(
                 "Poisoned",
                 "the message contains poison",
             ));
         }
+        tracing::info!(launch_setting = ctx.launch_setting(), attempt = msg.attempt(),
+            body = %body, "passed");
         Ok(())
     }
 }

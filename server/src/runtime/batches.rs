@@ -4,6 +4,7 @@
 //! acknowledges it. The prefetch is twice the batch, so the next batch is on its way while one
 //! is stored.
 
+use super::hearing::Hearing;
 use crate::broker::Link;
 use futures_util::StreamExt;
 use lapin::{
@@ -21,9 +22,19 @@ pub struct Batches<'a> {
     pub tag: &'a str,
     pub size: usize,
     pub linger: Duration,
+    /// Told while the queue is consumed, and when it stops.
+    pub hearing: Option<&'a Hearing>,
 }
 
 impl Batches<'_> {
+    fn heard(&self, consuming: bool) {
+        match (self.hearing, consuming) {
+            (Some(h), true) => h.on(),
+            (Some(h), false) => h.off(),
+            (None, _) => {}
+        }
+    }
+
     /// Runs until `stop` fires. `handle` gets each batch and returns `false` when it stopped
     /// before finishing (it gave the batch back to the broker).
     pub async fn run<F, Fut>(&self, link: &Link, stop: &CancellationToken, mut handle: F)
@@ -56,6 +67,7 @@ impl Batches<'_> {
             let (channel, mut consumer) = match consumer.await {
                 Ok(c) => c,
                 Err(e) => {
+                    self.heard(false);
                     tracing::warn!(queue = self.queue, error = %e, "cannot consume the queue");
                     tokio::select! {
                         () = tokio::time::sleep(Duration::from_secs(1)) => continue,
@@ -64,6 +76,7 @@ impl Batches<'_> {
                 }
             };
             tracing::info!(queue = self.queue, "consuming");
+            self.heard(true);
             loop {
                 let first = tokio::select! {
                     d = consumer.next() => d,
@@ -73,6 +86,7 @@ impl Batches<'_> {
                     }
                 };
                 let Some(Ok(first)) = first else {
+                    self.heard(false);
                     tracing::warn!(queue = self.queue, "the consumer ended; resubscribing");
                     break;
                 };

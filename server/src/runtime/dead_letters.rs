@@ -35,6 +35,7 @@ pub async fn run(
         tag: "agent-manager-dead-letters",
         size: BATCH,
         linger: LINGER,
+        hearing: None,
     };
     batches
         .run(&link, &stop, |batch| {

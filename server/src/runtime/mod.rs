@@ -7,6 +7,7 @@
 mod batches;
 mod dead_letters;
 mod forwarder;
+mod hearing;
 pub mod notifier;
 mod relay;
 mod reports;
@@ -15,7 +16,11 @@ pub mod topology;
 
 use crate::broker::Link;
 use agent_client::Topology;
-use am_services::{Services, runtime::watchdog};
+use am_services::{
+    Services,
+    runtime::watchdog::{self, Listening},
+};
+use hearing::Hearing;
 use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -63,17 +68,40 @@ pub fn spawn(
     ));
     tasks.spawn(forwarder::run(db.clone(), link.clone(), stop.clone()));
     tasks.spawn(notifier::run(db.clone(), cfg.clone(), stop.clone()));
-    tasks.spawn(reports::run(db.clone(), cfg.clone(), link, stop.clone()));
+    let hearing = Hearing::default();
+    tasks.spawn(reports::run(
+        db.clone(),
+        cfg.clone(),
+        link,
+        hearing.clone(),
+        stop.clone(),
+    ));
     let (silence_db, silence_stop) = (db.clone(), stop.clone());
     tasks.spawn(async move {
         let mut every = tokio::time::interval(WATCHDOG_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let node_timeout = cfg.node_timeout.to_std().unwrap_or_default();
+        // A start is not a break: nothing to warn about until the replica has listened once.
+        let mut was = Listening::NotLongEnough;
         loop {
             tokio::select! {
                 _ = every.tick() => {}
                 () = stop.cancelled() => return,
             }
-            if let Err(e) = watchdog::tick(&db, &cfg, chrono::Utc::now()).await {
+            let listening = hearing.listening(node_timeout);
+            match (was, listening) {
+                (Listening::Long, Listening::NotLongEnough) => tracing::warn!(
+                    ?node_timeout,
+                    "node reports not read for a whole node timeout (yet): no node is declared \
+                     lost and no launch moved by this replica until they are"
+                ),
+                (Listening::NotLongEnough, Listening::Long) => {
+                    tracing::info!("node reports read for a whole node timeout: judging silence");
+                }
+                _ => {}
+            }
+            was = listening;
+            if let Err(e) = watchdog::tick(&db, &cfg, chrono::Utc::now(), listening).await {
                 tracing::warn!(error = %e, "watchdog pass failed; next pass retries");
             }
         }

@@ -4,7 +4,7 @@
 //! comes again (not acknowledged, or acknowledged and lost) is applied again idempotently:
 //! failure reports by their id, trips by their row, the policy because it is.
 
-use super::batches::Batches;
+use super::{batches::Batches, hearing::Hearing};
 use crate::broker::Link;
 use am_domain::wire::{self, ToManager};
 use am_services::runtime::{Metrics, RuntimeConfig, breaker, reports};
@@ -24,6 +24,7 @@ pub async fn run(
     db: DatabaseConnection,
     cfg: Arc<RuntimeConfig>,
     link: Link,
+    hearing: Hearing,
     stop: CancellationToken,
 ) {
     let queue = cfg.names.reports_queue();
@@ -32,11 +33,12 @@ pub async fn run(
         tag: "agent-manager-reports",
         size: BATCH,
         linger: LINGER,
+        hearing: Some(&hearing),
     };
     batches
         .run(&link, &stop, |batch| {
-            let (db, cfg, stop) = (&db, &cfg, &stop);
-            async move { handle(db, cfg, &batch, stop).await }
+            let (db, cfg, stop, hearing) = (&db, &cfg, &stop, &hearing);
+            async move { handle(db, cfg, &batch, hearing, stop).await }
         })
         .await;
 }
@@ -71,6 +73,7 @@ async fn handle(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     batch: &[Delivery],
+    hearing: &Hearing,
     stop: &CancellationToken,
 ) -> bool {
     let mut decoded = Vec::with_capacity(batch.len());
@@ -89,7 +92,10 @@ async fn handle(
     let mut failures = 0;
     let outcome = loop {
         match reports::apply(db, cfg, &decoded, chrono::Utc::now()).await {
-            Ok(o) => break o,
+            Ok(o) => {
+                hearing.on();
+                break o;
+            }
             Err(e) if failures >= 2 && decoded.len() > 1 && db.ping().await.is_ok() => {
                 // The database is up, yet the batch keeps failing: one report in it is the
                 // cause. Apply them one by one so only that one is dropped (and logged).
@@ -97,6 +103,8 @@ async fn handle(
                 break one_by_one(db, cfg, &decoded).await;
             }
             Err(e) => {
+                // Reports not stored are heartbeats not heard.
+                hearing.off();
                 failures += 1;
                 tracing::warn!(error = %e, retry_in = ?backoff, "cannot store reports; retrying");
                 tokio::select! {

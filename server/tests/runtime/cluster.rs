@@ -1,16 +1,22 @@
 //! Faults on a three-node RabbitMQ cluster (`scripts/cluster.sh`, beside the system broker), one
 //! after the other under load: two manager replicas on PostgreSQL and two nodes given the three
-//! members' addresses, schedule groups firing every second, and a producer publishing numbered
-//! messages with confirms to a stream.
-//! 1. `kill -9` of the broker node that leads the stream's subscription queue mid-stream, then
-//!    its restart: every confirmed message is found in the nodes' logs (none lost), copies are
-//!    counted and bounded by what can be in flight at a crash, and the time until a message
-//!    published after the kill is processed is measured.
+//! members' addresses, schedule groups firing every second, and two producers publishing
+//! numbered messages with confirms, one to a `topic` data queue and one to a `queue` data
+//! queue, each read by a stream.
+//! 1. `kill -9` of the broker node that leads the topic stream's subscription queue mid-stream,
+//!    then its restart: every confirmed message of both is found in the nodes' logs (none lost),
+//!    copies are counted and bounded by what can be in flight at a crash, and the time until a
+//!    message published after the kill is processed is measured.
 //! 2. A manager replica killed as by `kill -9`: every group's every second is recorded exactly
 //!    once across the replicas and runs to its end, and the time until the next fire is
 //!    recorded is measured.
-//! 3. `kill -9` of one of the two nodes: what it held (launches not accepted, runs) moves to the
+//! 3. `SIGSTOP` of a node for longer than the node timeout, then `SIGCONT`: what it held moves
+//!    to the other, and what it reports late (old fencing tokens) changes nothing.
+//! 4. `kill -9` of one of the two nodes: what it held (launches not accepted, runs) moves to the
 //!    other within its watchdog deadlines; every fire still runs to `succeeded`.
+//!
+//! Throughout, no run of a live node is declared lost (a replica whose report consumer lost its
+//! broker member must not take the unread heartbeats for silence).
 
 use crate::harness::{CatalogBuilder, LONG, World, connect_to, eventually, fire_time};
 use agent_client::Topology;
@@ -33,7 +39,9 @@ use std::{
 use uuid::Uuid;
 
 const STREAM: &str = "demo.echo.cluster";
-/// Messages the producer publishes.
+/// The stream reading the `queue` data queue `jobs` (agent `poison`, which logs what passes).
+const QUEUED: &str = "demo.poison.cluster";
+/// Messages each producer publishes.
 const COUNT: u32 = 2_000;
 /// What each node may hold unacknowledged at a crash: the echo agent's prefetch (its default).
 const PREFETCH: u32 = 10;
@@ -109,10 +117,23 @@ struct Produced {
     resent: u32,
 }
 
-/// Publishes `cluster-<n>` for n in `0..COUNT` to `exchange` with confirms and `mandatory`,
-/// one at a time; a publish that fails or is not confirmed within 5 s is sent again on a new
-/// connection to the next member. `progress` counts the confirmed ones.
-async fn produce(urls: String, exchange: String, progress: Arc<AtomicU32>) -> Produced {
+/// A data queue under load: the marker of its bodies (`<marker>-<n>`) and the message its
+/// agent logs for each.
+#[derive(Clone, Copy)]
+struct Feed {
+    marker: &'static str,
+    logged: &'static str,
+}
+
+/// Publishes `<marker>-<n>` for n in `0..COUNT` to `exchange` with confirms and
+/// `mandatory`, one at a time; a publish that fails or is not confirmed within 5 s is sent again
+/// on a new connection to the next member. `progress` counts the confirmed ones.
+async fn produce(
+    urls: String,
+    exchange: String,
+    marker: &'static str,
+    progress: Arc<AtomicU32>,
+) -> Produced {
     let members: Vec<String> = urls.split(',').map(str::to_owned).collect();
     let mut next = 0;
     let mut resent = 0;
@@ -141,7 +162,7 @@ async fn produce(urls: String, exchange: String, progress: Arc<AtomicU32>) -> Pr
             let Some((_, ch)) = channel.as_ref() else {
                 continue;
             };
-            let body = format!("cluster-{n}");
+            let body = format!("{marker}-{n}");
             let publish = async {
                 ch.basic_publish(
                     exchange.as_str().into(),
@@ -176,17 +197,18 @@ async fn produce(urls: String, exchange: String, progress: Arc<AtomicU32>) -> Pr
     Produced { resent }
 }
 
-/// How many times each numbered message was handled, from the nodes' logs (the echo agent
+/// How many times each numbered message of `feed` was handled, from the nodes' logs (its agent
 /// logs each message's body).
-fn seen(logs: &[PathBuf]) -> BTreeMap<u32, u32> {
+fn seen(logs: &[PathBuf], feed: Feed) -> BTreeMap<u32, u32> {
     let mut out = BTreeMap::new();
+    let marker = format!("{}-", feed.marker);
     for log in logs {
         let text = std::fs::read_to_string(log).unwrap_or_default();
-        for line in text.lines().filter(|l| l.contains("echo")) {
-            let Some(at) = line.find("cluster-") else {
+        for line in text.lines().filter(|l| l.contains(feed.logged)) {
+            let Some(at) = line.find(&marker) else {
                 continue;
             };
-            let digits: String = line[at + "cluster-".len()..]
+            let digits: String = line[at + marker.len()..]
                 .chars()
                 .take_while(char::is_ascii_digit)
                 .collect();
@@ -251,13 +273,16 @@ async fn ended_within(
     .await
 }
 
-/// The faults, one after the other, while schedule groups fire every second and a stream
-/// consumes: the broker node leading the stream's queue, then a manager replica.
+/// The faults, one after the other, while schedule groups fire every second and two streams
+/// consume: the broker node leading the topic stream's queue, a manager replica, a frozen node,
+/// a killed node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let cluster = Cluster::start().await;
     let mut w = World::on(Backend::Postgres, &cluster.urls().await).await;
-    let mut catalog = CatalogBuilder::new(&w, &HOSTS).ls(STREAM, "echo", "stream", json!({}));
+    let mut catalog = CatalogBuilder::new(&w, &HOSTS)
+        .ls(STREAM, "echo", "stream", json!({}))
+        .ls(QUEUED, "poison", "stream", json!({}));
     for g in 0..GROUPS {
         let tick = format!("demo.tick-{g}");
         // Short watchdog deadlines, so a killed node's launches and runs move within seconds.
@@ -269,7 +294,24 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
             json!({}),
         );
     }
-    w.seed(catalog.build()).await;
+    let jobs = format!("{}.jobs", w.prefix);
+    let mut catalog = catalog.build();
+    catalog.data_queues.push(
+        serde_json::from_value(json!({ "id": "jobs", "kind": "queue", "address": jobs }))
+            .expect("data queue"),
+    );
+    if let Some(a) = catalog.agents.iter_mut().find(|a| a.id == "poison") {
+        a.data_queue = Some("jobs".to_owned());
+    }
+    w.seed(catalog).await;
+    let topic = Feed {
+        marker: "cluster",
+        logged: "echo",
+    };
+    let queued = Feed {
+        marker: "queued",
+        logged: "passed",
+    };
     let logs: Vec<PathBuf> = HOSTS
         .iter()
         .map(|h| std::env::temp_dir().join(format!("{}-{h}.log", w.prefix)))
@@ -280,8 +322,9 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let first = w.manager().await;
     let second = w.manager().await;
     w.wait_live(&HOSTS).await;
-    // Once this one is through, the subscription is bound and the stream consumes.
+    // Once these are through, the subscription is bound and both streams consume.
     w.publish("warm-up").await;
+    w.publish_to(&jobs, "warm-up").await;
     let from = next_second(Utc::now());
     let queue = Topology::new(w.prefix.clone()).names().subscription(STREAM);
 
@@ -290,7 +333,14 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let producer = tokio::spawn(produce(
         w.broker.clone(),
         w.address.clone(),
+        topic.marker,
         Arc::clone(&progress),
+    ));
+    let queued_producer = tokio::spawn(produce(
+        w.broker.clone(),
+        jobs.clone(),
+        queued.marker,
+        Arc::new(AtomicU32::new(0)),
     ));
     eventually("a third of the messages confirmed", LONG, || async {
         (progress.load(Ordering::SeqCst) >= COUNT / 3).then_some(())
@@ -304,7 +354,7 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let recovery = eventually("a message published after the kill processed", LONG, || {
         let logs = logs.clone();
         async move {
-            seen(&logs)
+            seen(&logs, topic)
                 .range(at_kill + 1..)
                 .next()
                 .map(|_| killed.elapsed())
@@ -313,13 +363,23 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     cluster.restart(&leader).await;
-    let produced = tokio::time::timeout(Duration::from_secs(120), producer)
-        .await
-        .expect("the producer finished within 2 minutes")
-        .expect("the producer did not panic");
+    let mut produced = Vec::new();
+    for p in [producer, queued_producer] {
+        produced.push(
+            tokio::time::timeout(Duration::from_secs(120), p)
+                .await
+                .expect("the producer finished within 2 minutes")
+                .expect("the producer did not panic"),
+        );
+    }
     eventually("every confirmed message processed", LONG, || {
         let logs = logs.clone();
-        async move { (seen(&logs).range(0..COUNT).count() == COUNT as usize).then_some(()) }
+        async move {
+            [topic, queued]
+                .iter()
+                .all(|f| seen(&logs, *f).range(0..COUNT).count() == COUNT as usize)
+                .then_some(())
+        }
     })
     .await;
 
@@ -338,25 +398,52 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     })
     .await;
 
-    // 3. kill -9 of a node while the groups fire: what it held goes to the other one.
+    // 3. SIGSTOP of a node past the node timeout (5 s), then SIGCONT: its work moves to the
+    // other, and the answers it gives when it wakes carry old tokens and are ignored.
+    w.node("h2").freeze().await;
+    let frozen = Utc::now();
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    w.node("h2").thaw().await;
+    let thawed = Utc::now();
+    w.wait_live(&["h2"]).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (moved_frozen, moved_frozen_in) = moved_from(&w, "h2", frozen, thawed).await;
+    let late = late_reports(&w, "h2", frozen).await;
+
+    // 4. kill -9 of a node while the groups fire: what it held goes to the other one.
     w.node("h2").kill().await;
     let node_killed = Utc::now();
     tokio::time::sleep(Duration::from_secs(8)).await;
     let to = next_second(Utc::now()) - chrono::Duration::seconds(2);
     let statuses = ended_within(&w, from, to).await;
     let fires = fires_within(&w, from, to).await;
-    let (moved, moved_in) = moved_from(&w, "h2", node_killed).await;
+    let (moved, moved_in) = moved_from(&w, "h2", node_killed, Utc::now()).await;
+    let falsely_lost = lost_while_live(&w, (frozen, thawed), node_killed).await;
 
     // Late copies (a redelivery after the restart) are counted too.
-    let all = seen(&logs);
-    let lost = (0..COUNT).filter(|n| !all.contains_key(n)).count();
-    let twice: u32 = all.values().map(|c| c - 1).sum();
-    let bound = 2 * HOSTS.len() as u32 * PREFETCH + produced.resent;
+    let mut lost = 0;
+    let mut over = Vec::new();
+    for (feed, produced) in [topic, queued].into_iter().zip(&produced) {
+        let all = seen(&logs, feed);
+        let missing = (0..COUNT).filter(|n| !all.contains_key(n)).count();
+        let twice: u32 = all.values().map(|c| c - 1).sum();
+        let bound = 2 * HOSTS.len() as u32 * PREFETCH + produced.resent;
+        println!(
+            "kill -9 of the broker node leading the topic stream's queue ({leader}), {} data \
+             queue: sent {COUNT}, lost {missing}, processed twice {twice} (at most {bound}), \
+             resent by the producer {}",
+            feed.marker, produced.resent,
+        );
+        lost += missing;
+        if twice > bound {
+            over.push(format!(
+                "{}: {twice} processed twice, more than {bound}",
+                feed.marker
+            ));
+        }
+    }
     println!(
-        "kill -9 of the broker node leading the stream ({leader}): sent {COUNT}, lost {lost}, \
-         processed twice {twice} (at most {bound}), resent by the producer {}, processing \
-         resumed {} ms after the kill",
-        produced.resent,
+        "processing resumed {} ms after the broker node's kill",
         recovery.as_millis()
     );
     println!(
@@ -369,15 +456,24 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         handled.num_milliseconds()
     );
     println!(
+        "SIGSTOP of one of two nodes for 8 s: {moved_frozen} launches or runs it held moved to \
+         the other, the last ended {} ms after the freeze; {late} late reports from it ignored \
+         (old fencing token)",
+        moved_frozen_in.num_milliseconds()
+    );
+    println!(
         "kill -9 of one of two nodes: {moved} launches or runs it held moved to the other, the \
          last ended {} ms after the kill",
         moved_in.num_milliseconds()
     );
+    println!("runs of live nodes declared lost: {falsely_lost}");
     assert_eq!(lost, 0, "messages lost");
-    assert!(
-        twice <= bound,
-        "{twice} processed twice, more than {bound} in flight"
+    assert_eq!(
+        falsely_lost, 0,
+        "runs of a live node declared lost (h1 throughout, h2 but while frozen or killed)"
     );
+    assert!(moved_frozen > 0, "nothing moved away from the frozen node");
+    assert!(over.is_empty(), "more copies than in flight: {over:?}");
     assert_eq!(
         (fires.doubled, fires.missed),
         (0, 0),
@@ -390,7 +486,7 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     );
 
     second.stop().await;
-    let mut finished = vec![STREAM.to_owned()];
+    let mut finished = vec![STREAM.to_owned(), QUEUED.to_owned()];
     finished.extend((0..GROUPS).map(|g| format!("demo.tick-{g}")));
     w.finish(&finished.iter().map(String::as_str).collect::<Vec<_>>())
         .await;
@@ -400,10 +496,16 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     drop(cluster);
 }
 
-/// The launches and runs given to `host` that were still open when it was killed at `killed`
+/// The launches and runs given to `host` that were still open when it failed at `failed`
 /// (those sent to it before its loss was noticed included) and that another node took over
-/// (its host row superseded or lost), and when the last of them ended, after the kill.
-async fn moved_from(w: &World, host: &str, killed: DateTime<Utc>) -> (usize, chrono::Duration) {
+/// before `until` (its host row superseded or lost), and when the last of them ended, after
+/// the failure.
+async fn moved_from(
+    w: &World,
+    host: &str,
+    failed: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> (usize, chrono::Duration) {
     use am_services::entity::{activation_hosts, activations};
     use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
     let held: Vec<_> = activation_hosts::Entity::find()
@@ -411,6 +513,7 @@ async fn moved_from(w: &World, host: &str, killed: DateTime<Utc>) -> (usize, chr
         .filter(
             activation_hosts::Column::Status.is_in([status::host::SUPERSEDED, status::host::LOST]),
         )
+        .filter(activation_hosts::Column::FinishedAt.between(failed, until))
         .all(&w.db)
         .await
         .expect("query")
@@ -424,13 +527,53 @@ async fn moved_from(w: &World, host: &str, killed: DateTime<Utc>) -> (usize, chr
         .expect("query")
         .into_iter()
         .filter_map(|a| a.finished_at)
-        .filter(|t| *t >= killed)
+        .filter(|t| *t >= failed)
         .collect();
     let last = ended
         .iter()
         .max()
-        .map_or(chrono::Duration::zero(), |t| *t - killed);
+        .map_or(chrono::Duration::zero(), |t| *t - failed);
     (ended.len(), last)
+}
+
+/// Runs declared lost on a node that was alive: on `h1` at any time, on `h2` but while it was
+/// frozen (and up to the node timeout after it woke, while its first heartbeat travels) or
+/// after it was killed at `killed`.
+async fn lost_while_live(
+    w: &World,
+    (frozen, thawed): (DateTime<Utc>, DateTime<Utc>),
+    killed: DateTime<Utc>,
+) -> usize {
+    use am_services::entity::activation_hosts;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let asleep = frozen..thawed + chrono::Duration::seconds(5);
+    activation_hosts::Entity::find()
+        .filter(activation_hosts::Column::Status.eq(status::host::LOST))
+        .all(&w.db)
+        .await
+        .expect("query")
+        .into_iter()
+        .filter(|h| {
+            h.host == "h1"
+                || h.finished_at
+                    .is_some_and(|t| t < killed && !asleep.contains(&t))
+        })
+        .count()
+}
+
+/// Reports `host` sent after `since` that carried an outdated fencing token (each is an
+/// activation event `stale-report`): its answers about work the manager had moved away.
+async fn late_reports(w: &World, host: &str, since: DateTime<Utc>) -> usize {
+    use am_services::entity::activation_events;
+    use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+    let n = activation_events::Entity::find()
+        .filter(activation_events::Column::Kind.eq("stale-report"))
+        .filter(activation_events::Column::Host.eq(host))
+        .filter(activation_events::Column::At.gte(since))
+        .count(&w.db)
+        .await
+        .expect("query");
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// The whole second after `t`.

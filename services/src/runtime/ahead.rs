@@ -16,7 +16,8 @@
 use super::{
     Metrics, RuntimeConfig,
     fires::{self, Batch, Counted, Fire, Fired, Lock, Read, Written},
-    overlap::{self, Busy},
+    locks,
+    overlap::Busy,
     resolve::Footing,
 };
 use crate::{catalog, error::ServiceResult};
@@ -107,7 +108,7 @@ pub async fn record(
     } = prepared;
     if now - at <= KEEP_FOR {
         let txn = super::begin_write(db).await?;
-        overlap::lock(&txn, &watched).await?;
+        locks::launch_settings(&txn, watched.iter().cloned()).await?;
         let current = catalog::revision(&txn).await? == revision
             && footing.reread(&txn, at, cfg.node_timeout).await? == footing
             && Busy::load(&txn, &watched).await? == busy;

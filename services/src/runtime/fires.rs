@@ -11,6 +11,7 @@ use super::{
     Metrics, RuntimeConfig,
     activate::{NewActivation, plan_activation},
     groups::{finish_group, members_of},
+    locks,
     overlap::{self, ActiveRun, Busy},
     plan::Plan,
     resolve::Resolver,
@@ -172,6 +173,18 @@ impl Read {
             }
         }
         let members = members_of(db, &ids).await?;
+        if lock == Lock::Rows {
+            // Every member a fire may start, locked at once in the one order (`locks`): locked
+            // round by round below, two batches could each hold what the other's next round
+            // wants.
+            let may_touch = fires.iter().flat_map(|f| {
+                members
+                    .get(&f.group)
+                    .map(|m| m.iter().skip(f.from).cloned().collect::<Vec<_>>())
+                    .unwrap_or_default()
+            });
+            locks::launch_settings(db, may_touch).await?;
+        }
         // The members a fire may start: its first, and after a member that has a run (which
         // `skip` passes over) the next one, until one without. Read in rounds, usually one.
         let mut busy = Busy::default();
@@ -185,9 +198,6 @@ impl Read {
             );
             if unknown.is_empty() {
                 break starts;
-            }
-            if lock == Lock::Rows {
-                overlap::lock(db, &unknown).await?;
             }
             busy.extend(Busy::load(db, &unknown).await?);
             known.extend(unknown);

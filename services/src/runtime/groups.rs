@@ -6,6 +6,7 @@
 use super::{
     RuntimeConfig,
     activate::{NewActivation, plan_activation},
+    locks,
     overlap::{self, Busy},
     plan::Plan,
     resolve::Resolver,
@@ -91,7 +92,7 @@ pub(crate) async fn member_settled(
             .map(|h| h.host);
         let pinned = ran_on.or(parent.pinned_host.clone());
         while let Some(ls) = members.get(next) {
-            overlap::lock(db, std::slice::from_ref(ls)).await?;
+            locks::launch_settings(db, [ls.clone()]).await?;
             let mut resolver =
                 Resolver::load(db, std::slice::from_ref(ls), now, cfg.node_timeout).await?;
             let mut new = NewActivation {

@@ -13,6 +13,7 @@ pub mod breaker;
 pub mod fires;
 pub mod groups;
 pub mod interrupt;
+mod locks;
 pub mod metrics;
 pub mod outbox;
 mod overlap;

@@ -19,7 +19,7 @@ use super::{
     stopping::{self, Ending},
 };
 use crate::{
-    entity::{activation_hosts, activations, launch_settings},
+    entity::{activation_hosts, activations},
     error::ServiceResult,
 };
 use am_domain::catalog::OverlapPolicy;
@@ -58,27 +58,6 @@ impl ActiveRun {
         };
         format!("{ls} run {short}… {where_} (overlap policy: skip)")
     }
-}
-
-/// Locks the rows of launch settings `ls` (on PostgreSQL, in one order so two writers never
-/// wait on each other; SQLite's write transaction is already the only writer), so an overlap
-/// check and the activation it lets through are one step.
-pub(crate) async fn lock(db: &impl ConnectionTrait, ls: &[String]) -> ServiceResult<()> {
-    let mut ids = ls.to_vec();
-    ids.sort();
-    ids.dedup();
-    for chunk in ids.chunks(CHUNK) {
-        let _: Vec<String> = launch_settings::Entity::find()
-            .select_only()
-            .column(launch_settings::Column::Id)
-            .filter(launch_settings::Column::Id.is_in(chunk.iter().cloned()))
-            .order_by_asc(launch_settings::Column::Id)
-            .lock_exclusive()
-            .into_tuple()
-            .all(db)
-            .await?;
-    }
-    Ok(())
 }
 
 /// Launch settings that have a run not ended (the oldest, per launch setting), as read, plus

@@ -2,7 +2,7 @@
 //! change a compare-and-set on the expected state and the fencing token, failure reports
 //! inserted together. The consumer acknowledges the batch to the broker only after commit.
 
-use super::{Metrics, RuntimeConfig, plan::Plan, settle, status};
+use super::{Metrics, RuntimeConfig, locks, plan::Plan, settle, status};
 use crate::{
     dead_letters::replay,
     entity::{activation_hosts, activations, breaker_trips, failure_logs, launch_settings},
@@ -19,7 +19,7 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
     sea_query::{Expr, OnConflict},
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use uuid::Uuid;
 
 /// What a batch did.
@@ -58,9 +58,11 @@ pub async fn apply(
         }
     }
     let txn = super::begin_write(db).await?;
+    locks::reports(&txn).await?;
     let mut plan = Plan::default();
     let mut failures = Vec::new();
     let mut to_settle: Vec<Uuid> = Vec::new();
+    let mut running: BTreeSet<String> = BTreeSet::new();
     let mut timeouts = WorkTimeouts::default();
     let mut replays = Vec::new();
     let mut recoveries = recovery::Tally::default();
@@ -131,8 +133,9 @@ pub async fn apply(
             }
             ToManager::Activation(a) => {
                 match activation_event(&txn, &mut plan, &mut timeouts, a, now).await? {
-                    Applied::Yes { settle } => {
+                    Applied::Yes { settle, started } => {
                         out.applied += 1;
+                        running.extend(started);
                         if settle {
                             to_settle.push(parse(&a.activation_id.0).unwrap_or_default());
                         }
@@ -252,6 +255,13 @@ pub async fn apply(
     replay::record(&txn, &replays).await?;
     plan.write(&txn).await?;
     recoveries.write(&txn).await?;
+    // The launch settings of every run the batch started or may end, locked at once in the one
+    // order (`locks`) before the first is written: written report by report, they would be
+    // locked in the order the reports came.
+    locks::for_settling(&txn, &to_settle, running.iter().cloned()).await?;
+    for ls in &running {
+        settle::ls_running(&txn, ls).await?;
+    }
     let mut seen = HashSet::new();
     for id in to_settle {
         if seen.insert(id) {
@@ -315,6 +325,9 @@ fn parse(id: &str) -> Option<Uuid> {
 enum Applied {
     Yes {
         settle: bool,
+        /// The launch setting whose run started: marked running once the batch's launch
+        /// settings are locked.
+        started: Option<String>,
     },
     /// An outdated fencing token: the report of a run the manager moved on from.
     Stale {
@@ -454,7 +467,10 @@ async fn activation_event(
         });
     }
     if kind == "progress" {
-        return Ok(Applied::Yes { settle: false });
+        return Ok(Applied::Yes {
+            settle: false,
+            started: None,
+        });
     }
     if kind == "started" {
         activations::Entity::update_many()
@@ -467,10 +483,17 @@ async fn activation_event(
             .filter(activations::Column::Status.eq(status::activation::DISPATCHED))
             .exec(db)
             .await?;
-        settle::ls_running(db, &r.launch_setting).await?;
+        plan.event(id, Some(&r.host), kind, detail, r.at);
+        return Ok(Applied::Yes {
+            settle: false,
+            started: Some(r.launch_setting.clone()),
+        });
     }
     plan.event(id, Some(&r.host), kind, detail, r.at);
-    Ok(Applied::Yes { settle })
+    Ok(Applied::Yes {
+        settle,
+        started: None,
+    })
 }
 
 /// Sets a host row's counters to what its node reported.

@@ -220,9 +220,9 @@ async fn run_alone(
     let what = EntityRef::LaunchSetting(id.to_owned());
     let txn = super::begin_write(db).await?;
     // Locked (on PostgreSQL; SQLite's write transaction already is one writer): two runs of
-    // one launch setting check its overlap policy one after the other.
+    // one launch setting check its overlap policy one after the other. The mode of `locks`.
     let row = launch_settings::Entity::find_by_id(id)
-        .lock_exclusive()
+        .lock(sea_orm::sea_query::LockType::NoKeyUpdate)
         .one(&txn)
         .await?
         .ok_or_else(|| ServiceError::NotFound(what.to_string()))?;

@@ -1,7 +1,7 @@
 //! Ending activations: the result of a dispatch round, the compare-and-set that records it, and
 //! what follows (the launch setting's status, a group's next member).
 
-use super::{RuntimeConfig, groups, plan::Plan, status};
+use super::{RuntimeConfig, groups, locks, plan::Plan, status};
 use crate::{
     entity::{activation_hosts, activations, launch_settings},
     error::ServiceResult,
@@ -84,6 +84,9 @@ pub(crate) async fn finish(
     error: Option<String>,
     now: DateTime<Utc>,
 ) -> ServiceResult<bool> {
+    // Its launch setting and the group's next member are written below: locked first, in the
+    // one order (`locks`). A batch of reports has taken them for all its runs already.
+    locks::for_settling(db, &[a.id], []).await?;
     let done = activations::Entity::update_many()
         .col_expr(activations::Column::Status, Expr::value(result))
         .col_expr(activations::Column::FinishedAt, Expr::value(Some(now)))

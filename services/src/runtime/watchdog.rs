@@ -52,20 +52,40 @@ use streams::keep_streams;
 /// Rows handled per step and tick, so one pass stays short under a backlog.
 const BATCH: u64 = 500;
 
+/// Whether the replica running a pass has been reading node reports long enough for a node's
+/// silence to mean something.
+///
+/// A heartbeat or an acceptance the manager did not read (its broker member died under its
+/// report consumer, the reports queue was electing a leader, the manager was just started
+/// after an outage) is not a node's silence: judging it would declare live nodes lost and run
+/// their work twice. So the steps that judge silence (nodes lost, start and work timeouts) run
+/// only once the replica has read reports without a break for a whole node timeout; another
+/// replica that has keeps judging meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listening {
+    /// Reports read without a break for at least the node timeout.
+    Long,
+    /// Not reading reports, or not for long enough yet.
+    NotLongEnough,
+}
+
 /// One pass of every step.
-#[tracing::instrument(skip_all)]
+#[tracing::instrument(skip_all, fields(?listening))]
 pub async fn tick(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     now: DateTime<Utc>,
+    listening: Listening,
 ) -> ServiceResult<()> {
-    let lost_nodes = registry::mark_lost(db, now, cfg.node_timeout).await?;
-    for (app, host) in lost_nodes {
-        tracing::warn!(application = %app, %host, "node lost: no heartbeat within the node timeout");
-    }
     registry::apply_waiting_publications(db, now).await?;
-    start_timeouts(db, cfg, now).await?;
-    work_timeouts(db, cfg, now).await?;
+    if listening == Listening::Long {
+        let lost_nodes = registry::mark_lost(db, now, cfg.node_timeout).await?;
+        for (app, host) in lost_nodes {
+            tracing::warn!(application = %app, %host, "node lost: no heartbeat within the node timeout");
+        }
+        start_timeouts(db, cfg, now).await?;
+        work_timeouts(db, cfg, now).await?;
+    }
     max_run_times(db, cfg, now).await?;
     waiting(db, cfg, now).await?;
     stop_disabled(db, cfg, now).await?;

@@ -18,7 +18,10 @@ use am_services::{
     ServiceError, catalog,
     entity::{activations, launch_settings},
     quarantine, run_status,
-    runtime::{RuntimeConfig, breaker, watchdog},
+    runtime::{
+        RuntimeConfig, breaker,
+        watchdog::{self, Listening},
+    },
 };
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
@@ -130,7 +133,9 @@ async fn a_tripped_host_is_quarantined_and_the_stream_goes_on_without_it(db: &Da
     for h in HOSTS {
         node_up(db, h, now).await;
     }
-    watchdog::tick(db, &cfg, now).await.expect("tick");
+    watchdog::tick(db, &cfg, now, Listening::Long)
+        .await
+        .expect("tick");
     let run = stream_run(db).await;
     assert_eq!(
         hosts_of(db, run).await.len(),
@@ -166,7 +171,9 @@ async fn a_tripped_host_is_quarantined_and_the_stream_goes_on_without_it(db: &Da
         for h in HOSTS {
             node_up(db, h, now).await;
         }
-        watchdog::tick(db, &cfg, now).await.expect("tick");
+        watchdog::tick(db, &cfg, now, Listening::Long)
+            .await
+            .expect("tick");
     }
     assert_eq!(
         dispatches(db, run, "demo-b").await,
@@ -190,7 +197,9 @@ async fn a_tripped_host_is_quarantined_and_the_stream_goes_on_without_it(db: &Da
         .expect("clears");
     assert!(quarantined(db).await.is_empty());
     now += Duration::seconds(1);
-    watchdog::tick(db, &cfg, now).await.expect("tick");
+    watchdog::tick(db, &cfg, now, Listening::Long)
+        .await
+        .expect("tick");
     assert_eq!(
         dispatches(db, run, "demo-b").await,
         2,
@@ -273,7 +282,9 @@ async fn a_disabled_group_interrupts_its_running_member(db: &DatabaseConnection)
     )
     .await
     .expect("disables");
-    watchdog::tick(db, &cfg, now).await.expect("tick");
+    watchdog::tick(db, &cfg, now, Listening::Long)
+        .await
+        .expect("tick");
     let rows = hosts_of(db, member.id).await;
     assert!(rows[0].stop_requested_at.is_some(), "{rows:?}");
     let commands = am_services::entity::outbox::Entity::find()
@@ -289,7 +300,7 @@ async fn a_disabled_group_interrupts_its_running_member(db: &DatabaseConnection)
         .unwrap_or_else(|| panic!("an interrupt for the member: {commands:#?}"));
     assert!(interrupt.routing_key.ends_with("demo-a"), "{interrupt:?}");
     // Once only, however many passes.
-    watchdog::tick(db, &cfg, now + Duration::seconds(1))
+    watchdog::tick(db, &cfg, now + Duration::seconds(1), Listening::Long)
         .await
         .expect("tick");
     let again = am_services::entity::outbox::Entity::find()

@@ -22,7 +22,7 @@ use am_services::{
         reports,
         run::run_now,
         status::Trigger,
-        watchdog,
+        watchdog::{self, Listening},
     },
 };
 use chrono::{DateTime, Utc};
@@ -41,6 +41,7 @@ on_both_backends!(
     an_unaccepted_launch_moves_to_another_node_with_a_new_token,
     a_waiting_activation_fails_when_no_node_appears_in_time,
     a_run_past_its_maximum_run_time_is_interrupted_once,
+    silence_is_judged_only_by_a_replica_that_listened_a_whole_node_timeout,
 );
 
 pub(crate) async fn setup(db: &DatabaseConnection) -> RuntimeConfig {
@@ -282,10 +283,14 @@ async fn without_a_live_node_an_activation_waits_then_goes_to_the_first_one(
     let a = activation(db, id).await;
     assert_eq!(a.status, "waiting");
     assert!(a.wait_until.is_some());
-    watchdog::tick(db, &cfg, Utc::now()).await.expect("tick");
+    watchdog::tick(db, &cfg, Utc::now(), Listening::Long)
+        .await
+        .expect("tick");
     assert_eq!(activation(db, id).await.status, "waiting");
     node_up(db, "demo-a", Utc::now()).await;
-    watchdog::tick(db, &cfg, Utc::now()).await.expect("tick");
+    watchdog::tick(db, &cfg, Utc::now(), Listening::Long)
+        .await
+        .expect("tick");
     let a = activation(db, id).await;
     assert_eq!((a.status.as_str(), a.fencing_token), ("dispatched", 1));
     let hosts = hosts_of(db, id).await;
@@ -450,7 +455,9 @@ async fn an_unaccepted_launch_moves_to_another_node_with_a_new_token(db: &Databa
     let later = now + chrono::Duration::seconds(31);
     node_up(db, "demo-a", later).await;
     node_up(db, "demo-b", later).await;
-    watchdog::tick(db, &cfg, later).await.expect("tick");
+    watchdog::tick(db, &cfg, later, Listening::Long)
+        .await
+        .expect("tick");
     let hosts = hosts_of(db, id).await;
     assert_eq!(hosts.len(), 2);
     assert_eq!(
@@ -525,7 +532,9 @@ async fn a_waiting_activation_fails_when_no_node_appears_in_time(db: &DatabaseCo
     .expect("runs");
     assert_eq!(activation(db, id).await.status, "waiting");
     let later = Utc::now() + cfg.wait_timeout + chrono::Duration::seconds(1);
-    watchdog::tick(db, &cfg, later).await.expect("tick");
+    watchdog::tick(db, &cfg, later, Listening::Long)
+        .await
+        .expect("tick");
     let a = activation(db, id).await;
     assert_eq!(a.status, "failed");
     assert!(
@@ -571,19 +580,31 @@ async fn a_run_past_its_maximum_run_time_is_interrupted_once(db: &DatabaseConnec
     )
     .await;
     // Within the limit nothing happens; past it, one interrupt, not one per tick.
-    watchdog::tick(db, &cfg, now + chrono::Duration::seconds(30))
-        .await
-        .expect("tick");
+    watchdog::tick(
+        db,
+        &cfg,
+        now + chrono::Duration::seconds(30),
+        Listening::Long,
+    )
+    .await
+    .expect("tick");
     assert_eq!(
         cfg.metrics.interrupted_max_run_time.load(Ordering::Relaxed),
         0
     );
     let later = now + chrono::Duration::seconds(61);
     node_up(db, "demo-a", later).await;
-    watchdog::tick(db, &cfg, later).await.expect("tick");
-    watchdog::tick(db, &cfg, later + chrono::Duration::seconds(1))
+    watchdog::tick(db, &cfg, later, Listening::Long)
         .await
         .expect("tick");
+    watchdog::tick(
+        db,
+        &cfg,
+        later + chrono::Duration::seconds(1),
+        Listening::Long,
+    )
+    .await
+    .expect("tick");
     let interrupts = outbox::Entity::find()
         .filter(outbox::Column::MessageId.starts_with(format!("interrupt:{id}:demo-a:")))
         .count(db)
@@ -595,4 +616,51 @@ async fn a_run_past_its_maximum_run_time_is_interrupted_once(db: &DatabaseConnec
         1
     );
     assert!(hosts_of(db, id).await[0].stop_requested_at.is_some());
+}
+
+/// A replica that has not read reports for a whole node timeout (its broker member died under
+/// its report consumer, it was just started) takes no silence for a lost node: a dispatched run
+/// stays where it is and the node stays live until a replica that listened judges them.
+async fn silence_is_judged_only_by_a_replica_that_listened_a_whole_node_timeout(
+    db: &DatabaseConnection,
+) {
+    use am_services::entity::nodes;
+    let cfg = setup(db).await;
+    let now = Utc::now();
+    node_up(db, "demo-a", now).await;
+    let ls = "demo.sleep.nightly";
+    let id = run_now(
+        db,
+        &cfg,
+        &actor(Role::Operator),
+        &EntityRef::LaunchSetting(ls.into()),
+    )
+    .await
+    .expect("runs");
+    // Past the node timeout (30 s) and the start timeout (30 s): nothing heard since.
+    let later = now + chrono::Duration::seconds(61);
+    let node_status = || async {
+        nodes::Entity::find()
+            .filter(nodes::Column::Host.eq("demo-a"))
+            .one(db)
+            .await
+            .expect("q")
+            .expect("node")
+            .status
+    };
+    watchdog::tick(db, &cfg, later, Listening::NotLongEnough)
+        .await
+        .expect("tick");
+    assert_eq!(node_status().await, "live");
+    let hosts = hosts_of(db, id).await;
+    assert_eq!(
+        (hosts.len(), hosts[0].status.as_str()),
+        (1, "dispatched"),
+        "not moved by a replica that was not listening"
+    );
+    watchdog::tick(db, &cfg, later, Listening::Long)
+        .await
+        .expect("tick");
+    assert_eq!(node_status().await, "lost");
+    assert_ne!(hosts_of(db, id).await[0].status, "dispatched");
 }

@@ -19,7 +19,7 @@ use am_services::{
         fires::{self, Fire},
         run::run_now,
         status::Trigger,
-        watchdog,
+        watchdog::{self, Listening},
     },
 };
 use chrono::{DateTime, Duration, Utc};
@@ -243,7 +243,7 @@ async fn a_lost_run_of_a_launch_setting_that_asks_for_failures_is_told_once(
     .await;
     assert_eq!(out.applied, 1);
     // No heartbeat for a day: the run is lost, and failed by its policy.
-    watchdog::tick(db, &cfg, now + Duration::days(1))
+    watchdog::tick(db, &cfg, now + Duration::days(1), Listening::Long)
         .await
         .expect("ticks");
     let lost = told(db, "activation_lost").await;
