@@ -121,3 +121,19 @@ ensure_nextest() {
     cargo install cargo-nextest --locked
   fi
 }
+
+# Schemathesis (the OpenAPI fuzzer of scripts/fuzz.sh) in a virtual environment of its own,
+# at the version scripts/fuzz/requirements.txt pins.
+FUZZ_VENV="$ROOT/target/fuzz-venv"
+ensure_schemathesis() {
+  command -v python3 >/dev/null || apt_install python3
+  python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+  local want
+  want="$(sed -n 's/^schemathesis==//p' "$ROOT/scripts/fuzz/requirements.txt")"
+  if ! "$FUZZ_VENV/bin/st" --version 2>/dev/null | grep -q "version $want\$"; then
+    log "installing Schemathesis $want"
+    rm -rf "$FUZZ_VENV"
+    python3 -m venv "$FUZZ_VENV"
+    "$FUZZ_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/scripts/fuzz/requirements.txt"
+  fi
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: formatting, lints (server and browser builds), unit and integration tests on
-# SQLite and PostgreSQL with the real RabbitMQ, and the Playwright suite in Chromium against a
-# freshly built manager. Installs and starts whatever is missing first; safe to run again.
+# SQLite and PostgreSQL with the real RabbitMQ, the Playwright suite in Chromium and the
+# Schemathesis fuzzer against a freshly built manager. Installs and starts whatever is missing
+# first; safe to run again.
 . "$(dirname "$0")/lib.sh"
 
 START=$(date +%s)
@@ -10,6 +11,7 @@ ensure_nextest
 ensure_rabbitmq
 ensure_postgres
 ensure_chromium_and_npm
+ensure_schemathesis
 cd "$ROOT"
 
 . "$ROOT/scripts/leptos-env.sh"
@@ -41,6 +43,9 @@ RUSTFLAGS="--cfg erase_components" cargo clippy -p app -p am-domain --no-default
 
 log "end-to-end tests (Playwright, Chromium)"
 ./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log"
+
+log "API fuzzing from the OpenAPI document (Schemathesis)"
+./scripts/fuzz.sh
 
 # One plain closing line for whoever reads the end of the log (each runner printed its own above).
 unit=$(grep -aoE '[0-9]+ tests run: [0-9]+ passed' "$RESULTS/nextest.log" | tail -1 | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')

@@ -129,16 +129,16 @@ pub struct ParamSpec {
     pub required: bool,
     /// Used when the launch setting gives no value; must itself be valid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
     pub default: Option<serde_json::Value>,
     /// Lower bound: of the number for integer/decimal, of the date/datetime/duration, of the
     /// length for string. Written in the parameter's own JSON form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
     pub min: Option<serde_json::Value>,
     /// Upper bound, as `min`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
     pub max: Option<serde_json::Value>,
     /// Regular expression a string value must match entirely.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,6 +4,7 @@
 
 use super::json::ApiJson;
 use super::paging::PageQuery;
+use crate::api::query::ApiQuery;
 use crate::{
     auth::{AtLeast, Caller, Operators},
     error::{ApiResult, ErrorBody},
@@ -18,7 +19,7 @@ use am_services::{
 };
 use axum::{
     Json,
-    extract::{Path, Query, State},
+    extract::{Path, State},
     http::StatusCode,
 };
 
@@ -32,8 +33,8 @@ use axum::{
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(filter): Query<ActivationFilter>,
-    Query(page): Query<PageQuery>,
+    ApiQuery(filter): ApiQuery<ActivationFilter>,
+    ApiQuery(page): ApiQuery<PageQuery>,
 ) -> ApiResult<Json<ActivationPage>> {
     let s = &state.services;
     Ok(Json(

@@ -3,6 +3,7 @@
 //! signed in.
 
 use super::paging::AfterQuery;
+use crate::api::query::ApiQuery;
 use crate::{
     auth::Caller,
     error::{ApiResult, ErrorBody},
@@ -12,7 +13,7 @@ use am_services::audit::{self, AuditFilter, AuditPage};
 use axum::{
     Json,
     body::{Body, Bytes},
-    extract::{Query, State},
+    extract::State,
     http::header,
     response::{IntoResponse, Response},
 };
@@ -28,8 +29,8 @@ use futures_util::stream;
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(filter): Query<AuditFilter>,
-    Query(paging): Query<AfterQuery>,
+    ApiQuery(filter): ApiQuery<AuditFilter>,
+    ApiQuery(paging): ApiQuery<AfterQuery>,
 ) -> ApiResult<Json<AuditPage>> {
     let after = paging.id_after("audit entry")?;
     let limit = paging.limit.unwrap_or(audit::PAGE);
@@ -49,7 +50,7 @@ pub async fn list(
 pub async fn export(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(filter): Query<AuditFilter>,
+    ApiQuery(filter): ApiQuery<AuditFilter>,
 ) -> ApiResult<Response> {
     let db = state.services.db.clone();
     // The first page is read before answering, so a bad filter is a 422, not a cut stream.

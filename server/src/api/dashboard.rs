@@ -19,6 +19,22 @@ const STREAM_LIFETIME: Duration = Duration::from_secs(10 * 60);
 /// How soon the browser reconnects after a stream ended.
 const RECONNECT: Duration = Duration::from_secs(1);
 
+/// One event of the stream as a client reads it (the OpenAPI document describes a
+/// `text/event-stream` answer by the schema of each event; the server writes them with axum's
+/// `Event`, so this type is never built).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct DashboardEvent {
+    /// The JSON of the figures, as `GET /api/v1/dashboard` answers them.
+    #[schema(content_media_type = "application/json")]
+    data: String,
+    /// Always `message`.
+    event: Option<String>,
+    /// Milliseconds the browser waits before reconnecting.
+    retry: Option<u64>,
+    id: Option<String>,
+}
+
 /// Activations by status, the active ones, live nodes and their load, dead letters waiting,
 /// disabled launch settings and groups with the reason, and failures per hour over the last
 /// 24 hours by error type.
@@ -38,7 +54,7 @@ pub async fn get(State(state): State<AppState>, Caller(who): Caller) -> ApiResul
 /// after ten minutes and the browser's `EventSource` reconnects (authenticating again).
 #[utoipa::path(get, path = "/api/v1/dashboard/events", tag = "dashboard", responses(
     (status = 200, content_type = "text/event-stream",
-        description = "`data:` lines holding the dashboard's JSON", body = String),
+        description = "`data:` lines holding the dashboard's JSON", body = DashboardEvent),
     (status = 401, body = ErrorBody),
 ))]
 pub async fn events(

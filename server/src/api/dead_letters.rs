@@ -4,6 +4,7 @@
 //! over the selected dead letters and answer with it at once.
 
 use super::paging::AfterQuery;
+use crate::api::query::ApiQuery;
 use crate::{
     api::json::ApiJson,
     auth::{AtLeast, Caller, Operators},
@@ -16,7 +17,7 @@ use am_services::{
 };
 use axum::{
     Json,
-    extract::{Path, Query, State},
+    extract::{Path, State},
     http::StatusCode,
 };
 
@@ -30,8 +31,8 @@ use axum::{
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(filter): Query<DeadLetterFilter>,
-    Query(paging): Query<AfterQuery>,
+    ApiQuery(filter): ApiQuery<DeadLetterFilter>,
+    ApiQuery(paging): ApiQuery<AfterQuery>,
 ) -> ApiResult<Json<DeadLetterPage>> {
     let after = paging.id_after("dead-letter")?;
     Ok(Json(

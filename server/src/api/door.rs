@@ -114,9 +114,19 @@ fn allowed_methods(path: &str) -> Vec<&'static str> {
             })
             .collect()
     });
-    let mut out: Vec<&'static str> = ROUTES
+    // As the router matches: a literal segment wins over a parameter (`/dead-letters/delete`
+    // is not an instance of `/dead-letters/{id}` when both exist).
+    let fitting: Vec<_> = ROUTES
         .iter()
         .filter(|(template, _)| fits(template, path))
+        .collect();
+    let literal = |template: &str| -> Vec<bool> {
+        template.split('/').map(|s| !s.starts_with('{')).collect()
+    };
+    let best = fitting.iter().map(|(t, _)| literal(t)).max();
+    let mut out: Vec<&'static str> = fitting
+        .iter()
+        .filter(|(t, _)| Some(literal(t)) == best)
         .flat_map(|(_, methods)| methods.iter().copied())
         .collect();
     out.sort_unstable();
@@ -150,5 +160,8 @@ mod tests {
         assert_eq!(allowed_methods("/api/v1/catalog"), ["GET", "PUT"]);
         assert!(allowed_methods("/api/v1/nodes").contains(&"GET"));
         assert!(allowed_methods("/api/v1/nope").is_empty());
+        // The literal route, not the dead letter named `delete`.
+        assert_eq!(allowed_methods("/api/v1/dead-letters/delete"), ["POST"]);
+        assert_eq!(allowed_methods("/api/v1/dead-letters/12"), ["GET"]);
     }
 }

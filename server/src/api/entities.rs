@@ -4,6 +4,7 @@
 //! its error.
 
 use super::json::{ApiJson, EntityJson};
+use crate::api::query::ApiQuery;
 use crate::{
     auth::{Admins, AtLeast, Caller},
     error::{ApiResult, AppError, ErrorBody},
@@ -13,7 +14,7 @@ use am_domain::usage::EntityRef;
 use am_services::{catalog, run_status::RunStatus};
 use axum::{
     Json, Router,
-    extract::{Path, Query, State},
+    extract::{Path, State},
     http::StatusCode,
     routing::post,
 };
@@ -440,7 +441,7 @@ pub mod launch_settings {
     pub async fn create(
         State(s): State<AppState>,
         AtLeast(who, _): AtLeast<Admins>,
-        Query(q): Query<GroupsQuery>,
+        ApiQuery(q): ApiQuery<GroupsQuery>,
         EntityJson(body): EntityJson<LaunchSetting>,
     ) -> ApiResult<(StatusCode, Json<LaunchSetting>)> {
         let saved =
@@ -455,7 +456,7 @@ pub mod launch_settings {
         State(s): State<AppState>,
         AtLeast(who, _): AtLeast<Admins>,
         Path(id): Path<String>,
-        Query(q): Query<GroupsQuery>,
+        ApiQuery(q): ApiQuery<GroupsQuery>,
         EntityJson(body): EntityJson<LaunchSetting>,
     ) -> ApiResult<Json<LaunchSetting>> {
         if body.id != id {

@@ -3,6 +3,7 @@
 //! activation.
 
 use super::paging::{AfterQuery, PageQuery};
+use crate::api::query::ApiQuery;
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
 use am_services::failures::{
     self, ActivationFailuresPage, ActivationHostFailures, FailureFilter, FailureList,
@@ -10,7 +11,7 @@ use am_services::failures::{
 };
 use axum::{
     Json,
-    extract::{Path, Query, State},
+    extract::{Path, State},
 };
 
 /// Failures matching the filters, newest first (50 per page, at most 200), with their counts
@@ -24,8 +25,8 @@ use axum::{
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(filter): Query<FailureFilter>,
-    Query(paging): Query<AfterQuery>,
+    ApiQuery(filter): ApiQuery<FailureFilter>,
+    ApiQuery(paging): ApiQuery<AfterQuery>,
 ) -> ApiResult<Json<FailureList>> {
     let after = paging.id_after("failure")?;
     Ok(Json(
@@ -44,8 +45,8 @@ pub async fn list(
 pub async fn launch_settings(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(filter): Query<FailureFilter>,
-    Query(paging): Query<AfterQuery>,
+    ApiQuery(filter): ApiQuery<FailureFilter>,
+    ApiQuery(paging): ApiQuery<AfterQuery>,
 ) -> ApiResult<Json<LaunchSettingFailuresPage>> {
     Ok(Json(
         failures::launch_settings(
@@ -72,8 +73,8 @@ pub async fn activations(
     State(state): State<AppState>,
     Caller(who): Caller,
     Path(id): Path<String>,
-    Query(filter): Query<FailureFilter>,
-    Query(paging): Query<PageQuery>,
+    ApiQuery(filter): ApiQuery<FailureFilter>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
 ) -> ApiResult<Json<ActivationFailuresPage>> {
     Ok(Json(
         failures::activations(
@@ -101,7 +102,7 @@ pub async fn hosts(
     State(state): State<AppState>,
     Caller(who): Caller,
     Path(id): Path<String>,
-    Query(filter): Query<FailureFilter>,
+    ApiQuery(filter): ApiQuery<FailureFilter>,
 ) -> ApiResult<Json<ActivationHostFailures>> {
     Ok(Json(
         failures::hosts(&state.services.db, &who, &id, &filter).await?,

@@ -16,6 +16,9 @@ mod nodes;
 mod notifications;
 mod operations;
 mod paging;
+pub mod query;
+mod read_only;
+mod refusals;
 mod search;
 mod sessions;
 mod tokens;
@@ -23,6 +26,8 @@ mod users;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
+use read_only::StatusIsReadOnly;
+use refusals::Refusals;
 use utoipa::{
     Modify, OpenApi,
     openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
@@ -47,7 +52,7 @@ impl Modify for BearerAuth {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Agent Manager API", description = "Catalog, runtime and operations of Agent Manager."),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &Refusals, &StatusIsReadOnly),
     security(("bearer" = [])),
     paths(
         health::healthz,

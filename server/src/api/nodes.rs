@@ -1,11 +1,9 @@
 //! `GET /api/v1/nodes`: the nodes of the registry, live ones unless asked otherwise.
 
+use crate::api::query::ApiQuery;
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
 use am_services::registry::{self, NodeFilter, NodeView};
-use axum::{
-    Json,
-    extract::{Query, State},
-};
+use axum::{Json, extract::State};
 
 /// Query of `GET /api/v1/nodes`.
 #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
@@ -27,7 +25,7 @@ pub struct NodesQuery {
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(q): Query<NodesQuery>,
+    ApiQuery(q): ApiQuery<NodesQuery>,
 ) -> ApiResult<Json<Vec<NodeView>>> {
     let s = &state.services;
     let filter = NodeFilter {

@@ -3,6 +3,7 @@
 //! /api/v1/notifications/{id}/resend` and `POST /api/v1/notifications/test` for operators.
 
 use super::{json::ApiJson, paging::AfterQuery};
+use crate::api::query::ApiQuery;
 use crate::{
     auth::{AtLeast, Caller, Operators},
     error::{ApiResult, ErrorBody},
@@ -14,7 +15,7 @@ use am_services::{
 };
 use axum::{
     Json,
-    extract::{Path, Query, State},
+    extract::{Path, State},
     http::StatusCode,
 };
 
@@ -28,8 +29,8 @@ use axum::{
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(filter): Query<NotificationFilter>,
-    Query(paging): Query<AfterQuery>,
+    ApiQuery(filter): ApiQuery<NotificationFilter>,
+    ApiQuery(paging): ApiQuery<AfterQuery>,
 ) -> ApiResult<Json<NotificationPage>> {
     let after = paging.id_after("notification")?;
     Ok(Json(

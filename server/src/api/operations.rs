@@ -2,6 +2,7 @@
 //! re-enable launch settings or groups, replay or delete dead letters), `GET` lists them and
 //! shows one's progress, `POST …/{id}/cancel` stops one between two batches.
 
+use crate::api::query::ApiQuery;
 use crate::{
     api::json::ApiJson,
     auth::{AtLeast, Caller, Operators},
@@ -9,12 +10,12 @@ use crate::{
     state::AppState,
 };
 use am_services::{
-    Principal,
+    Principal, ServiceError,
     operations::{self, OperationRequest, OperationView},
 };
 use axum::{
     Json,
-    extract::{Path, Query, State},
+    extract::{Path, State},
     http::StatusCode,
 };
 use uuid::Uuid;
@@ -23,12 +24,15 @@ use uuid::Uuid;
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// How many, newest first (default 50, at most 500).
+    #[serde(default, deserialize_with = "crate::api::query::limit")]
+    #[param(minimum = 0, maximum = 1000)]
     pub limit: Option<u64>,
 }
 
+/// An operation's id from the address; anything but a UUID names no operation.
 fn operation_id(id: &str) -> Result<Uuid, AppError> {
     Uuid::parse_str(id)
-        .map_err(|_| AppError::BadRequest(format!("`{id}` is not an operation id (a UUID)")))
+        .map_err(|_| AppError::Service(ServiceError::NotFound(format!("operation '{id}'"))))
 }
 
 /// Starts a bulk operation (operators). It runs in the background: poll
@@ -38,6 +42,7 @@ fn operation_id(id: &str) -> Result<Uuid, AppError> {
     (status = 202, body = OperationView),
     (status = 401, body = ErrorBody),
     (status = 403, body = ErrorBody),
+    (status = 409, body = ErrorBody, description = "a consistency sweep with no activation in progress"),
     (status = 422, body = ErrorBody, description = "the selection names unknown items or matches nothing"),
 ))]
 pub async fn start(
@@ -69,15 +74,20 @@ pub(super) async fn started(
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(q): Query<ListQuery>,
+    ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Vec<OperationView>>> {
-    let rows = operations::list(&state.services.db, &who, q.limit.unwrap_or(50)).await?;
+    let rows = operations::list(
+        &state.services.db,
+        &who,
+        q.limit.filter(|l| *l > 0).unwrap_or(50),
+    )
+    .await?;
     Ok(Json(operations::views(&state.services.db, rows).await?))
 }
 
 /// One operation: status, progress (done / failed / total) and the first errors.
 #[utoipa::path(get, path = "/api/v1/operations/{id}", tag = "operations",
-    params(("id" = String, Path, description = "operation id (UUID)")), responses(
+    params(("id" = Uuid, Path, description = "operation id")), responses(
     (status = 200, body = OperationView),
     (status = 401, body = ErrorBody),
     (status = 404, body = ErrorBody),
@@ -94,7 +104,7 @@ pub async fn get(
 /// Cancels an operation (operators): a queued one at once, a running one after its current
 /// batch. 409 when it already ended.
 #[utoipa::path(post, path = "/api/v1/operations/{id}/cancel", tag = "operations",
-    params(("id" = String, Path, description = "operation id (UUID)")), responses(
+    params(("id" = Uuid, Path, description = "operation id")), responses(
     (status = 200, body = OperationView),
     (status = 403, body = ErrorBody),
     (status = 404, body = ErrorBody),

@@ -8,7 +8,10 @@ use am_services::ServiceError;
 pub struct AfterQuery {
     /// The `next` of the previous page.
     pub after: Option<String>,
-    /// Items per page (each list says its default and maximum).
+    /// Items per page: 0 or absent for the list's default; each list caps it at its own
+    /// maximum.
+    #[serde(default, deserialize_with = "super::query::limit")]
+    #[param(minimum = 0, maximum = 1000)]
     pub limit: Option<u64>,
 }
 
@@ -42,7 +45,11 @@ pub fn path_id(raw: &str, what: &str) -> Result<i64, ServiceError> {
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// One-based page number.
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u64>,
-    /// Items per page (each list says its default and maximum).
+    /// Items per page: 0 or absent for the list's default; each list caps it at its own
+    /// maximum.
+    #[serde(default, deserialize_with = "super::query::limit")]
+    #[param(minimum = 0, maximum = 1000)]
     pub limit: Option<u64>,
 }

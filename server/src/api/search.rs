@@ -1,11 +1,9 @@
 //! `GET /api/v1/search?q=`: the global search (docs/concepts.md, Finding anything).
 
+use crate::api::query::ApiQuery;
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
 use am_services::search::{self, Hit};
-use axum::{
-    Json,
-    extract::{Query, State},
-};
+use axum::{Json, extract::State};
 
 /// Query of `GET /api/v1/search`.
 #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
@@ -26,7 +24,7 @@ pub struct SearchQuery {
 pub async fn find(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(q): Query<SearchQuery>,
+    ApiQuery(q): ApiQuery<SearchQuery>,
 ) -> ApiResult<Json<Vec<Hit>>> {
     Ok(Json(search::find(&state.services.db, &who, &q.q).await?))
 }

@@ -3,6 +3,7 @@
 //! /api/v1/tokens/{id}` (revoke).
 
 use super::json::ApiJson;
+use crate::api::query::ApiQuery;
 use crate::{
     auth::Caller,
     error::{ApiResult, ErrorBody},
@@ -11,7 +12,7 @@ use crate::{
 use am_services::accounts::tokens::{self, CreatedToken, NewToken, TokenInfo};
 use axum::{
     Json,
-    extract::{Path, Query, State},
+    extract::{Path, State},
     http::StatusCode,
 };
 
@@ -33,7 +34,7 @@ pub struct TokensQuery {
 pub async fn list(
     State(state): State<AppState>,
     Caller(who): Caller,
-    Query(q): Query<TokensQuery>,
+    ApiQuery(q): ApiQuery<TokensQuery>,
 ) -> ApiResult<Json<Vec<TokenInfo>>> {
     Ok(Json(tokens::list(&state.services.db, &who, q.all).await?))
 }

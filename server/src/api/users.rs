@@ -38,6 +38,7 @@ pub struct NewUser {
     pub name: String,
     pub role: Role,
     /// At least 12 characters, not the user name.
+    #[schema(min_length = 12, max_length = 1024)]
     pub password: String,
 }
 

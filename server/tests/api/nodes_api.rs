@@ -122,7 +122,14 @@ async fn nodes_lists_live_nodes_and_lost_ones_on_request(app: TestApp) {
             None,
         )
         .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    // A query value of the wrong type is refused like a body's: 422 at its path.
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        r.json()["errors"][0]["path"],
+        "include_lost",
+        "{}",
+        r.text()
+    );
 
     let doc = app
         .api("GET", "/api/v1/openapi.json", Some(&viewer), None)

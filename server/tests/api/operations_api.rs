@@ -215,7 +215,8 @@ async fn operations_api_starts_lists_shows_and_cancels(app: TestApp) {
     let r = app
         .api("GET", "/api/v1/operations/not-a-uuid", Some(&viewer), None)
         .await;
-    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text());
+    // Anything but a UUID names no operation.
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text());
 }
 
 async fn wait_for_status(app: &TestApp, token: &str, id: &str, want: &str) -> Value {

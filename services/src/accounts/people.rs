@@ -30,6 +30,7 @@ pub struct UserChange {
     pub role: Option<Role>,
     pub disabled: Option<bool>,
     /// A new password (the policy applies); the user's sessions end.
+    #[schema(min_length = 12, max_length = 1024)]
     pub password: Option<String>,
 }
 

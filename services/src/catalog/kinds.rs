@@ -16,6 +16,9 @@ pub trait CatalogEntity:
     const NOUN: &'static str;
     /// The list's field in the catalog document: `launch_settings`.
     const LIST: &'static str;
+    /// Whether reading one needs the classifiers' values (only classifiers do: reading an
+    /// agent must not read a 100,000-value classifier its parameters name).
+    const WITH_VALUES: bool = false;
 
     fn key(&self) -> EntityRef;
     fn list(catalog: &Catalog) -> &Vec<Self>;
@@ -86,6 +89,7 @@ impl CatalogEntity for Agent {
 impl CatalogEntity for Classifier {
     const NOUN: &'static str = "classifier";
     const LIST: &'static str = "classifiers";
+    const WITH_VALUES: bool = true;
 
     fn key(&self) -> EntityRef {
         EntityRef::Classifier {

@@ -131,7 +131,7 @@ pub async fn list<E: CatalogEntity>(
     actor: &Principal,
 ) -> ServiceResult<Vec<E>> {
     actor.require(Role::Viewer)?;
-    let catalog = readable(store::load(db).await?, actor);
+    let catalog = readable(store::load_with(db, E::WITH_VALUES).await?, actor);
     Ok(E::list(&catalog).clone())
 }
 
@@ -141,7 +141,7 @@ pub async fn get<E: CatalogEntity>(
     key: &EntityRef,
 ) -> ServiceResult<E> {
     actor.require(Role::Viewer)?;
-    let catalog = readable(store::load(db).await?, actor);
+    let catalog = readable(store::load_with(db, E::WITH_VALUES).await?, actor);
     E::find(&catalog, key)
         .cloned()
         .ok_or_else(|| ServiceError::NotFound(key.to_string()))

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Fuzzes the JSON API from its own OpenAPI document with Schemathesis (every check: no 5xx,
+# status codes and bodies as documented, valid requests accepted, invalid ones refused, the
+# operations' links followed) against a freshly started manager with the demo catalog, with an
+# admin and a viewer token. Used by scripts/test.sh after `cargo leptos build`.
+#
+# FUZZ_EXAMPLES (20) examples per operation and phase; FUZZ_SEED (1) makes a run repeatable;
+# any other seed explores other inputs.
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+ensure_schemathesis
+
+BIN="$ROOT/target/debug/agent-manager"
+WORK="$(mktemp -d)"
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+LOG="$WORK/manager.log"
+EXAMPLES="${FUZZ_EXAMPLES:-20}"
+SEED="${FUZZ_SEED:-1}"
+
+export AM_DATABASE_URL="sqlite://$WORK/fuzz.sqlite?mode=rwc"
+export AM_LISTEN="127.0.0.1:$PORT"
+export AM_ADMIN_PASSWORD="fuzz-admin-password"
+export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+# Broker names of their own that expire, so a run leaves nothing on the broker.
+export AM_PREFIX="fuzz-$PORT-$$" AM_QUEUE_EXPIRY=120s
+
+"$BIN" migrate >"$WORK/setup.log" 2>&1
+"$BIN" catalog import "$ROOT/demo/catalog.json" >>"$WORK/setup.log" 2>&1
+"$BIN" serve >"$LOG" 2>&1 &
+PID=$!
+cleanup() {
+  kill "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+for _ in $(seq 1 60); do
+  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  sleep 0.5
+done
+# The first admin exists once the manager has started (from AM_ADMIN_PASSWORD).
+ADMIN="$("$BIN" token create --user admin --name fuzz-admin 2>>"$WORK/setup.log")"
+AM_NEW_USER_PASSWORD="fuzz-viewer-password" "$BIN" user create viewer --role viewer >>"$WORK/setup.log" 2>&1
+VIEWER="$("$BIN" token create --user viewer --name fuzz-viewer 2>>"$WORK/setup.log")"
+
+DOC="http://127.0.0.1:$PORT/api/v1/openapi.json"
+# Operations that can take the caller's own access away (revoking its token, changing its
+# user) run last, in a pass of their own, so the others are not fuzzed with a dead token.
+SELF="^/api/v1/(tokens/|users/)"
+st() {
+  "$FUZZ_VENV/bin/st" --config-file "$ROOT/scripts/fuzz/schemathesis.toml" run "$DOC" \
+    --checks all -n "$EXAMPLES" --seed "$SEED" --no-color "$@"
+}
+status=0
+log "fuzzing the API as an admin (seed $SEED, $EXAMPLES examples per operation)"
+st -H "Authorization: Bearer $ADMIN" --exclude-path-regex "$SELF" || status=1
+log "fuzzing the API as a viewer"
+st -H "Authorization: Bearer $VIEWER" || status=1
+log "fuzzing the operations on tokens and users as an admin"
+st -H "Authorization: Bearer $ADMIN" --include-path-regex "$SELF" || status=1
+if [ "$status" -ne 0 ]; then
+  echo "--- manager log ---" >&2
+  tail -n 60 "$LOG" >&2
+fi
+exit "$status"
