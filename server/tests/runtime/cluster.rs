@@ -41,13 +41,53 @@ use uuid::Uuid;
 const STREAM: &str = "demo.echo.cluster";
 /// The stream reading the `queue` data queue `jobs` (agent `poison`, which logs what passes).
 const QUEUED: &str = "demo.poison.cluster";
-/// Messages each producer publishes.
-const COUNT: u32 = 2_000;
+
 /// What each node may hold unacknowledged at a crash: the echo agent's prefetch (its default).
 const PREFETCH: u32 = 10;
 const HOSTS: [&str; 2] = ["h1", "h2"];
-/// Schedule groups firing every second throughout.
-const GROUPS: usize = 20;
+
+/// The load. The test command runs the short profile (20 groups firing every second, 2,000
+/// messages per data queue, ~1 minute); `AM_FAULTS_PROFILE=full` runs the full one (200 groups
+/// firing every 5 s, 10,000 messages per data queue), docs/benchmarks.md.
+#[derive(Debug, Clone, Copy)]
+struct Profile {
+    groups: usize,
+    /// Seconds between two fires of a group.
+    every: i64,
+    /// Messages each producer publishes.
+    count: u32,
+}
+
+impl Profile {
+    fn from_env() -> Self {
+        match std::env::var("AM_FAULTS_PROFILE").as_deref() {
+            Ok("full") => Profile {
+                groups: 200,
+                every: 5,
+                count: 10_000,
+            },
+            _ => Profile {
+                groups: 20,
+                every: 1,
+                count: 2_000,
+            },
+        }
+    }
+
+    fn cron(&self) -> String {
+        if self.every == 1 {
+            "* * * * * *".to_owned()
+        } else {
+            format!("*/{} * * * * *", self.every)
+        }
+    }
+
+    /// The fire times of one group within `from..=to`.
+    fn due(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> usize {
+        let (a, b) = (from.timestamp(), to.timestamp());
+        (a..=b).filter(|s| s % self.every == 0).count()
+    }
+}
 
 /// The cluster of `scripts/cluster.sh`, stopped (every node by its pid, its directory removed)
 /// when dropped, also when the test fails.
@@ -111,7 +151,7 @@ impl Drop for Cluster {
     }
 }
 
-/// What the producer did: every message `0..COUNT` confirmed, some sent again after a
+/// What the producer did: every message `0..count` confirmed, some sent again after a
 /// connection died before its confirm came (each such resend may be a second copy).
 struct Produced {
     resent: u32,
@@ -125,20 +165,21 @@ struct Feed {
     logged: &'static str,
 }
 
-/// Publishes `<marker>-<n>` for n in `0..COUNT` to `exchange` with confirms and
+/// Publishes `<marker>-<n>` for n in `0..count` to `exchange` with confirms and
 /// `mandatory`, one at a time; a publish that fails or is not confirmed within 5 s is sent again
 /// on a new connection to the next member. `progress` counts the confirmed ones.
 async fn produce(
     urls: String,
     exchange: String,
     marker: &'static str,
+    count: u32,
     progress: Arc<AtomicU32>,
 ) -> Produced {
     let members: Vec<String> = urls.split(',').map(str::to_owned).collect();
     let mut next = 0;
     let mut resent = 0;
     let mut channel = None;
-    for n in 0..COUNT {
+    for n in 0..count {
         loop {
             if channel.is_none() {
                 let url = &members[next % members.len()];
@@ -228,14 +269,14 @@ struct Fires {
     missed: usize,
 }
 
-async fn fires_within(w: &World, from: DateTime<Utc>, to: DateTime<Utc>) -> Fires {
-    let seconds = usize::try_from((to - from).num_seconds() + 1).unwrap_or(0);
+async fn fires_within(w: &World, p: Profile, from: DateTime<Utc>, to: DateTime<Utc>) -> Fires {
+    let due = p.due(from, to);
     let mut out = Fires {
-        expected: seconds * GROUPS,
+        expected: due * p.groups,
         doubled: 0,
         missed: 0,
     };
-    for g in 0..GROUPS {
+    for g in 0..p.groups {
         let times: Vec<_> = w
             .group_runs(&format!("demo.every-{g}"))
             .await
@@ -245,7 +286,7 @@ async fn fires_within(w: &World, from: DateTime<Utc>, to: DateTime<Utc>) -> Fire
             .collect();
         let distinct: BTreeSet<_> = times.iter().collect();
         out.doubled += times.len() - distinct.len();
-        out.missed += seconds - distinct.len();
+        out.missed += due.saturating_sub(distinct.len());
     }
     out
 }
@@ -253,12 +294,13 @@ async fn fires_within(w: &World, from: DateTime<Utc>, to: DateTime<Utc>) -> Fire
 /// Every run of the groups fired within the window has ended; the statuses they ended with.
 async fn ended_within(
     w: &World,
+    p: Profile,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> BTreeMap<String, usize> {
     eventually("every fire's run ended", LONG, || async {
         let mut statuses = BTreeMap::new();
-        for g in 0..GROUPS {
+        for g in 0..p.groups {
             for run in w.group_runs(&format!("demo.every-{g}")).await {
                 if (from..=to).contains(&fire_time(&run)) {
                     *statuses.entry(run.status).or_insert(0) += 1;
@@ -278,18 +320,19 @@ async fn ended_within(
 /// a killed node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
+    let p = Profile::from_env();
     let cluster = Cluster::start().await;
     let mut w = World::on(Backend::Postgres, &cluster.urls().await).await;
     let mut catalog = CatalogBuilder::new(&w, &HOSTS)
         .ls(STREAM, "echo", "stream", json!({}))
         .ls(QUEUED, "poison", "stream", json!({}));
-    for g in 0..GROUPS {
+    for g in 0..p.groups {
         let tick = format!("demo.tick-{g}");
         // Short watchdog deadlines, so a killed node's launches and runs move within seconds.
         let recovery = json!({ "recovery": { "start_timeout": "2s", "work_timeout": "3s" } });
         catalog = catalog.sleep_with(&tick, "100ms", recovery).group(
             &format!("demo.every-{g}"),
-            "* * * * * *",
+            &p.cron(),
             &[&tick],
             json!({}),
         );
@@ -334,16 +377,18 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         w.broker.clone(),
         w.address.clone(),
         topic.marker,
+        p.count,
         Arc::clone(&progress),
     ));
     let queued_producer = tokio::spawn(produce(
         w.broker.clone(),
         jobs.clone(),
         queued.marker,
+        p.count,
         Arc::new(AtomicU32::new(0)),
     ));
     eventually("a third of the messages confirmed", LONG, || async {
-        (progress.load(Ordering::SeqCst) >= COUNT / 3).then_some(())
+        (progress.load(Ordering::SeqCst) >= p.count / 3).then_some(())
     })
     .await;
     let leader = cluster.leader(&queue).await;
@@ -364,11 +409,13 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     cluster.restart(&leader).await;
     let mut produced = Vec::new();
-    for p in [producer, queued_producer] {
+    // One message at a time with its confirm: a few ms each, and the broker kill.
+    let producing = Duration::from_secs(60 + u64::from(p.count) / 20);
+    for producer in [producer, queued_producer] {
         produced.push(
-            tokio::time::timeout(Duration::from_secs(120), p)
+            tokio::time::timeout(producing, producer)
                 .await
-                .expect("the producer finished within 2 minutes")
+                .expect("the producer finished in time")
                 .expect("the producer did not panic"),
         );
     }
@@ -377,7 +424,7 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         async move {
             [topic, queued]
                 .iter()
-                .all(|f| seen(&logs, *f).range(0..COUNT).count() == COUNT as usize)
+                .all(|f| seen(&logs, *f).range(0..p.count).count() == p.count as usize)
                 .then_some(())
         }
     })
@@ -415,8 +462,8 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let node_killed = Utc::now();
     tokio::time::sleep(Duration::from_secs(8)).await;
     let to = next_second(Utc::now()) - chrono::Duration::seconds(2);
-    let statuses = ended_within(&w, from, to).await;
-    let fires = fires_within(&w, from, to).await;
+    let statuses = ended_within(&w, p, from, to).await;
+    let fires = fires_within(&w, p, from, to).await;
     let (moved, moved_in) = moved_from(&w, "h2", node_killed, Utc::now()).await;
     let falsely_lost = lost_while_live(&w, (frozen, thawed), node_killed).await;
 
@@ -425,14 +472,14 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let mut over = Vec::new();
     for (feed, produced) in [topic, queued].into_iter().zip(&produced) {
         let all = seen(&logs, feed);
-        let missing = (0..COUNT).filter(|n| !all.contains_key(n)).count();
+        let missing = (0..p.count).filter(|n| !all.contains_key(n)).count();
         let twice: u32 = all.values().map(|c| c - 1).sum();
         let bound = 2 * HOSTS.len() as u32 * PREFETCH + produced.resent;
         println!(
             "kill -9 of the broker node leading the topic stream's queue ({leader}), {} data \
-             queue: sent {COUNT}, lost {missing}, processed twice {twice} (at most {bound}), \
+             queue: sent {}, lost {missing}, processed twice {twice} (at most {bound}), \
              resent by the producer {}",
-            feed.marker, produced.resent,
+            feed.marker, p.count, produced.resent,
         );
         lost += missing;
         if twice > bound {
@@ -447,10 +494,11 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         recovery.as_millis()
     );
     println!(
-        "kill -9 of one of two manager replicas: {} fires of {GROUPS} groups due from {from} to \
+        "kill -9 of one of two manager replicas: {} fires of {} groups due from {from} to \
          {to}, doubled {}, missed {}, runs ended {statuses:?}; the next fire recorded {} ms after \
          the kill",
         fires.expected,
+        p.groups,
         fires.doubled,
         fires.missed,
         handled.num_milliseconds()
@@ -487,7 +535,7 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
 
     second.stop().await;
     let mut finished = vec![STREAM.to_owned(), QUEUED.to_owned()];
-    finished.extend((0..GROUPS).map(|g| format!("demo.tick-{g}")));
+    finished.extend((0..p.groups).map(|g| format!("demo.tick-{g}")));
     w.finish(&finished.iter().map(String::as_str).collect::<Vec<_>>())
         .await;
     for log in &logs {
