@@ -47,17 +47,22 @@ DOC="http://127.0.0.1:$PORT/api/v1/openapi.json"
 # Operations that can take the caller's own access away (revoking its token, changing its
 # user) run last, in a pass of their own, so the others are not fuzzed with a dead token.
 SELF="^/api/v1/(tokens/|users/)"
+# st EXAMPLES ARGS...
 st() {
+  local examples=$1
+  shift
   "$FUZZ_VENV/bin/st" --config-file "$ROOT/scripts/fuzz/schemathesis.toml" run "$DOC" \
-    --checks all -n "$EXAMPLES" --seed "$SEED" --no-color "$@"
+    --checks all -n "$examples" --seed "$SEED" --no-color "$@"
 }
 status=0
 log "fuzzing the API as an admin (seed $SEED, $EXAMPLES examples per operation)"
-st -H "Authorization: Bearer $ADMIN" --exclude-path-regex "$SELF" || status=1
+st "$EXAMPLES" -H "Authorization: Bearer $ADMIN" --exclude-path-regex "$SELF" || status=1
+# A viewer reads what an admin reads and is refused every write before its body is read:
+# half the examples find what there is to find.
 log "fuzzing the API as a viewer"
-st -H "Authorization: Bearer $VIEWER" || status=1
+st "$(( (EXAMPLES + 1) / 2 ))" -H "Authorization: Bearer $VIEWER" || status=1
 log "fuzzing the operations on tokens and users as an admin"
-st -H "Authorization: Bearer $ADMIN" --include-path-regex "$SELF" || status=1
+st "$EXAMPLES" -H "Authorization: Bearer $ADMIN" --include-path-regex "$SELF" || status=1
 if [ "$status" -ne 0 ]; then
   echo "--- manager log ---" >&2
   tail -n 60 "$LOG" >&2

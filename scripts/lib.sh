@@ -8,7 +8,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CARGO_LEPTOS_VERSION="0.3.10"
 WASM_BINDGEN_VERSION="0.2.130"
 
-log() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
+log() { printf '\033[1;34m==>\033[0m [%ss] %s\n' "$SECONDS" "$*" >&2; }
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
