@@ -28,6 +28,7 @@ PID=$!
 NODE=""
 cleanup() {
   [ -n "$NODE" ] && kill "$NODE" 2>/dev/null || true
+  leave_the_broker_clean "$BIN" "$PORT"
   kill "$PID" 2>/dev/null || true
   wait "$PID" 2>/dev/null || true
   rm -rf "$WORK"

@@ -9,6 +9,10 @@ pub const MAX_ID_LEN: usize = 128;
 const ID_RULE: &str =
     "ids are 1–128 characters of a–z, 0–9, '.', '_' and '-', starting with a letter or digit";
 
+/// [`validate_id`]'s rule as a regular expression, for documents that describe ids (the API's
+/// OpenAPI document); a test keeps the two in agreement.
+pub const ID_PATTERN: &str = "^[a-z0-9][a-z0-9._-]{0,127}$";
+
 /// Checks a catalog id: `[a-z0-9][a-z0-9._-]*`, 1–128 characters.
 pub fn validate_id(id: &str) -> Result<(), String> {
     if id.is_empty() {
@@ -116,6 +120,30 @@ fn truncate(s: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_id_pattern_says_what_validate_id_does() {
+        let re = regex_lite::Regex::new(ID_PATTERN).expect("pattern");
+        let long = "a".repeat(MAX_ID_LEN);
+        let too_long = "a".repeat(MAX_ID_LEN + 1);
+        for id in [
+            "a",
+            "0",
+            "demo.echo-1_x",
+            "-a",
+            ".a",
+            "A",
+            "a b",
+            "é",
+            "",
+            "a/b",
+            long.as_str(),
+            too_long.as_str(),
+            "a\n",
+        ] {
+            assert_eq!(re.is_match(id), validate_id(id).is_ok(), "{id:?}");
+        }
+    }
 
     #[test]
     fn ids() {

@@ -9,15 +9,16 @@ mod dashboard;
 mod dead_letters;
 pub mod door;
 mod entities;
+mod entity_schemas;
 mod failures;
 mod health;
 pub mod json;
+mod links;
 mod nodes;
 mod notifications;
 mod operations;
 mod paging;
 pub mod query;
-mod read_only;
 mod refusals;
 mod search;
 mod sessions;
@@ -26,7 +27,8 @@ mod users;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
-use read_only::StatusIsReadOnly;
+use entity_schemas::{IdPatterns, StatusIsReadOnly};
+use links::OperationLinks;
 use refusals::Refusals;
 use utoipa::{
     Modify, OpenApi,
@@ -52,7 +54,7 @@ impl Modify for BearerAuth {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Agent Manager API", description = "Catalog, runtime and operations of Agent Manager."),
-    modifiers(&BearerAuth, &Refusals, &StatusIsReadOnly),
+    modifiers(&BearerAuth, &Refusals, &StatusIsReadOnly, &IdPatterns, &OperationLinks),
     security(("bearer" = [])),
     paths(
         health::healthz,
@@ -111,8 +113,18 @@ impl Modify for BearerAuth {
 )]
 pub struct ApiDoc;
 
-async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
-    Json(ApiDoc::openapi())
+/// The document as served: built once, with its links' field names as OpenAPI spells them.
+pub fn document() -> &'static serde_json::Value {
+    static DOC: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| {
+        let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        links::spell_link_fields(&mut doc);
+        doc
+    });
+    &DOC
+}
+
+async fn openapi_json() -> Json<&'static serde_json::Value> {
+    Json(document())
 }
 
 pub fn router() -> Router<AppState> {
