@@ -35,15 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for _ in $(seq 1 60); do
-  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-  sleep 0.5
-done
-if ! curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null; then
-  echo "the manager did not start; its log:" >&2
-  cat "$LOG" >&2
-  exit 1
-fi
+wait_healthy "$PORT" "$LOG"
 
 AM_APP="$E2E_NODE_APP" AM_HOST="$E2E_NODE_HOST" "$ROOT/target/debug/demo-node" >"$WORK/node.log" 2>&1 &
 NODE=$!

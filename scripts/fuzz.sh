@@ -35,10 +35,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-for _ in $(seq 1 60); do
-  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-  sleep 0.5
-done
+wait_healthy "$PORT" "$LOG"
 # The first admin exists once the manager has started (from AM_ADMIN_PASSWORD).
 ADMIN="$("$BIN" token create --user admin --name fuzz-admin 2>>"$WORK/setup.log")"
 AM_NEW_USER_PASSWORD="fuzz-viewer-password" "$BIN" user create viewer --role viewer >>"$WORK/setup.log" 2>&1

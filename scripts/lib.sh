@@ -152,3 +152,16 @@ leave_the_broker_clean() {
     sleep 0.5
   done
 }
+
+# Waits up to 30 s for the manager on port $1 to answer /healthz; else prints its log ($2) and
+# fails, so a manager that did not start is said as such (not as every test failing).
+wait_healthy() {
+  local port=$1 log=$2
+  for _ in $(seq 1 60); do
+    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  echo "the manager did not start; its log:" >&2
+  cat "$log" >&2
+  return 1
+}

@@ -61,8 +61,9 @@ fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, AppErr
         .map_err(|e| shape_error(e.path(), &e.inner().to_string()))
 }
 
-/// A document of the wrong shape: the error at its path (`launch_settings[2].kind`).
-fn shape_error(path: &serde_path_to_error::Path, message: &str) -> AppError {
+/// A document (a body, or a query string: `query.rs`) of the wrong shape: the error at its path
+/// (`launch_settings[2].kind`).
+pub(crate) fn shape_error(path: &serde_path_to_error::Path, message: &str) -> AppError {
     let path = path.to_string();
     let path = if path == "." { String::new() } else { path };
     let mut errors = ValidationErrors::new();

@@ -2,8 +2,6 @@
 //! parameter (`limit: at most 1000`), not a bare parser message with status 400.
 
 use crate::error::AppError;
-use am_domain::{FieldError, ValidationErrors};
-use am_services::ServiceError;
 use axum::{extract::FromRequestParts, http::request::Parts};
 use serde::{Deserialize, Deserializer, de::DeserializeOwned};
 
@@ -21,13 +19,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize(de)
             .map(ApiQuery)
-            .map_err(|e| {
-                let path = e.path().to_string();
-                let path = if path == "." { String::new() } else { path };
-                let mut errors = ValidationErrors::new();
-                errors.0.push(FieldError::new(path, e.inner().to_string()));
-                AppError::Service(ServiceError::Invalid(errors))
-            })
+            .map_err(|e| super::json::shape_error(e.path(), &e.inner().to_string()))
     }
 }
 
