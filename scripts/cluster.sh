@@ -2,7 +2,8 @@
 # A three-node RabbitMQ cluster on this machine, beside the system broker, for the fault tests
 # (docs/operations.md, "Scaling out"). Each node keeps its data, logs and pid under DIR.
 #
-#   scripts/cluster.sh start DIR        start three nodes and join them (AMQP on 5781-5783)
+#   scripts/cluster.sh start DIR        start three nodes and join them (AMQP on 5781-5783, every
+#                                       interface)
 #   scripts/cluster.sh urls             the AM_AMQP_URL of the cluster (its three members)
 #   scripts/cluster.sh kill DIR N       kill -9 node N (1-3), as a crash would
 #   scripts/cluster.sh restart DIR N    start node N again; it rejoins with its data
@@ -73,7 +74,8 @@ case "${1:-}" in
       kill_node "$dir" "$i"
       mkdir -p "$dir/n$i/mnesia" "$dir/n$i/log"
       touch "$dir/n$i/plugins"
-      printf 'listeners.tcp.local = 127.0.0.1:%s\nloopback_users = none\n' "$(amqp_port "$i")" >"$dir/n$i/rabbitmq.conf"
+      # Every interface: a node in a network namespace of its own reaches it through its link.
+      printf 'listeners.tcp.default = %s\nloopback_users = none\n' "$(amqp_port "$i")" >"$dir/n$i/rabbitmq.conf"
     done
     as_root chown -R rabbitmq:rabbitmq "$dir"
     for i in 1 2 3; do start_node "$dir" "$i"; done
@@ -114,7 +116,7 @@ case "${1:-}" in
     [ -z "$dir" ] || as_root rm -rf "$dir"
     ;;
   *)
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,14p' "$0" >&2
     exit 2
     ;;
 esac

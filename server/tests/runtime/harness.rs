@@ -213,14 +213,35 @@ impl World {
     /// Starts a `demo-node` process for `host` connecting through `amqp_url` (one URL, or a
     /// comma-separated list of a cluster's members).
     pub fn start_node_via(&mut self, host: &str, capacity: u32, amqp_url: &str) {
-        let node = Node::spawn(&self.prefix, host, capacity, amqp_url, None);
+        let node = Node::spawn(&self.prefix, host, capacity, amqp_url, None, None);
         self.nodes.insert(host.to_owned(), node);
     }
 
     /// Starts a `demo-node` process for `host` whose log, with every message its `echo` agent
     /// handles, goes to `log`: how a test counts each message it sent.
     pub fn start_node_logged(&mut self, host: &str, capacity: u32, log: &std::path::Path) {
-        let node = Node::spawn(&self.prefix, host, capacity, &self.broker, Some(log));
+        let node = Node::spawn(&self.prefix, host, capacity, &self.broker, Some(log), None);
+        self.nodes.insert(host.to_owned(), node);
+    }
+
+    /// [`World::start_node_logged`] for a node inside network namespace `netns`, reaching the
+    /// broker through `amqp_url` (addresses as the namespace sees them).
+    pub fn start_node_apart(
+        &mut self,
+        host: &str,
+        capacity: u32,
+        log: &std::path::Path,
+        netns: &str,
+        amqp_url: &str,
+    ) {
+        let node = Node::spawn(
+            &self.prefix,
+            host,
+            capacity,
+            amqp_url,
+            Some(log),
+            Some(netns),
+        );
         self.nodes.insert(host.to_owned(), node);
     }
 
@@ -242,7 +263,11 @@ impl World {
 
     /// Waits until every host has a live node heard from within the last 2 s.
     pub async fn wait_live(&self, hosts: &[&str]) {
-        eventually(&format!("live nodes {hosts:?}"), SHORT, || async {
+        self.wait_live_within(hosts, SHORT).await;
+    }
+
+    pub async fn wait_live_within(&self, hosts: &[&str], timeout: Duration) {
+        eventually(&format!("live nodes {hosts:?}"), timeout, || async {
             let cutoff = Utc::now() - chrono::Duration::seconds(2);
             let live = nodes::Entity::find()
                 .filter(nodes::Column::ApplicationId.eq(APP))
@@ -748,6 +773,7 @@ impl Node {
         capacity: u32,
         amqp_url: &str,
         log: Option<&std::path::Path>,
+        netns: Option<&str>,
     ) -> Node {
         let rust_log = match log {
             Some(_) => "warn,demo_node=info".to_owned(),
@@ -757,7 +783,17 @@ impl Node {
             Some(path) => Stdio::from(std::fs::File::create(path).expect("the node's log file")),
             None => Stdio::inherit(),
         };
-        let child = tokio::process::Command::new(demo_node_binary())
+        // `ip netns exec` enters the namespace and execs the node: the child's pid is the
+        // node's, for the signals of `freeze` and `kill`.
+        let mut command = match netns {
+            Some(ns) => {
+                let mut c = tokio::process::Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(demo_node_binary());
+                c
+            }
+            None => tokio::process::Command::new(demo_node_binary()),
+        };
+        let child = command
             .env("AM_AMQP_URL", amqp_url)
             .env("AM_APP", APP)
             .env("AM_HOST", host)

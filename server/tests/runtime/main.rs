@@ -16,6 +16,7 @@ mod harness;
 mod isolation;
 mod malformed;
 mod misfire;
+mod netns;
 mod notify;
 mod notify_email;
 mod outage;

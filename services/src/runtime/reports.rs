@@ -265,7 +265,7 @@ pub async fn apply(
     let mut seen = HashSet::new();
     for id in to_settle {
         if seen.insert(id) {
-            settle::settle(&txn, cfg, id, None, now).await?;
+            settle::settle_locked(&txn, cfg, id, None, now).await?;
         }
     }
     txn.commit().await?;

@@ -42,7 +42,23 @@ pub(crate) fn result_of(hosts: &[activation_hosts::Model], token: i64) -> Option
 /// Ends the activation if all its hosts are done: compare-and-set from an active state, then
 /// the launch setting's status and, for a member run, the group's next step. Returns the
 /// result it recorded.
+///
+/// What it may write (its launch setting, the group's next member) is locked first, in the one
+/// order (`locks`): for a transaction that settles this one run.
 pub(crate) async fn settle(
+    db: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    activation: Uuid,
+    error: Option<String>,
+    now: DateTime<Utc>,
+) -> ServiceResult<Option<&'static str>> {
+    locks::for_settling(db, &[activation], []).await?;
+    settle_locked(db, cfg, activation, error, now).await
+}
+
+/// [`settle`] in a transaction that has locked what settling `activation` may write already
+/// (a batch of reports locks it for all its runs at once).
+pub(crate) async fn settle_locked(
     db: &impl ConnectionTrait,
     cfg: &RuntimeConfig,
     activation: Uuid,
@@ -71,11 +87,12 @@ pub(crate) async fn settle(
             .filter(|h| h.fencing_token == a.fencing_token)
             .find_map(|h| h.error.clone())
     });
-    finish(db, cfg, &a, result, error, now).await?;
+    finish_locked(db, cfg, &a, result, error, now).await?;
     Ok(Some(result))
 }
 
-/// Records the end of a (non-group) activation with compare-and-set and moves what follows.
+/// Records the end of a (non-group) activation with compare-and-set and moves what follows,
+/// locking first what that writes (as [`settle`] does).
 pub(crate) async fn finish(
     db: &impl ConnectionTrait,
     cfg: &RuntimeConfig,
@@ -84,9 +101,19 @@ pub(crate) async fn finish(
     error: Option<String>,
     now: DateTime<Utc>,
 ) -> ServiceResult<bool> {
-    // Its launch setting and the group's next member are written below: locked first, in the
-    // one order (`locks`). A batch of reports has taken them for all its runs already.
     locks::for_settling(db, &[a.id], []).await?;
+    finish_locked(db, cfg, a, result, error, now).await
+}
+
+/// [`finish`] once what it writes is locked.
+async fn finish_locked(
+    db: &impl ConnectionTrait,
+    cfg: &RuntimeConfig,
+    a: &activations::Model,
+    result: &'static str,
+    error: Option<String>,
+    now: DateTime<Utc>,
+) -> ServiceResult<bool> {
     let done = activations::Entity::update_many()
         .col_expr(activations::Column::Status, Expr::value(result))
         .col_expr(activations::Column::FinishedAt, Expr::value(Some(now)))
