@@ -35,8 +35,8 @@ async function violations(page: Page): Promise<string[]> {
   );
 }
 
-test("every page has no axe-core violation", async ({ page }) => {
-  test.setTimeout(180_000);
+/** Every page of the navigation and one entry of each kind, with what axe finds on each. */
+async function everyPage(page: Page): Promise<string[]> {
   await page.setViewportSize({ width: 1280, height: 900 });
   await loginAdmin(page);
   // One entry of each kind, for their own pages.
@@ -56,5 +56,21 @@ test("every page has no axe-core violation", async ({ page }) => {
     await open(page, path);
     for (const v of await violations(page)) found.push(`${path} ${v}`);
   }
+  return found;
+}
+
+test("every page has no axe-core violation", async ({ page }) => {
+  test.setTimeout(180_000);
+  const found = await everyPage(page);
+  expect(found, found.join("\n")).toEqual([]);
+});
+
+// The dark theme follows the system setting: its colours must hold the same contrast.
+test("every page has no axe-core violation in the dark theme", async ({ page }) => {
+  test.setTimeout(180_000);
+  await page.emulateMedia({ colorScheme: "dark" });
+  const found = await everyPage(page);
+  const background = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  expect(background, "the dark theme applies").toBe("rgb(17, 21, 29)");
   expect(found, found.join("\n")).toEqual([]);
 });

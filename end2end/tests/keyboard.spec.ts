@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { loginAdmin, open } from "./catalog-helpers";
+import { appWithPool, loginAdmin, open, seed, t, uid } from "./catalog-helpers";
 
 test("the first Tab offers a skip link that lands on the page, and each page has a title of its own", async ({ page }) => {
   await loginAdmin(page);
@@ -31,4 +31,41 @@ test("the first Tab offers a skip link that lands on the page, and each page has
 test("the login page has its own title", async ({ page }) => {
   await page.goto("/login");
   await expect(page).toHaveTitle("Log in · Agent Manager");
+});
+
+test("? lists the shortcuts, and Esc closes the list, leaves the search box and cancels an open question", async ({ page }) => {
+  await loginAdmin(page);
+  const app = uid("kb");
+  const ls = `${app}.nightly`;
+  await seed(page, {
+    ...appWithPool(app),
+    agents: [{ application: app, id: "sleep", title: "Sleep", input: "standalone", concurrency: "ANY", overlap: "allow", parameters: [] }],
+    launch_settings: [{ id: ls, application: app, agent: "sleep", kind: "scheduled" }],
+    schedule_groups: [{ id: `${app}.yearly`, application: app, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] }],
+  });
+  await open(page, `/launch-settings/${ls}`);
+
+  await page.keyboard.press("?");
+  const list = page.locator(t("shortcuts"));
+  await expect(list).toBeVisible();
+  await expect(list).toContainText("Esc");
+  await expect(page.locator(t("shortcuts-close"))).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(list).toHaveCount(0);
+  await expect(page.locator("main#main")).toBeFocused();
+
+  // In the search box, `?` is typed, and Esc leaves the box.
+  await page.keyboard.press("/");
+  await expect(page.locator(t("global-search"))).toBeFocused();
+  await page.keyboard.press("?");
+  await expect(list).toHaveCount(0);
+  await page.keyboard.press("Escape");
+  await expect(page.locator(t("global-search"))).not.toBeFocused();
+
+  // Disable asks; Esc is its Cancel: the question goes and the setting stays enabled.
+  await page.locator(t("toggle-enabled")).click();
+  await expect(page.locator(t("disable-ask"))).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(page.locator(t("disable-ask"))).toHaveCount(0);
+  await expect(page.locator(t("current-status"))).toHaveText("waiting");
 });

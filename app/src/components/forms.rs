@@ -282,7 +282,7 @@ pub fn FormActions(
                                     <button type="button" class="danger" data-test="delete-confirm" on:click=move |_| del.run(())>
                                         "Yes, delete"
                                     </button>
-                                    <button type="button" data-test="delete-cancel" on:click=move |_| confirm.set(false)>
+                                    <button type="button" data-test="delete-cancel" data-esc="close" on:click=move |_| confirm.set(false)>
                                         "Cancel"
                                     </button>
                                 </span>

@@ -36,22 +36,38 @@ pub fn Layout() -> impl IntoView {
     let user = Resource::new(|| (), |_| whoami());
     let logout = ServerAction::<Logout>::new();
     let search_box = NodeRef::<leptos::html::Input>::new();
+    let main_ref = NodeRef::<leptos::html::Main>::new();
+    // The shortcut list (`?`), open or not.
+    let help = RwSignal::new(false);
     #[cfg(feature = "hydrate")]
     {
-        // `/` from anywhere but a field goes to the search box, as on GitHub or Grafana.
         let handle = window_event_listener(leptos::ev::keydown, move |e| {
-            if e.key() != "/" || e.ctrl_key() || e.meta_key() || e.alt_key() {
+            if e.ctrl_key() || e.meta_key() || e.alt_key() {
                 return;
             }
-            let typing = document().active_element().is_some_and(|el| {
+            let active = document().active_element();
+            let typing = active.as_ref().is_some_and(|el| {
                 matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
             });
-            if typing {
-                return;
-            }
-            if let Some(input) = search_box.get() {
-                e.prevent_default();
-                let _ = input.focus();
+            match e.key().as_str() {
+                // `/` goes to the search box, as on GitHub or Grafana.
+                "/" if !typing => {
+                    if let Some(input) = search_box.get() {
+                        e.prevent_default();
+                        let _ = input.focus();
+                    }
+                }
+                "?" if !typing => {
+                    e.prevent_default();
+                    help.update(|open| *open = !*open);
+                }
+                "Escape" if escape(help, search_box) => {
+                    e.prevent_default();
+                    if let Some(main) = main_ref.get() {
+                        let _ = main.focus();
+                    }
+                }
+                _ => {}
             }
         });
         on_cleanup(move || handle.remove());
@@ -63,7 +79,6 @@ pub fn Layout() -> impl IntoView {
     });
 
     let path = use_location().pathname;
-    let main_ref = NodeRef::<leptos::html::Main>::new();
     view! {
         <Title text=move || page_title(&path.get()) />
         <div class="shell">
@@ -122,6 +137,66 @@ pub fn Layout() -> impl IntoView {
             <main class="content" id="main" tabindex="-1" node_ref=main_ref>
                 <Outlet />
             </main>
+            <Show when=move || help.get()>
+                <Shortcuts help />
+            </Show>
+        </div>
+    }
+}
+
+/// What Esc closes, the first that is open: the shortcut list, the search box (left), or the
+/// newest open question on the page (its Cancel button, marked `data-esc`). Whether it closed
+/// anything, so focus moves to the page (what had it may be gone).
+#[cfg(feature = "hydrate")]
+fn escape(help: RwSignal<bool>, search_box: NodeRef<leptos::html::Input>) -> bool {
+    use leptos::wasm_bindgen::JsCast;
+    if help.get_untracked() {
+        help.set(false);
+        return true;
+    }
+    let active = document().active_element();
+    if let (Some(input), Some(active)) = (search_box.get_untracked(), active.as_ref())
+        && active.is_same_node(Some(&input))
+    {
+        return true;
+    }
+    let Ok(open) = document().query_selector_all("[data-esc]") else {
+        return false;
+    };
+    let newest = (0..open.length()).rev().find_map(|i| {
+        open.item(i)?
+            .dyn_into::<leptos::web_sys::HtmlElement>()
+            .ok()
+    });
+    match newest {
+        Some(cancel) => {
+            cancel.click();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The keyboard shortcuts, listed by `?`; Esc or its button closes it.
+#[component]
+fn Shortcuts(help: RwSignal<bool>) -> impl IntoView {
+    let close = NodeRef::<leptos::html::Button>::new();
+    // Focus goes to the list's button, so Enter or Esc closes it at once.
+    Effect::new(move |_| {
+        if let Some(b) = close.get() {
+            let _ = b.focus();
+        }
+    });
+    view! {
+        <div class="card shortcuts" role="dialog" aria-labelledby="shortcuts-title" data-test="shortcuts">
+            <h2 id="shortcuts-title">"Keyboard shortcuts"</h2>
+            <dl>
+                <div><dt><kbd>"/"</kbd></dt><dd>"Search ids and titles"</dd></div>
+                <div><dt><kbd>"?"</kbd></dt><dd>"Show or hide this list"</dd></div>
+                <div><dt><kbd>"Esc"</kbd></dt><dd>"Close this list, leave the search box, or cancel the open question (a confirmation)"</dd></div>
+                <div><dt><kbd>"Tab"</kbd></dt><dd>"First stop: Skip to content, past the menu"</dd></div>
+            </dl>
+            <button type="button" class="primary" data-test="shortcuts-close" node_ref=close on:click=move |_| help.set(false)>"Close"</button>
         </div>
     }
 }

@@ -114,7 +114,7 @@ pub fn ReplayConfirm(
                                     on:click=go.clone()>
                                     {format!("Replay {}", dead_letters(total))}
                                 </button>
-                                <button data-test="dl-cancel-replay" on:click=move |_| on_close.run(())>"Cancel"</button>
+                                <button data-test="dl-cancel-replay" data-esc="close" on:click=move |_| on_close.run(())>"Cancel"</button>
                             </div>
                         }.into_any()
                     }

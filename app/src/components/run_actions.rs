@@ -75,7 +75,7 @@ pub fn InterruptButton(#[prop(into)] id: String) -> impl IntoView {
                 <span class="confirm" data-test="interrupt-confirm">
                     "Interrupt this run? "
                     <button type="button" class="small danger" data-test="interrupt-yes" on:click=go.clone()>"Interrupt"</button>
-                    <button type="button" class="small" on:click=move |_| asking.set(false)>"Cancel"</button>
+                    <button type="button" class="small" data-esc="close" on:click=move |_| asking.set(false)>"Cancel"</button>
                 </span>
             })}
             {move || action.value().get().map(|r| match r {

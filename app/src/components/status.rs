@@ -139,7 +139,7 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                                         toggle.dispatch(SetEnabled { key: toggle_key.clone(), enabled: false });
                                                     }>"Disable"</button>
                                                     " "
-                                                    <button type="button" class="secondary" data-test="disable-no"
+                                                    <button type="button" class="secondary" data-test="disable-no" data-esc="close"
                                                         on:click=move |_| asking_disable.set(false)>"Cancel"</button>
                                                 </span>
                                             }

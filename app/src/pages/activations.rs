@@ -141,7 +141,7 @@ fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
             {move || asking.get().map(|from_where_it_broke| {
                 let what = if from_where_it_broke { "Re-run from where it broke" } else { "Re-run" };
                 let cancel = view! {
-                    <button class="secondary" data-test="rerun-cancel" on:click=move |_| asking.set(None)>"Cancel"</button>
+                    <button class="secondary" data-test="rerun-cancel" data-esc="close" on:click=move |_| asking.set(None)>"Cancel"</button>
                 };
                 let asked = match (count.pending().get(), count.value().get()) {
                     (true, _) | (_, None) => view! { <p class="muted">"Counting what matches…"</p> }.into_any(),

@@ -46,7 +46,7 @@ pub fn BrokerPage() -> impl IntoView {
                         }
                     }>{format!("Replay {n}")}</button>
                     " "
-                    <button class="secondary" on:click=move |_| asked.set(None)>"Cancel"</button>
+                    <button class="secondary" data-esc="close" on:click=move |_| asked.set(None)>"Cancel"</button>
                 </div>
             })}
             {move || replay.value().get().map(|r| match r {

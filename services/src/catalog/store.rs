@@ -197,8 +197,16 @@ fn diff<'a, E: CatalogEntity>(old: &'a Catalog, new: &'a Catalog) -> Diff<'a, E>
 }
 
 /// Classifiers can hold tens of thousands of values; the audit log keeps their size, not a copy.
+/// `enabled` is written out also where it is left out of documents for being the default, so a
+/// re-enable reads `false → true` (not "removed").
 fn audit_view<E: CatalogEntity>(e: &E) -> serde_json::Value {
     let mut v = serde_json::to_value(e).unwrap_or(serde_json::Value::Null);
+    if matches!(E::LIST, "launch_settings" | "schedule_groups")
+        && let Some(obj) = v.as_object_mut()
+    {
+        obj.entry("enabled")
+            .or_insert(serde_json::Value::Bool(true));
+    }
     if E::LIST == "classifiers"
         && let Some(obj) = v.as_object_mut()
     {

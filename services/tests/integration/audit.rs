@@ -11,6 +11,7 @@ use am_services::{
     health::BrokerStatus,
 };
 use sea_orm::DatabaseConnection;
+use serde_json::json;
 
 on_both_backends!(
     logins_are_audited_with_their_address_and_failures_with_why,
@@ -140,6 +141,11 @@ async fn catalog_changes_are_filtered_and_paged_without_secrets(db: &DatabaseCon
         changes.iter().map(|c| c.path.as_str()).collect::<Vec<_>>(),
         ["enabled"],
         "only what changed"
+    );
+    assert_eq!(
+        (changes[0].before.clone(), changes[0].after.clone()),
+        (Some(json!(true)), Some(json!(false))),
+        "a disable reads true → false"
     );
     let rest = audit::list(db, &viewer, &history, page.next, 100)
         .await

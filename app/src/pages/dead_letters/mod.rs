@@ -280,7 +280,7 @@ fn BulkButtons(
                         {format!("Delete {what}? This cannot be undone.")}
                         <button class="danger" data-test="dl-confirm-delete"
                             on:click=move |_| delete(all)>"Delete"</button>
-                        <button data-test="dl-cancel-delete" on:click=move |_| confirming.set(None)>"Cancel"</button>
+                        <button data-test="dl-cancel-delete" data-esc="close" on:click=move |_| confirming.set(None)>"Cancel"</button>
                     </span>
                 }
             })}
@@ -433,7 +433,7 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
                     <span class="confirm" data-test="dl-confirm">
                         "Delete this dead letter? This cannot be undone."
                         <button class="danger" data-test="dl-confirm-delete" on:click=delete>"Delete"</button>
-                        <button data-test="dl-cancel-delete" on:click=move |_| confirming.set(false)>"Cancel"</button>
+                        <button data-test="dl-cancel-delete" data-esc="close" on:click=move |_| confirming.set(false)>"Cancel"</button>
                     </span>
                 })}
             </div>

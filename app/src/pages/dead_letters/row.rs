@@ -118,7 +118,7 @@ fn RowActions(
                 <span class="confirm" data-test="dl-row-confirm-delete">
                     "Delete it? This cannot be undone."
                     <button type="button" class="small danger" data-test="dl-row-delete-yes" on:click=delete>"Delete"</button>
-                    <button type="button" class="small" on:click=move |_| deleting.set(false)>"Cancel"</button>
+                    <button type="button" class="small" data-esc="close" on:click=move |_| deleting.set(false)>"Cancel"</button>
                 </span>
             })}
         </span>
