@@ -21,6 +21,7 @@ pub mod publication;
 pub mod recovery;
 pub mod roles;
 pub mod schedule;
+pub mod shortened;
 pub mod text;
 pub mod topology;
 pub mod usage;

@@ -49,3 +49,20 @@ test("the search box finds a launch setting by part of its title, from any page"
   await expect(lsRow.locator('td[data-label="Next fire"] time')).toHaveAttribute("datetime", /T/);
   await expect(lsRow.locator('td[data-label="Last run"]')).not.toContainText("failure");
 });
+
+test("a search that names one thing whole goes straight to it: a host to its runs", async ({ page }) => {
+  await loginAdmin(page);
+  const app = uid("jump");
+  await seed(page, appWithPool(app));
+  await open(page, "/");
+  const box = page.locator(t("global-search"));
+  await box.fill("host-a");
+  await box.press("Enter");
+  await expect(page).toHaveURL(/\/activations\?host=host-a$/);
+  await expect(page.locator(t("filter-host"))).toHaveValue("host-a");
+  // Part of a name lists what matches instead.
+  await open(page, "/search?q=host-");
+  for (const host of ["host-a", "host-b"]) {
+    await expect(page.locator(`${t("hit")}[data-kind="host"][data-id="${host}"]`)).toBeVisible();
+  }
+});

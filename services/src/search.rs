@@ -1,21 +1,23 @@
 //! The global search (docs/concepts.md, Finding anything): what an operator pastes or types —
-//! part of an id or title of any catalog entity, an activation's id, a dead letter's message id
-//! or `#number` — found from every page.
+//! part of an id or title of any catalog entity, a host name, an activation's id (whole, its
+//! first digits or shortened as pages show it), a dead letter's message id or `#number` —
+//! found from every page.
 //!
-//! Catalog tables hold thousands of rows at most: each is matched on `LOWER(id)` and
-//! `LOWER(title)` containing the text, a bounded number of hits each. Activations and dead
-//! letters hold millions: they are looked up only by what identifies them exactly (the UUID,
-//! the message id through `idx_dead_letters_message_id`, the number), never scanned.
+//! Catalog tables and host names hold thousands of rows at most: each is matched on
+//! `LOWER(id)` and `LOWER(title)` containing the text, a bounded number of hits each.
+//! Activations and dead letters hold millions: they are looked up only through an index — an
+//! activation by the range of ids its typed digits span (the primary key, newest first), a dead
+//! letter by its message id (`idx_dead_letters_message_id`) or number — never scanned.
 
 use crate::{
     Principal,
     entity::{
-        activations, agents, applications, data_queues, dead_letters, launch_settings, pools,
-        schedule_groups,
+        activations, agents, applications, data_queues, dead_letters, hosts, launch_settings,
+        pools, schedule_groups,
     },
     error::ServiceResult,
 };
-use am_domain::{roles::Role, usage::EntityRef};
+use am_domain::{roles::Role, shortened, usage::EntityRef};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     sea_query::{Expr, ExprTrait, Func},
@@ -26,18 +28,43 @@ use uuid::Uuid;
 /// Hits of one kind at most.
 pub const HITS_PER_KIND: u64 = 10;
 
+/// Activations read within a shortened id's leading digits to find those with its end: the
+/// leading 8 digits of a UUIDv7 span ~65 s of runs.
+const SHORTENED_SCAN: u64 = 10_000;
+
 /// What a hit points at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Found {
-    Application { id: String },
-    Pool { id: String },
-    DataQueue { id: String },
-    Agent { application: String, id: String },
-    LaunchSetting { id: String },
-    ScheduleGroup { id: String },
-    Activation { id: Uuid },
-    DeadLetter { id: i64 },
+    Application {
+        id: String,
+    },
+    Pool {
+        id: String,
+    },
+    DataQueue {
+        id: String,
+    },
+    Agent {
+        application: String,
+        id: String,
+    },
+    LaunchSetting {
+        id: String,
+    },
+    ScheduleGroup {
+        id: String,
+    },
+    /// A host name of a pool.
+    Host {
+        name: String,
+    },
+    Activation {
+        id: Uuid,
+    },
+    DeadLetter {
+        id: i64,
+    },
 }
 
 impl Found {
@@ -50,8 +77,26 @@ impl Found {
             Found::Agent { application, id } => EntityRef::agent(application, id),
             Found::LaunchSetting { id } => EntityRef::LaunchSetting(id.clone()),
             Found::ScheduleGroup { id } => EntityRef::ScheduleGroup(id.clone()),
-            Found::Activation { .. } | Found::DeadLetter { .. } => return None,
+            Found::Host { .. } | Found::Activation { .. } | Found::DeadLetter { .. } => {
+                return None;
+            }
         })
+    }
+
+    /// What names the hit as an operator would type it whole.
+    fn names(&self, lowered: &str) -> bool {
+        match self {
+            Found::Application { id }
+            | Found::Pool { id }
+            | Found::DataQueue { id }
+            | Found::LaunchSetting { id }
+            | Found::ScheduleGroup { id } => id == lowered,
+            Found::Agent { application, id } => {
+                *id == lowered || format!("{application}/{id}") == lowered
+            }
+            Found::Host { name } => name.to_lowercase() == lowered,
+            Found::Activation { .. } | Found::DeadLetter { .. } => false,
+        }
     }
 }
 
@@ -62,6 +107,9 @@ pub struct Hit {
     /// The title, or what else tells the hit apart (a dead letter's message id, an
     /// activation's launch setting).
     pub label: String,
+    /// The text named this hit whole (its id, a whole activation id, a message id): a page may
+    /// go straight to it when it is the only such hit.
+    pub exact: bool,
 }
 
 /// `LOWER(column) LIKE '%text%'` with the text's own `%`, `_` and `\` taken literally.
@@ -108,9 +156,13 @@ pub async fn find(
                 .into_tuple()
                 .all(db)
                 .await?;
-            hits.extend(rows.into_iter().map(|(id, label)| Hit {
-                found: $found(id),
-                label,
+            hits.extend(rows.into_iter().map(|(id, label)| {
+                let found = $found(id);
+                Hit {
+                    exact: found.names(&q),
+                    found,
+                    label,
+                }
             }));
         }};
     }
@@ -131,32 +183,37 @@ pub async fn find(
             .into_tuple()
             .all(db)
             .await?;
-        hits.extend(rows.into_iter().map(|(application, id, label)| Hit {
-            found: Found::Agent { application, id },
-            label,
+        hits.extend(rows.into_iter().map(|(application, id, label)| {
+            let found = Found::Agent { application, id };
+            Hit {
+                exact: found.names(&q),
+                found,
+                label,
+            }
+        }));
+    }
+    {
+        let names: Vec<String> = hosts::Entity::find()
+            .select_only()
+            .column(hosts::Column::Name)
+            .filter(contains(hosts::Column::Name, &q))
+            .order_by_asc(hosts::Column::Name)
+            .limit(HITS_PER_KIND)
+            .into_tuple()
+            .all(db)
+            .await?;
+        hits.extend(names.into_iter().map(|name| {
+            let found = Found::Host { name };
+            Hit {
+                exact: found.names(&q),
+                found,
+                label: "host".to_owned(),
+            }
         }));
     }
 
-    if let Ok(id) = Uuid::parse_str(text) {
-        let run: Option<(Uuid, Option<String>, Option<String>)> =
-            activations::Entity::find_by_id(id)
-                .select_only()
-                .columns([
-                    activations::Column::Id,
-                    activations::Column::LaunchSettingId,
-                    activations::Column::GroupId,
-                ])
-                .into_tuple()
-                .one(db)
-                .await?;
-        if let Some((id, ls, group)) = run {
-            hits.push(Hit {
-                found: Found::Activation { id },
-                label: ls
-                    .or(group.map(|g| format!("group {g}")))
-                    .unwrap_or_default(),
-            });
-        }
+    if let Some(span) = shortened::parse(text) {
+        hits.extend(activations_in(db, &span).await?);
     }
     let number = text.strip_prefix('#').and_then(|n| n.parse::<i64>().ok());
     let dead: Vec<(i64, Option<String>)> = dead_letters::Entity::find()
@@ -174,7 +231,42 @@ pub async fn find(
         .await?;
     hits.extend(dead.into_iter().map(|(id, message)| Hit {
         found: Found::DeadLetter { id },
+        exact: true,
         label: message.unwrap_or_default(),
     }));
     Ok(hits)
+}
+
+/// The activations `span` names, newest first: through the primary key's range, the ends
+/// compared here (the last digits of a shortened id are not in any index).
+async fn activations_in(
+    db: &impl ConnectionTrait,
+    span: &shortened::IdSpan,
+) -> ServiceResult<Vec<Hit>> {
+    use activations::Column as C;
+    let rows: Vec<(Uuid, Option<String>, Option<String>)> = activations::Entity::find()
+        .select_only()
+        .columns([C::Id, C::LaunchSettingId, C::GroupId])
+        .filter(C::Id.between(Uuid::from_bytes(span.lo), Uuid::from_bytes(span.hi)))
+        .order_by_desc(C::Id)
+        .limit(if span.tail.is_some() {
+            SHORTENED_SCAN
+        } else {
+            HITS_PER_KIND
+        })
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter(|(id, _, _)| span.matches(id.as_bytes()))
+        .take(HITS_PER_KIND as usize)
+        .map(|(id, ls, group)| Hit {
+            found: Found::Activation { id },
+            exact: span.is_whole(),
+            label: ls
+                .or(group.map(|g| format!("group {g}")))
+                .unwrap_or_default(),
+        })
+        .collect())
 }

@@ -191,16 +191,9 @@ pub struct ActivationDetailView {
     pub can_operate: bool,
 }
 
-/// The first 8 and last 4 characters of an id.
+/// An id as lists show it (`01a21774…b46e`), which the global search finds again.
 pub fn short_id(id: &str) -> String {
-    let chars: Vec<char> = id.chars().collect();
-    if chars.len() > 12 {
-        let head: String = chars[..8].iter().collect();
-        let tail: String = chars[chars.len() - 4..].iter().collect();
-        format!("{head}…{tail}")
-    } else {
-        id.to_owned()
-    }
+    am_domain::shortened::shorten(id)
 }
 
 #[cfg(feature = "ssr")]

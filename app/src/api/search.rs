@@ -13,6 +13,8 @@ pub struct HitView {
     pub id: String,
     pub label: String,
     pub href: String,
+    /// The text named it whole; the page goes to the one such hit.
+    pub exact: bool,
 }
 
 /// Everything matching `q`.
@@ -35,6 +37,8 @@ pub async fn search(q: String) -> Result<Vec<HitView>, UiError> {
                     format!("#{id}"),
                     format!("/dead-letters/{id}"),
                 ),
+                // A host leads to what ran there.
+                Found::Host { name } => ("host", name.clone(), format!("/activations?host={name}")),
                 found => {
                     let entity = found.entity();
                     let href = entity
@@ -50,7 +54,9 @@ pub async fn search(q: String) -> Result<Vec<HitView>, UiError> {
                         }
                         Found::LaunchSetting { id } => ("launch setting", id.clone()),
                         Found::ScheduleGroup { id } => ("schedule group", id.clone()),
-                        Found::Activation { .. } | Found::DeadLetter { .. } => ("", String::new()),
+                        Found::Host { .. }
+                        | Found::Activation { .. }
+                        | Found::DeadLetter { .. } => ("", String::new()),
                     };
                     (kind, id, href)
                 }
@@ -60,6 +66,7 @@ pub async fn search(q: String) -> Result<Vec<HitView>, UiError> {
                 id,
                 label: h.label,
                 href,
+                exact: h.exact,
             }
         })
         .collect())

@@ -14,3 +14,50 @@ pub fn Id(#[prop(into)] id: String) -> impl IntoView {
         })
         .collect_view()
 }
+
+/// A long id (an activation's UUID) as lists show it: shortened on one line, the whole id on
+/// hover and in a copy button beside it; the search box finds it in either form. With `href`,
+/// the shortened id is a link.
+#[component]
+pub fn ShortId(
+    #[prop(into)] id: String,
+    #[prop(optional, into)] href: Option<String>,
+) -> impl IntoView {
+    let short = am_domain::shortened::shorten(&id);
+    let code = view! { <code class="nowrap" title=id.clone()>{short}</code> };
+    let full = id.clone();
+    view! {
+        <span class="short-id nowrap" data-full=full>
+            {match href {
+                Some(h) => view! { <a href=h data-test="activation-link">{code}</a> }.into_any(),
+                None => code.into_any(),
+            }}
+            <CopyButton text=id />
+        </span>
+    }
+}
+
+/// Copies `text` to the clipboard; says so for a moment.
+#[component]
+pub fn CopyButton(text: String) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    let copy = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let _ = window().navigator().clipboard().write_text(&text);
+            copied.set(true);
+            set_timeout(
+                move || copied.set(false),
+                std::time::Duration::from_millis(1500),
+            );
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &text;
+    };
+    view! {
+        <button type="button" class="icon copy" data-test="copy-id" title="Copy the whole id"
+            aria-label=move || if copied.get() { "Copied" } else { "Copy the whole id" } on:click=copy>
+            {move || if copied.get() { "✓" } else { "⧉" }}
+        </button>
+    }
+}

@@ -95,7 +95,7 @@ pub fn Layout() -> impl IntoView {
                 <form class="global-search" method="get" action="/search" role="search" aria-label="Search everywhere">
                     <input type="search" name="q" node_ref=search_box data-test="global-search"
                         placeholder="Search ids and titles   /"
-                        aria-label="Search ids and titles of the catalog, activation ids, message ids (shortcut: /)" />
+                        aria-label="Search ids and titles of the catalog, hosts, activation ids (whole, first digits or as shown), message ids (shortcut: /)" />
                 </form>
                 <Suspense fallback=|| ()>
                     {move || {

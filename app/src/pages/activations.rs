@@ -10,7 +10,7 @@ use crate::{
     api::operations::{RerunActivations, RerunCount},
     components::{
         failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
-        ids::Id,
+        ids::{Id, ShortId},
         operation::OperationProgress,
         rerun::RerunPanel,
         run_actions::{InterruptButton, RerunButton},
@@ -305,7 +305,7 @@ fn ActivationLine(
     let href = format!("/activations/{}", a.id);
     view! {
         <tr data-test="activation-row" data-id=a.id.clone() data-status=a.status.clone()>
-            <td data-label="Activation"><a href=href data-test="activation-link"><code>{a.short_id.clone()}</code></a></td>
+            <td data-label="Activation"><ShortId id=a.id.clone() href=href /></td>
             <td data-label="Runs">{what(&a)}</td>
             <td data-label="Status" class="error-cell">
                 <span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span>
@@ -372,7 +372,7 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
         })
     };
     view! {
-        <h1>"Activation " <code>{a.short_id.clone()}</code></h1>
+        <h1>"Activation " <ShortId id=a.id.clone() /></h1>
         <div class="card">
             <dl class="facts wide">
                 <div><dt>"Status"</dt><dd><span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span></dd></div>

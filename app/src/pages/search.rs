@@ -1,5 +1,7 @@
 //! The global search's page (`/search?q=`): what matches, by kind, each a link. The box in
-//! the top bar (focused by `/` from any page) leads here; readable without JavaScript.
+//! the top bar (focused by `/` from any page) leads here; readable without JavaScript. When
+//! the text named one hit whole (its id, a whole activation id, a message id), the page goes
+//! straight on to it.
 
 use crate::api::search::search;
 use leptos::prelude::*;
@@ -10,12 +12,27 @@ pub fn SearchPage() -> impl IntoView {
     let query_map = use_query_map();
     let q = Memo::new(move |_| query_map.get().get("q").unwrap_or_default());
     let hits = Resource::new(move || q.get(), search);
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(list)) = hits.get() {
+            let mut exact = list.iter().filter(|h| h.exact);
+            if let (Some(only), None) = (exact.next(), exact.next()) {
+                navigate(
+                    &only.href,
+                    leptos_router::NavigateOptions {
+                        replace: true,
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+    });
     view! {
         <section data-test="search">
             <h1>"Search"</h1>
             <form method="get" action="/search" class="filters" role="search" aria-label="Search again">
                 <label>
-                    <span class="label">"Id, title, activation id, message id or #dead letter"</span>
+                    <span class="label">"Id, title, host, activation id (or its first digits), message id or #dead letter"</span>
                     <input type="search" name="q" value=move || q.get() data-test="search-q" />
                 </label>
                 <button type="submit">"Search"</button>

@@ -27,10 +27,10 @@ impl Shared {
             }
             ToNode::Interrupt(int) => {
                 let running = self.running();
-                let found = running
-                    .values()
-                    .flatten()
-                    .find(|r| r.id == int.activation_id);
+                let found = running.values().flatten().find(|r| {
+                    r.id == int.activation_id
+                        && int.up_to_token.is_none_or(|t| r.fencing_token <= t)
+                });
                 tracing::info!(activation_id = %int.activation_id, reason = %int.reason,
                     found = found.is_some(), "interrupt");
                 if let Some(r) = found {
@@ -120,6 +120,7 @@ impl Shared {
                 .or_default()
                 .push(Running {
                     id: launch.activation_id.clone(),
+                    fencing_token: launch.fencing_token,
                     tally: Arc::clone(&info.tally),
                     cancel: info.cancel.clone(),
                     finished: finished.clone(),

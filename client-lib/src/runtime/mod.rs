@@ -34,6 +34,8 @@ use tracing::Instrument;
 #[derive(Debug)]
 struct Running {
     id: ActivationId,
+    /// The token it was launched with ([`Interrupt::up_to_token`](crate::wire::Interrupt)).
+    fencing_token: u64,
     /// The activation's own counters (also in its [`RunInfo`]).
     tally: Arc<Tally>,
     cancel: CancellationToken,

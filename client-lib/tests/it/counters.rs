@@ -69,6 +69,7 @@ async fn two_activations_on_one_node_count_what_each_did() {
         &ToNode::Interrupt(Interrupt {
             activation_id: first.activation_id.clone(),
             reason: "test".into(),
+            up_to_token: None,
         }),
     )
     .await;

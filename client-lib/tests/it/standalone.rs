@@ -256,12 +256,33 @@ async fn overlap_policies_skip_interrupt_and_allow() {
         assert!(ended < started, "{old:?} ended after the new one started");
     }
 
-    // Interrupt by activation id, then stop by launch setting.
+    // An interrupt meant for an older launch of the activation (a lower fencing token) leaves
+    // this one running: the command and a later launch may cross.
+    h.send(
+        "h1",
+        &ToNode::Interrupt(Interrupt {
+            activation_id: interrupting.activation_id.clone(),
+            reason: "an older copy".into(),
+            up_to_token: Some(interrupting.fencing_token - 1),
+        }),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !h.reports()
+            .iter()
+            .any(|r| matches!(r, ToManager::Activation(a)
+            if a.activation_id == interrupting.activation_id
+                && matches!(a.event, ActivationEvent::Finished { .. }))),
+        "an interrupt for an older launch ended the newer one"
+    );
+    // Interrupt by activation id (up to its own token), then stop by launch setting.
     h.send(
         "h1",
         &ToNode::Interrupt(Interrupt {
             activation_id: interrupting.activation_id.clone(),
             reason: "test".into(),
+            up_to_token: Some(interrupting.fencing_token),
         }),
     )
     .await;

@@ -298,6 +298,11 @@ pub struct Interrupt {
     pub activation_id: ActivationId,
     #[serde(default)]
     pub reason: String,
+    /// Only a run of the activation launched with this fencing token or an older one: an
+    /// interrupt for a stale copy must not reach a later launch of the same activation on the
+    /// same node (the command and the launch may cross). Absent: whatever run it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_to_token: Option<u64>,
 }
 
 // ---------------------------------------------------------------- node → manager

@@ -64,8 +64,8 @@ async fn the_audit_log_is_filtered_paged_and_exported_through_the_api(app: TestA
             .is_some_and(|c| c.starts_with("disabled by operator-")),
         "{page}"
     );
-    // `enabled` is left out of a catalog document while it is true.
-    assert_eq!(entries[0]["before"].get("enabled"), None);
+    // `enabled` is left out of a catalog document while it is true; the audit states it.
+    assert_eq!(entries[0]["before"]["enabled"], true);
     assert_eq!(entries[0]["after"]["enabled"], false);
     assert_eq!(entries[1]["action"], "create");
     assert_eq!(entries[1]["address"], serde_json::Value::Null);

@@ -300,7 +300,27 @@ async fn interrupt_unknown_runs(
         .await?
         .into_iter()
         .collect();
-    for id in ids.iter().filter(|id| !known.contains(id)) {
+    let unknown: Vec<Uuid> = ids
+        .iter()
+        .filter(|id| !known.contains(id))
+        .copied()
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    // What the node runs is a copy from an earlier launch (its token is at most the
+    // activation's current one): a later launch to this node must not be hit by this command.
+    let tokens: HashMap<Uuid, i64> = activations::Entity::find()
+        .select_only()
+        .column(activations::Column::Id)
+        .column(activations::Column::FencingToken)
+        .filter(activations::Column::Id.is_in(unknown.iter().copied()))
+        .into_tuple::<(Uuid, i64)>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    for id in &unknown {
         tracing::warn!(activation = %id, host = %hb.host, launch_setting = %ls, "node runs an activation the manager gave up on; interrupting it");
         plan.command(
             &cfg.names,
@@ -309,6 +329,7 @@ async fn interrupt_unknown_runs(
             &am_domain::wire::ToNode::Interrupt(am_domain::wire::Interrupt {
                 activation_id: am_domain::wire::ActivationId(id.to_string()),
                 reason: "the manager no longer runs this activation on this node".into(),
+                up_to_token: tokens.get(id).and_then(|t| u64::try_from(*t).ok()),
             }),
             format!("interrupt:{id}:{}:{}", hb.host, now.timestamp_millis()),
             now,

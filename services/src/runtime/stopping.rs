@@ -77,6 +77,7 @@ pub(crate) async fn end_in(
                 ToNode::Interrupt(Interrupt {
                     activation_id: ActivationId(a.id.to_string()),
                     reason: reason.to_owned(),
+                    up_to_token: u64::try_from(row.fencing_token).ok(),
                 }),
                 "interrupt",
                 "interrupt-requested",

@@ -344,6 +344,7 @@ async fn max_run_times(
                     &ToNode::Interrupt(Interrupt {
                         activation_id: ActivationId(a.id.to_string()),
                         reason: reason.clone(),
+                        up_to_token: u64::try_from(row.fencing_token).ok(),
                     }),
                     format!("interrupt:{}:{}:{}", a.id, row.host, row.fencing_token),
                     now,

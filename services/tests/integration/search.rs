@@ -1,6 +1,7 @@
 //! The global search on both backends: parts of ids and titles of every kind of catalog entity,
-//! whatever the case; an activation by its id; a dead letter by its message id or number; the
-//! text's `%` and `_` taken literally.
+//! whatever the case; host names; an activation by its id, its first digits or its shortened
+//! form; a dead letter by its message id or number; the text's `%` and `_` taken literally;
+//! which hits the text named whole.
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
@@ -111,6 +112,65 @@ async fn anything_is_found_by_what_identifies_it(db: &DatabaseConnection) {
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].found, Found::Activation { id: run });
     assert_eq!(hits[0].label, "demo.echo.1");
+    assert!(hits[0].exact, "a whole id names its activation");
+    // As pages show it, and by its first digits (through the primary key's range).
+    let full = run.to_string();
+    for typed in [
+        am_domain::shortened::shorten(&full),
+        full[..13].to_owned(),
+        full[..8].to_uppercase(),
+    ] {
+        let hits = search::find(db, &viewer, &typed).await.expect("search");
+        assert!(
+            hits.iter()
+                .any(|h| h.found == Found::Activation { id: run } && !h.exact),
+            "{typed}: {hits:?}"
+        );
+    }
+    // The same head with another end names nothing.
+    let other_end = format!("{}…{}", &full[..8], "0000");
+    let wrong = if full.ends_with("0000") {
+        "ffff"
+    } else {
+        "0000"
+    };
+    let hits = search::find(db, &viewer, &other_end.replace("0000", wrong))
+        .await
+        .expect("search");
+    assert!(
+        !hits
+            .iter()
+            .any(|h| h.found == Found::Activation { id: run }),
+        "{hits:?}"
+    );
+
+    // A host of a pool, by part of its name; its whole name names it.
+    let host = demo_catalog().pools[0].hosts[0].clone();
+    let hits = search::find(db, &viewer, &host[..host.len() - 1])
+        .await
+        .expect("search");
+    assert!(
+        hits.iter()
+            .any(|h| h.found == Found::Host { name: host.clone() } && !h.exact),
+        "{hits:?}"
+    );
+    let hits = search::find(db, &viewer, &host).await.expect("search");
+    assert!(
+        hits.iter()
+            .any(|h| h.found == Found::Host { name: host.clone() } && h.exact),
+        "{hits:?}"
+    );
+    // A launch setting's whole id names it; a part of it does not.
+    let hits = search::find(db, &viewer, "demo.echo.1")
+        .await
+        .expect("search");
+    let exact: Vec<_> = hits.iter().filter(|h| h.exact).map(|h| &h.found).collect();
+    assert_eq!(
+        exact,
+        [&Found::LaunchSetting {
+            id: "demo.echo.1".into()
+        }]
+    );
 
     let dl = dead_letters::Entity::insert(dead_letters::ActiveModel {
         dedupe_key: Set("k".into()),
