@@ -27,7 +27,7 @@ pub fn ShortId(
     let code = view! { <code class="nowrap" title=id.clone()>{short}</code> };
     let full = id.clone();
     view! {
-        <span class="short-id nowrap" data-full=full>
+        <span class="short-id" data-full=full>
             {match href {
                 Some(h) => view! { <a href=h data-test="activation-link">{code}</a> }.into_any(),
                 None => code.into_any(),
