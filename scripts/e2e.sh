@@ -5,17 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
-BIN="$ROOT/target/debug/agent-manager"
-WORK="$(mktemp -d)"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-LOG="$WORK/manager.log"
-
-export AM_DATABASE_URL="sqlite://$WORK/e2e.sqlite?mode=rwc"
-export AM_LISTEN="127.0.0.1:$PORT"
-export AM_ADMIN_PASSWORD="e2e-admin-password"
-export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
-# Broker names of their own that expire, so a run leaves nothing on the broker.
-export AM_PREFIX="e2e-$PORT-$$" AM_QUEUE_EXPIRY=120s
+throwaway_manager_env e2e
 # A real node (application e2e-demo, host e2e-node-a) for the tests of runs and nodes.
 export E2E_NODE_APP=e2e-demo E2E_NODE_HOST=e2e-node-a
 if [ ! -x "$ROOT/target/debug/demo-node" ]; then

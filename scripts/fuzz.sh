@@ -10,19 +10,9 @@
 cd "$ROOT"
 ensure_schemathesis
 
-BIN="$ROOT/target/debug/agent-manager"
-WORK="$(mktemp -d)"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-LOG="$WORK/manager.log"
+throwaway_manager_env fuzz
 EXAMPLES="${FUZZ_EXAMPLES:-20}"
 SEED="${FUZZ_SEED:-1}"
-
-export AM_DATABASE_URL="sqlite://$WORK/fuzz.sqlite?mode=rwc"
-export AM_LISTEN="127.0.0.1:$PORT"
-export AM_ADMIN_PASSWORD="fuzz-admin-password"
-export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
-# Broker names of their own that expire, so a run leaves nothing on the broker.
-export AM_PREFIX="fuzz-$PORT-$$" AM_QUEUE_EXPIRY=120s
 
 "$BIN" migrate >"$WORK/setup.log" 2>&1
 "$BIN" catalog import "$ROOT/demo/catalog.json" >>"$WORK/setup.log" 2>&1

@@ -138,6 +138,22 @@ ensure_schemathesis() {
   fi
 }
 
+# The environment of a manager a test run starts for itself (NAME: e2e, fuzz): a free port, a
+# fresh SQLite file in a directory of its own, and broker names of its own that expire, so a run
+# leaves nothing on the broker. Sets BIN, WORK, PORT and LOG for the caller.
+throwaway_manager_env() {
+  local name=$1
+  BIN="$ROOT/target/debug/agent-manager"
+  WORK="$(mktemp -d)"
+  PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  LOG="$WORK/manager.log"
+  export AM_DATABASE_URL="sqlite://$WORK/$name.sqlite?mode=rwc"
+  export AM_LISTEN="127.0.0.1:$PORT"
+  export AM_ADMIN_PASSWORD="$name-admin-password"
+  export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+  export AM_PREFIX="$name-$PORT-$$" AM_QUEUE_EXPIRY=120s
+}
+
 # Before a test manager on port $2 (binary $1) stops: empties its catalog and waits until its
 # reconciler has applied that, so the data exchanges it declared on the shared broker go too
 # (their names are the data queues' addresses, not under the test's prefix; the queues expire

@@ -1070,6 +1070,21 @@ fn merge(into: &mut Value, extra: Value) {
     }
 }
 
+/// When a run held a slot by its host rows: from its first host's start to its last host's end
+/// (still running: until now); `None` if no host started it. The rule every overlap check uses.
+pub fn held<'a>(
+    hosts: impl IntoIterator<Item = &'a activation_hosts::Model>,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    let hosts: Vec<_> = hosts.into_iter().collect();
+    let start = hosts.iter().filter_map(|h| h.started_at).min()?;
+    let end = if hosts.iter().all(|h| h.finished_at.is_some()) {
+        hosts.iter().filter_map(|h| h.finished_at).max()
+    } else {
+        None
+    };
+    Some((start, end.unwrap_or_else(Utc::now)))
+}
+
 /// The fire time a cron fire's key names (`group:<id>:<RFC 3339 second>`).
 pub fn fire_time(a: &activations::Model) -> DateTime<Utc> {
     let key = a.fire_key.as_deref().expect("a scheduled fire has a key");

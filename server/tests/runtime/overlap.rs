@@ -5,10 +5,10 @@
 //! host or on two. `interrupt`: a new run, by hand or as a group member, ends the running one
 //! wherever it runs before it starts there.
 
-use crate::harness::{CatalogBuilder, LONG, SHORT, World};
+use crate::harness::{CatalogBuilder, LONG, SHORT, World, held};
 use am_domain::usage::EntityRef;
 use am_services::{
-    entity::{activation_events, activation_hosts, activations},
+    entity::{activation_events, activations},
     testing::Backend,
 };
 use chrono::{DateTime, Utc};
@@ -29,21 +29,13 @@ async fn all_runs_of(w: &World, ls: &str) -> Vec<activations::Model> {
         .expect("query")
 }
 
-/// When the runs of `ls` that reached a node held a slot: from the first host start to the
-/// last host end (still running: until now).
+/// When the runs of `ls` that reached a node held a slot ([`held`]), oldest first.
 async fn spans_of(w: &World, ls: &str) -> Vec<Span> {
     let mut spans = Vec::new();
     for run in all_runs_of(w, ls).await {
-        let hosts: Vec<activation_hosts::Model> = w.hosts_of(run.id).await;
-        let Some(start) = hosts.iter().filter_map(|h| h.started_at).min() else {
-            continue;
-        };
-        let end = if hosts.iter().all(|h| h.finished_at.is_some()) {
-            hosts.iter().filter_map(|h| h.finished_at).max()
-        } else {
-            None
-        };
-        spans.push((run.id, start, end.unwrap_or_else(Utc::now)));
+        if let Some((start, end)) = held(&w.hosts_of(run.id).await) {
+            spans.push((run.id, start, end));
+        }
     }
     spans.sort_by_key(|s| s.1);
     spans

@@ -2,7 +2,7 @@
 //! live nodes declared lost, late reports.
 
 use super::load::Profile;
-use crate::harness::{LONG, World, eventually, fire_time};
+use crate::harness::{LONG, World, eventually, fire_time, held};
 use am_services::runtime::status;
 use chrono::{DateTime, Utc};
 use std::{
@@ -172,20 +172,11 @@ pub(super) async fn overlapping(w: &World, ls: &[String]) -> Vec<String> {
     type Span = (DateTime<Utc>, DateTime<Utc>, uuid::Uuid);
     let mut spans: BTreeMap<&str, Vec<Span>> = BTreeMap::new();
     for run in &runs {
-        let mine: Vec<_> = hosts.iter().filter(|h| h.activation_id == run.id).collect();
-        let Some(start) = mine.iter().filter_map(|h| h.started_at).min() else {
+        let Some((start, end)) = held(hosts.iter().filter(|h| h.activation_id == run.id)) else {
             continue;
         };
-        let end = if mine.iter().all(|h| h.finished_at.is_some()) {
-            mine.iter().filter_map(|h| h.finished_at).max()
-        } else {
-            None
-        };
         let ls = run.launch_setting_id.as_deref().unwrap_or_default();
-        spans
-            .entry(ls)
-            .or_default()
-            .push((start, end.unwrap_or_else(Utc::now), run.id));
+        spans.entry(ls).or_default().push((start, end, run.id));
     }
     let mut out = Vec::new();
     for (ls, mut list) in spans {
