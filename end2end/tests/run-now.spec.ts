@@ -65,6 +65,38 @@ test("run now starts an activation on a live node and its result shows up", asyn
   expect(await run.text()).toContain("disabled");
 });
 
+test("a run's shortened id shows the whole id on hover, copies it whole, and is found by the search as shown", async ({ page, context }) => {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  await loginAdmin(page);
+  const id = uid("ids");
+  const ls = `${APP}.${id}`;
+  await seedRunnable(page, ls, `${APP}.${id}-group`);
+  await open(page, `/launch-settings/${ls}`);
+  await page.locator(t("run-now")).click();
+  await expect(page.locator(t("run-started"))).toContainText("Started activation");
+
+  await open(page, `/activations?launch_setting=${ls}`);
+  const row = page.locator(t("activation-row")).first();
+  const full = (await row.getAttribute("data-id")) ?? "";
+  expect(full).toMatch(/^[0-9a-f-]{36}$/);
+  const code = row.locator(".short-id code");
+  const shown = (await code.textContent()) ?? "";
+  expect(shown).toBe(`${full.slice(0, 8)}…${full.slice(-4)}`);
+  await expect(code).toHaveAttribute("title", full);
+  await row.locator(t("copy-id")).click();
+  await expect(row.locator(t("copy-id"))).toHaveAttribute("aria-label", "Copied");
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(full);
+
+  // As shown, and by its first digits: listed (a shortened id names no run whole).
+  for (const typed of [shown, full.slice(0, 13)]) {
+    await open(page, `/search?q=${encodeURIComponent(typed)}`);
+    await expect(page.locator(`${t("hit")}[data-kind="activation"][data-id="${full}"]`), typed).toBeVisible();
+  }
+  // Whole: straight to it.
+  await open(page, `/search?q=${full}`);
+  await expect(page).toHaveURL(new RegExp(`/activations/${full}$`));
+});
+
 test("a failed group is re-run from its failed member, and the member that succeeded is not run again", async ({ page }) => {
   await loginAdmin(page);
   const id = uid("rerun");
