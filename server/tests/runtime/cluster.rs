@@ -139,14 +139,33 @@ async fn produced_and_processed(
                 .expect("the producer did not panic"),
         );
     }
-    eventually("every confirmed message processed", LONG, || async {
-        [feeds.0, feeds.1]
+    // Past the deadline, the failure says how many of which feed are missing (late or lost).
+    let deadline = Instant::now() + LONG;
+    loop {
+        let missing: Vec<String> = [feeds.0, feeds.1]
             .iter()
-            .all(|f| seen(logs, *f).range(0..count).count() == count as usize)
-            .then_some(())
-    })
-    .await;
-    produced
+            .filter_map(|f| {
+                let all = seen(logs, *f);
+                let absent: Vec<u32> = (0..count).filter(|n| !all.contains_key(n)).collect();
+                (!absent.is_empty()).then(|| {
+                    format!(
+                        "{}: {} of {count} not found (first {:?})",
+                        f.marker,
+                        absent.len(),
+                        &absent[..absent.len().min(10)]
+                    )
+                })
+            })
+            .collect();
+        if missing.is_empty() {
+            return produced;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "confirmed messages not processed within {LONG:?}: {missing:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// The faults, one after the other, while schedule groups fire every second and two streams
