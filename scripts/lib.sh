@@ -138,6 +138,16 @@ ensure_schemathesis() {
   fi
 }
 
+# The network namespaces the fault test makes for a node (am-<id>, server/tests/runtime/netns.rs)
+# that a test stopped by force left behind; with them go their veth pairs.
+remove_test_namespaces() {
+  command -v ip >/dev/null || return 0
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '/^am-[0-9a-f]{8}( |$)/ { print $1 }'); do
+    as_root ip netns del "$ns" 2>/dev/null || true
+  done
+}
+
 # The environment of a manager a test run starts for itself (NAME: e2e, fuzz): a free port, a
 # fresh SQLite file in a directory of its own, and broker names of its own that expire, so a run
 # leaves nothing on the broker. Sets BIN, WORK, PORT and LOG for the caller.

@@ -27,9 +27,9 @@ log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node process
 # The runtime tests start real demo-node processes, and the getting-started guide's node.
 cargo build -p agent-client --bin demo-node --example getting-started
 RESULTS="$(mktemp -d)"
-# The fault tests' RabbitMQ cluster is stopped by its test; a test stopped by its time limit
-# cannot, so whatever is left of it goes here.
-trap 'rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true' EXIT
+# The fault tests' RabbitMQ cluster and network namespace are removed by their test; a test
+# stopped by its time limit cannot, so whatever is left of them goes here.
+trap 'rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; remove_test_namespaces' EXIT
 cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"
 
 log "documentation examples (doctests; nextest does not run them)"
