@@ -8,6 +8,8 @@
 #   scripts/cluster.sh kill DIR N       kill -9 node N (1-3), as a crash would
 #   scripts/cluster.sh restart DIR N    start node N again; it rejoins with its data
 #   scripts/cluster.sh leader DIR QUEUE the node number leading a quorum queue
+#   scripts/cluster.sh queues PREFIX    the queues named PREFIX.*: ready, unacknowledged,
+#                                       consumers, leader; then their consumers' channels
 #   scripts/cluster.sh stop [DIR]       kill every node of the cluster and remove DIR
 #
 # AM_CLUSTER_PORT moves the ports (AMQP base+1..3, Erlang distribution base+20001..3) and
@@ -107,6 +109,19 @@ case "${1:-}" in
       exit 0
     done
     echo "no node names a leader of $queue" >&2
+    exit 1
+    ;;
+  queues)
+    prefix=${2:?PREFIX}
+    for i in 1 2 3; do
+      out=$(ctl "$i" list_queues --no-table-headers name messages_ready messages_unacknowledged \
+        consumers leader 2>/dev/null) || continue
+      printf '%s\n' "$out" | awk -v p="$prefix." -F'\t' 'index($1, p) == 1'
+      ctl "$i" list_consumers --no-table-headers queue_name channel_pid prefetch_count active \
+        2>/dev/null | awk -v p="$prefix." -F'\t' 'index($1, p) == 1 { print "consumer\t" $0 }'
+      exit 0
+    done
+    echo "no node of the cluster answers" >&2
     exit 1
     ;;
   stop)

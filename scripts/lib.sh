@@ -52,6 +52,11 @@ ensure_rust() {
   fi
   export PATH="$HOME/.cargo/bin:$PATH"
   apt_install build-essential pkg-config
+  # The minimal profile above has neither; the test command needs both.
+  if ! command -v clippy-driver >/dev/null || ! cargo fmt --version >/dev/null 2>&1; then
+    log "adding clippy and rustfmt"
+    rustup component add clippy rustfmt
+  fi
   if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     log "adding the wasm32 target"
     rustup target add wasm32-unknown-unknown

@@ -16,16 +16,25 @@ cd "$ROOT"
 
 . "$ROOT/scripts/leptos-env.sh"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
+# Clippy lints inside the builds below, as `cargo clippy` does it: clippy-driver compiles the
+# workspace's own crates (server, browser and test builds, examples, benchmarks), so no build of
+# every crate a second time in check mode. Dependencies are compiled by rustc as always. Cargo
+# keeps these artifacts apart from those of a build without clippy.
+RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)"
+export RUSTC_WORKSPACE_WRAPPER
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
 log "formatting"
 cargo fmt --all --check
 
-log "building the manager and the browser bundle"
+log "building the manager and the browser bundle (with lints)"
 cargo leptos build
 
 log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
 # The runtime tests start real demo-node processes, and the getting-started guide's node.
 cargo build -p agent-client --bin demo-node --example getting-started
+# Built, not run (docs/benchmarks.md runs them): their lints.
+cargo test --workspace --benches --no-run --quiet
 RESULTS="$(mktemp -d)"
 # The fault tests' RabbitMQ cluster and network namespace are removed by their test; a test
 # stopped by its time limit cannot, so whatever is left of them goes here.
@@ -34,12 +43,6 @@ cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"
 
 log "documentation examples (doctests; nextest does not run them)"
 cargo test --workspace --doc --quiet
-
-log "lints: server build"
-cargo clippy --workspace --all-targets -- -D warnings
-log "lints: browser build"
-RUSTFLAGS="--cfg erase_components" cargo clippy -p app -p am-domain --no-default-features --features hydrate \
-  --target wasm32-unknown-unknown -- -D warnings
 
 log "end-to-end tests (Playwright, Chromium)"
 ./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log"

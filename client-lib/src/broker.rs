@@ -11,7 +11,10 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) const MIN_BACKOFF: Duration = Duration::from_millis(200);
-pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Capped low: a node that cannot reach the broker does nothing, so once the network or a
+/// member is back, it should not wait long to notice (a one-minute partition with a 30 s cap
+/// kept nodes away 18–25 s after the link returned).
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 /// Next delay after a failed connection attempt: doubles, capped.
 pub(crate) fn next_backoff(current: Duration) -> Duration {
@@ -236,6 +239,6 @@ mod tests {
     #[test]
     fn backoff_doubles_and_caps() {
         assert_eq!(next_backoff(MIN_BACKOFF), Duration::from_millis(400));
-        assert_eq!(next_backoff(Duration::from_secs(20)), MAX_BACKOFF);
+        assert_eq!(next_backoff(Duration::from_secs(8)), MAX_BACKOFF);
     }
 }

@@ -12,7 +12,7 @@ impl NodeBuilder {
     /// | `AM_AMQP_URL` | [`DEFAULT_AMQP_URL`](crate::DEFAULT_AMQP_URL) | the broker |
     /// | `AM_PREFIX` | `am` | prefix of every broker name; the manager's `AM_PREFIX` |
     /// | `AM_CAPACITY` | 8 | activations the node runs at once |
-    /// | `AM_QUEUE_EXPIRY` | unset | tests and demos only: queues expire when unused this long; the manager's `AM_QUEUE_EXPIRY` |
+    /// | `AM_QUEUE_EXPIRY` | unset | tests and demos only: queues expire when unused this long, with the messages they hold; the manager's `AM_QUEUE_EXPIRY` |
     ///
     /// Every variable that is set but wrong is reported, each by its name.
     ///

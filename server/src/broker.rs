@@ -37,7 +37,8 @@ impl Link {
 }
 
 const MIN_BACKOFF: Duration = Duration::from_millis(500);
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// As a node's (`agent_client`): without the broker a manager dispatches nothing.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 async fn declare(conn: &Connection, topology: &Topology) -> Result<(), lapin::Error> {
     let channel = conn.create_channel().await?;
@@ -140,6 +141,6 @@ mod tests {
     #[test]
     fn backoff_doubles_and_caps() {
         assert_eq!(next_backoff(MIN_BACKOFF), Duration::from_secs(1));
-        assert_eq!(next_backoff(Duration::from_secs(20)), MAX_BACKOFF);
+        assert_eq!(next_backoff(Duration::from_secs(8)), MAX_BACKOFF);
     }
 }

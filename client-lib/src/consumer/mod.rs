@@ -128,6 +128,7 @@ pub(crate) async fn run(
     tokio::pin!(cancelled);
     let idle_timer = tokio::time::sleep(idle.unwrap_or(Duration::from_secs(3600)));
     tokio::pin!(idle_timer);
+    let mut resubscribing = false;
     loop {
         let Some(conn) = shared.link.connected(&info.cancel).await else {
             return (ActivationResult::Interrupted, None);
@@ -165,7 +166,12 @@ pub(crate) async fn run(
                 }
             }
         };
-        tracing::debug!("subscribed");
+        if resubscribing {
+            tracing::info!(queue = %session.queue, "subscribed again");
+        } else {
+            tracing::debug!(queue = %session.queue, "subscribed");
+        }
+        resubscribing = true;
         loop {
             let next = tokio::select! {
                 biased;

@@ -1,5 +1,5 @@
 //! Faults on a three-node RabbitMQ cluster (`scripts/cluster.sh`, beside the system broker), one
-//! after the other under load: two manager replicas on PostgreSQL and two nodes given the three
+//! after the other under load: two manager replicas on PostgreSQL and three nodes given the three
 //! members' addresses, schedule groups firing every second (their agent under the overlap
 //! policy `skip`), and producers publishing numbered messages with confirms, to a `topic` data
 //! queue and to a `queue` data queue, each read by a stream.
@@ -11,13 +11,13 @@
 //!    once across the replicas and runs to its end, and the time until the next fire is
 //!    recorded is measured.
 //! 3. `SIGSTOP` of a node for longer than the node timeout, then `SIGCONT`: what it held moves
-//!    to the other, and what it reports late (old fencing tokens) changes nothing.
+//!    to the others, and what it reports late (old fencing tokens) changes nothing.
 //! 4. A network partition of a node (it runs in a network namespace of its own; the link is cut
 //!    for longer than the node timeout and its AMQP heartbeat) while both producers publish
-//!    again: what it held moves, the broker gives what it held unacknowledged to the other node,
+//!    again: what it held moves, the broker gives what it held unacknowledged to the others,
 //!    none of the messages is lost, and the node is live again after the link heals.
-//! 5. `kill -9` of one of the two nodes: what it held (launches not accepted, runs) moves to the
-//!    other within its watchdog deadlines; every fire still runs to its end.
+//! 5. `kill -9` of a node: what it held (launches not accepted, runs) moves to the
+//!    others within its watchdog deadlines; every fire still runs to its end.
 //!
 //! Throughout, no run of a live node is declared lost (a replica whose report consumer lost its
 //! broker member must not take the unread heartbeats for silence), and no launch setting has
@@ -55,7 +55,9 @@ const SLOW: &str = "demo.slow";
 
 /// What each node may hold unacknowledged at a crash: the echo agent's prefetch (its default).
 const PREFETCH: u32 = 10;
-const HOSTS: [&str; 2] = ["h1", "h2"];
+const HOSTS: [&str; 3] = ["h1", "h2", "h3"];
+/// The node every fault of a node befalls (frozen, cut off, killed); the others stay up.
+const FAULTED: &str = "h2";
 
 /// The AMQP heartbeat of the node that is cut off (seconds). The broker closes a connection
 /// silent for two of them and gives back what it held unacknowledged; RabbitMQ's default (60 s)
@@ -126,7 +128,7 @@ async fn produced_and_processed(
     producers: [tokio::task::JoinHandle<Produced>; 2],
     feeds: (Feed, Feed),
     count: u32,
-    logs: &[PathBuf],
+    (logs, cluster, prefix): (&[PathBuf], &Cluster, &str),
 ) -> Vec<Produced> {
     let mut produced = Vec::new();
     // One message at a time with its confirm: a few ms each, and the faults.
@@ -160,10 +162,13 @@ async fn produced_and_processed(
         if missing.is_empty() {
             return produced;
         }
-        assert!(
-            Instant::now() < deadline,
-            "confirmed messages not processed within {LONG:?}: {missing:?}"
-        );
+        if Instant::now() >= deadline {
+            panic!(
+                "confirmed messages not processed within {LONG:?}: {missing:?}; the broker \
+                 holds:\n{}",
+                cluster.queues(prefix).await
+            );
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -219,10 +224,13 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     let apart = Netns::create()
         .map_err(|why| println!("the partition is left out: {why}"))
         .ok();
-    w.start_node_logged(HOSTS[0], 8, &logs[0]);
-    match &apart {
-        Some(ns) => w.start_node_apart(HOSTS[1], 8, &logs[1], ns.name(), &seen_from(&urls, ns)),
-        None => w.start_node_logged(HOSTS[1], 8, &logs[1]),
+    for (host, log) in HOSTS.iter().zip(&logs) {
+        match &apart {
+            Some(ns) if *host == FAULTED => {
+                w.start_node_apart(host, 8, log, ns.name(), &seen_from(&urls, ns));
+            }
+            _ => w.start_node_logged(host, 8, log),
+        }
     }
     let first = w.manager().await;
     let second = w.manager().await;
@@ -256,8 +264,13 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     cluster.restart(&leader).await;
-    let mut produced =
-        produced_and_processed(producers, (TOPIC, QUEUED_FEED), p.count, &logs).await;
+    let mut produced = produced_and_processed(
+        producers,
+        (TOPIC, QUEUED_FEED),
+        p.count,
+        (&logs, &cluster, &w.prefix),
+    )
+    .await;
 
     // 2. kill -9 of a manager replica while the groups fire: the other goes on alone.
     first.kill().await;
@@ -275,16 +288,16 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     .await;
 
     // 3. SIGSTOP of a node past the node timeout (5 s), then SIGCONT: its work moves to the
-    // other, and the answers it gives when it wakes carry old tokens and are ignored.
-    w.node("h2").freeze().await;
+    // others, and the answers it gives when it wakes carry old tokens and are ignored.
+    w.node(FAULTED).freeze().await;
     let frozen = Utc::now();
     tokio::time::sleep(Duration::from_secs(8)).await;
-    w.node("h2").thaw().await;
+    w.node(FAULTED).thaw().await;
     let thawed = Utc::now();
-    w.wait_live(&["h2"]).await;
+    w.wait_live(&[FAULTED]).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let (moved_frozen, moved_frozen_in) = moved_from(&w, "h2", frozen, thawed).await;
-    let late = late_reports(&w, "h2", frozen).await;
+    let (moved_frozen, moved_frozen_in) = moved_from(&w, FAULTED, frozen, thawed).await;
+    let late = late_reports(&w, FAULTED, frozen).await;
     let mut away = vec![frozen..thawed];
 
     // 4. h2 cut off from the network while both producers publish again.
@@ -301,27 +314,33 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         tokio::time::sleep(p.partition).await;
         ns.heal();
         let healed = Instant::now();
-        w.wait_live_within(&["h2"], LONG).await;
+        w.wait_live_within(&[FAULTED], LONG).await;
         let rejoined = healed.elapsed();
         let back = Utc::now();
         produced.extend(
-            produced_and_processed(producers, (TOPIC_APART, QUEUED_APART), half, &logs).await,
+            produced_and_processed(
+                producers,
+                (TOPIC_APART, QUEUED_APART),
+                half,
+                (&logs, &cluster, &w.prefix),
+            )
+            .await,
         );
-        let (moved, moved_in) = moved_from(&w, "h2", cut, back).await;
-        let late = late_reports(&w, "h2", cut).await;
+        let (moved, moved_in) = moved_from(&w, FAULTED, cut, back).await;
+        let late = late_reports(&w, FAULTED, cut).await;
         away.push(cut..back);
         parted = Some((moved, moved_in, late, rejoined));
     }
 
-    // 5. kill -9 of a node while the groups fire: what it held goes to the other one.
-    w.node("h2").kill().await;
+    // 5. kill -9 of a node while the groups fire: what it held goes to the others.
+    w.node(FAULTED).kill().await;
     let node_killed = Utc::now();
     tokio::time::sleep(Duration::from_secs(8)).await;
     let to = next_second(Utc::now()) - chrono::Duration::seconds(2);
     let statuses = ended_within(&w, p, from, to).await;
     let fires = fires_within(&w, p, from, to).await;
-    let (moved, moved_in) = moved_from(&w, "h2", node_killed, Utc::now()).await;
-    let falsely_lost = lost_while_live(&w, &away, node_killed).await;
+    let (moved, moved_in) = moved_from(&w, FAULTED, node_killed, Utc::now()).await;
+    let falsely_lost = lost_while_live(&w, FAULTED, &away, node_killed).await;
     let overlaps = overlapping(&w, &ticks).await;
 
     // Late copies (a redelivery after the restart or the partition) are counted too.
@@ -369,15 +388,15 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         handled.num_milliseconds()
     );
     println!(
-        "SIGSTOP of one of two nodes for 8 s: {moved_frozen} launches or runs it held moved to \
-         the other, the last ended {} ms after the freeze; {late} late reports from it ignored \
+        "SIGSTOP of one of three nodes for 8 s: {moved_frozen} launches or runs it held moved \
+         to the others, the last ended {} ms after the freeze; {late} late reports from it ignored \
          (old fencing token)",
         moved_frozen_in.num_milliseconds()
     );
     if let Some((moved, moved_in, late, rejoined)) = parted {
         println!(
-            "partition of one of two nodes for {} s: {moved} launches or runs it held moved to \
-             the other, the last ended {} ms after the cut; {late} late reports from it ignored; \
+            "partition of one of three nodes for {} s: {moved} launches or runs it held moved to \
+             the others, the last ended {} ms after the cut; {late} late reports from it ignored; \
              live again {} ms after the link healed",
             p.partition.as_secs(),
             moved_in.num_milliseconds(),
@@ -385,8 +404,8 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
         );
     }
     println!(
-        "kill -9 of one of two nodes: {moved} launches or runs it held moved to the other, the \
-         last ended {} ms after the kill",
+        "kill -9 of one of three nodes: {moved} launches or runs it held moved to the others, \
+         the last ended {} ms after the kill",
         moved_in.num_milliseconds()
     );
     println!("runs of live nodes declared lost: {falsely_lost}");
@@ -397,7 +416,7 @@ async fn faults_on_a_cluster_lose_no_message_and_double_no_fire() {
     assert_eq!(lost, 0, "messages lost");
     assert_eq!(
         falsely_lost, 0,
-        "runs of a live node declared lost (h1 throughout, h2 but while away or killed)"
+        "runs of a live node declared lost (any but {FAULTED} throughout, {FAULTED} but while away or killed)"
     );
     assert!(
         overlaps.is_empty(),

@@ -146,14 +146,22 @@ pub struct World {
     pub address: String,
     nodes: BTreeMap<String, Node>,
     test_db: TestDb,
+    /// The managers' queues expire when unused this long: on the shared broker, so that a
+    /// test stopped midway leaves nothing behind for long.
+    queue_expiry: Option<Duration>,
 }
 
 impl World {
     pub async fn new(backend: Backend) -> World {
-        Self::on(backend, &amqp_url()).await
+        let mut w = Self::on(backend, &amqp_url()).await;
+        w.queue_expiry = Some(Duration::from_secs(60));
+        w
     }
 
-    /// A world whose managers, nodes and connections use `broker` (a cluster's members).
+    /// A world whose managers, nodes and connections use `broker` (a cluster's members). Its
+    /// queues do not expire: a broker would delete an unused queue with its messages, and a
+    /// node cut off for a minute leaves its queue unused that long; the cluster goes with its
+    /// test anyway.
     pub async fn on(backend: Backend, broker: &str) -> World {
         init_tracing();
         let id = Uuid::new_v4().simple().to_string();
@@ -166,6 +174,7 @@ impl World {
             db: test_db.db.clone(),
             nodes: BTreeMap::new(),
             test_db,
+            queue_expiry: None,
         }
     }
 
@@ -190,7 +199,7 @@ impl World {
         let db = am_services::db::connect(&self.test_db.url)
             .await
             .expect("the manager connects to the test database");
-        Manager::start(db, cfg, amqp_url).await
+        Manager::start(db, cfg, amqp_url, self.queue_expiry).await
     }
 
     /// Replaces the catalog.
@@ -213,14 +222,14 @@ impl World {
     /// Starts a `demo-node` process for `host` connecting through `amqp_url` (one URL, or a
     /// comma-separated list of a cluster's members).
     pub fn start_node_via(&mut self, host: &str, capacity: u32, amqp_url: &str) {
-        let node = Node::spawn(&self.prefix, host, capacity, amqp_url, None, None);
+        let node = Node::spawn(self, host, capacity, amqp_url, None, None);
         self.nodes.insert(host.to_owned(), node);
     }
 
     /// Starts a `demo-node` process for `host` whose log, with every message its `echo` agent
     /// handles, goes to `log`: how a test counts each message it sent.
     pub fn start_node_logged(&mut self, host: &str, capacity: u32, log: &std::path::Path) {
-        let node = Node::spawn(&self.prefix, host, capacity, &self.broker, Some(log), None);
+        let node = Node::spawn(self, host, capacity, &self.broker, Some(log), None);
         self.nodes.insert(host.to_owned(), node);
     }
 
@@ -234,14 +243,7 @@ impl World {
         netns: &str,
         amqp_url: &str,
     ) {
-        let node = Node::spawn(
-            &self.prefix,
-            host,
-            capacity,
-            amqp_url,
-            Some(log),
-            Some(netns),
-        );
+        let node = Node::spawn(self, host, capacity, amqp_url, Some(log), Some(netns));
         self.nodes.insert(host.to_owned(), node);
     }
 
@@ -653,13 +655,20 @@ pub struct Manager {
 }
 
 impl Manager {
-    async fn start(db: DatabaseConnection, cfg: RuntimeConfig, amqp_url: &str) -> Manager {
+    async fn start(
+        db: DatabaseConnection,
+        cfg: RuntimeConfig,
+        amqp_url: &str,
+        queue_expiry: Option<Duration>,
+    ) -> Manager {
         let settings = Settings {
             node_timeout: cfg.node_timeout,
             ..Settings::default()
         };
-        let topology =
-            Topology::new(cfg.names.prefix().to_owned()).ephemeral(Duration::from_secs(60));
+        let mut topology = Topology::new(cfg.names.prefix().to_owned());
+        if let Some(expiry) = queue_expiry {
+            topology = topology.ephemeral(expiry);
+        }
         let services = Services::new(db, BrokerStatus::default(), settings).with_runtime(cfg);
         let stop = CancellationToken::new();
         let (link_tx, link) = broker::link();
@@ -768,7 +777,7 @@ pub struct Node {
 
 impl Node {
     fn spawn(
-        prefix: &str,
+        w: &World,
         host: &str,
         capacity: u32,
         amqp_url: &str,
@@ -776,7 +785,8 @@ impl Node {
         netns: Option<&str>,
     ) -> Node {
         let rust_log = match log {
-            Some(_) => "warn,demo_node=info".to_owned(),
+            // What a node says of its broker connection and subscriptions is part of its story.
+            Some(_) => "warn,demo_node=info,agent_client=info".to_owned(),
             None => std::env::var("AM_TEST_NODE_LOG").unwrap_or_else(|_| "warn".to_owned()),
         };
         let stdout = match log {
@@ -793,13 +803,16 @@ impl Node {
             }
             None => tokio::process::Command::new(demo_node_binary()),
         };
+        match w.queue_expiry {
+            Some(expiry) => command.env("AM_QUEUE_EXPIRY", format!("{}s", expiry.as_secs())),
+            None => command.env_remove("AM_QUEUE_EXPIRY"),
+        };
         let child = command
             .env("AM_AMQP_URL", amqp_url)
             .env("AM_APP", APP)
             .env("AM_HOST", host)
-            .env("AM_PREFIX", prefix)
+            .env("AM_PREFIX", &w.prefix)
             .env("AM_CAPACITY", capacity.to_string())
-            .env("AM_QUEUE_EXPIRY", "60s")
             .env("AM_HEARTBEAT", NODE_HEARTBEAT)
             .env("RUST_LOG", rust_log)
             .env_remove("AM_DEMO_PRODUCE")

@@ -109,11 +109,12 @@ pub(super) async fn moved_from(
     (ended.len(), last)
 }
 
-/// Runs declared lost on a node that was alive: on `h1` at any time, on `h2` but while it was
-/// out of reach (a window of `away`, frozen or cut off, and up to the node timeout after it,
-/// while its first heartbeat travels) or after it was killed at `killed`.
+/// Runs declared lost on a node that was alive: on any node but `faulted` at any time, on
+/// `faulted` but while it was out of reach (a window of `away`, frozen or cut off, and up to the
+/// node timeout after it, while its first heartbeat travels) or after it was killed at `killed`.
 pub(super) async fn lost_while_live(
     w: &World,
+    faulted: &str,
     away: &[Range<DateTime<Utc>>],
     killed: DateTime<Utc>,
 ) -> usize {
@@ -127,7 +128,7 @@ pub(super) async fn lost_while_live(
         .await
         .expect("query")
         .into_iter()
-        .filter(|h| h.host == "h1" || h.finished_at.is_some_and(|t| t < killed && !asleep(&t)))
+        .filter(|h| h.host != faulted || h.finished_at.is_some_and(|t| t < killed && !asleep(&t)))
         .count()
 }
 

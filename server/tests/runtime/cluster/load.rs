@@ -41,12 +41,13 @@ impl Profile {
                 count: 10_000,
                 partition: Duration::from_secs(60),
             },
-            _ => Profile {
+            Ok("short") | Err(std::env::VarError::NotPresent) => Profile {
                 groups: 20,
                 every: 1,
                 count: 2_000,
                 partition: Duration::from_secs(15),
             },
+            other => panic!("AM_FAULTS_PROFILE is `short` (the default) or `full`, not {other:?}"),
         }
     }
 

@@ -48,6 +48,12 @@ impl Cluster {
         Self::run(&["leader", &self.dir(), queue]).await
     }
 
+    /// The queues of `prefix` as the cluster counts them, and their consumers, for a failure
+    /// to show.
+    pub(super) async fn queues(&self, prefix: &str) -> String {
+        Self::run(&["queues", prefix]).await
+    }
+
     pub(super) async fn kill(&self, node: &str) {
         Self::run(&["kill", &self.dir(), node]).await;
     }
