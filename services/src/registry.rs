@@ -158,6 +158,19 @@ pub async fn mark_lost(
     Ok(flipped)
 }
 
+/// When the newest heartbeat any node sent was stored (by any replica): how far the reports
+/// have been read. `None` before the first.
+pub async fn heard_until(db: &impl ConnectionTrait) -> ServiceResult<Option<DateTime<Utc>>> {
+    use nodes::Column as C;
+    Ok(nodes::Entity::find()
+        .select_only()
+        .column_as(C::LastHeartbeatAt.max(), "heard")
+        .into_tuple::<Option<DateTime<Utc>>>()
+        .one(db)
+        .await?
+        .flatten())
+}
+
 /// A node marked lost is heard from again (a heartbeat or a publication): flips it live by
 /// compare-and-set, so of several replicas one tells it, and raises `node_back`.
 pub(crate) async fn back_if_lost(

@@ -36,7 +36,7 @@ use am_domain::{
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, sea_query::Expr,
+    QuerySelect, QueryTrait, sea_query::Expr,
 };
 use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
@@ -69,6 +69,27 @@ pub enum Listening {
     NotLongEnough,
 }
 
+/// The moment up to which silence may be judged: the newest stored heartbeat of any node, not
+/// the clock, while reports are flowing.
+///
+/// A deadline that passes while no report is being stored (a batch waiting for locks behind a
+/// burst of fires, the reports queue electing a leader) says nothing about the node: its
+/// heartbeat may be among those not stored yet. Every live node heartbeats, so the newest stored
+/// heartbeat moves on with the clock when reports flow and stops when they do not. Once nothing
+/// at all has been heard for a whole node timeout, every node is silent or the reports are not
+/// read (which [`Listening`] covers): the clock judges again, so that the last node's death is
+/// still seen.
+pub fn judged_until(
+    now: DateTime<Utc>,
+    heard: Option<DateTime<Utc>>,
+    node_timeout: chrono::Duration,
+) -> DateTime<Utc> {
+    match heard {
+        Some(h) if now - h <= node_timeout => h.min(now),
+        _ => now,
+    }
+}
+
 /// One pass of every step.
 #[tracing::instrument(skip_all, fields(?listening))]
 pub async fn tick(
@@ -79,12 +100,13 @@ pub async fn tick(
 ) -> ServiceResult<()> {
     registry::apply_waiting_publications(db, now).await?;
     if listening == Listening::Long {
-        let lost_nodes = registry::mark_lost(db, now, cfg.node_timeout).await?;
+        let judged = judged_until(now, registry::heard_until(db).await?, cfg.node_timeout);
+        let lost_nodes = registry::mark_lost(db, judged, cfg.node_timeout).await?;
         for (app, host) in lost_nodes {
             tracing::warn!(application = %app, %host, "node lost: no heartbeat within the node timeout");
         }
-        start_timeouts(db, cfg, now).await?;
-        work_timeouts(db, cfg, now).await?;
+        start_timeouts(db, cfg, now, judged).await?;
+        work_timeouts(db, cfg, now, judged).await?;
     }
     max_run_times(db, cfg, now).await?;
     waiting(db, cfg, now).await?;
@@ -115,6 +137,29 @@ pub(super) async fn host_cas(
     error: &str,
     now: DateTime<Utc>,
 ) -> ServiceResult<bool> {
+    host_cas_if(db, row, to, error, now, None).await
+}
+
+/// [`host_cas`] of a row found overdue: only if its deadline is still passed at `judged`, so a
+/// heartbeat stored since the row was read (it moved the deadline) wins.
+async fn overdue_cas(
+    db: &impl ConnectionTrait,
+    row: &activation_hosts::Model,
+    to: &str,
+    error: &str,
+    (now, judged): (DateTime<Utc>, DateTime<Utc>),
+) -> ServiceResult<bool> {
+    host_cas_if(db, row, to, error, now, Some(judged)).await
+}
+
+async fn host_cas_if(
+    db: &impl ConnectionTrait,
+    row: &activation_hosts::Model,
+    to: &str,
+    error: &str,
+    now: DateTime<Utc>,
+    overdue_at: Option<DateTime<Utc>>,
+) -> ServiceResult<bool> {
     let r = activation_hosts::Entity::update_many()
         .col_expr(activation_hosts::Column::Status, Expr::value(to))
         .col_expr(activation_hosts::Column::FinishedAt, Expr::value(Some(now)))
@@ -128,6 +173,9 @@ pub(super) async fn host_cas(
         )
         .filter(activation_hosts::Column::Id.eq(row.id))
         .filter(activation_hosts::Column::Status.eq(row.status.as_str()))
+        .apply_if(overdue_at, |q, at| {
+            q.filter(activation_hosts::Column::RecoveryDeadline.lt(at))
+        })
         .exec(db)
         .await?;
     Ok(r.rows_affected == 1)
@@ -207,8 +255,9 @@ async fn start_timeouts(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     now: DateTime<Utc>,
+    judged: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    for row in overdue(db, &[status::host::DISPATCHED], now).await? {
+    for row in overdue(db, &[status::host::DISPATCHED], judged).await? {
         let txn = super::begin_write(db).await?;
         let Some(a) = activations::Entity::find_by_id(row.activation_id)
             .one(&txn)
@@ -220,7 +269,7 @@ async fn start_timeouts(
         let ls = a.launch_setting_id.clone().unwrap_or_default();
         let many = concurrency_of(&txn, &a).await? == Concurrency::Many;
         if many || row.fencing_token != a.fencing_token {
-            if host_cas(&txn, &row, status::host::LOST, &why, now).await? {
+            if overdue_cas(&txn, &row, status::host::LOST, &why, (now, judged)).await? {
                 event(&txn, a.id, Some(&row.host), "lost", &why, now).await?;
                 let notice = notifications::events::activation_lost(
                     a.id,
@@ -234,7 +283,7 @@ async fn start_timeouts(
                 recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
                 settle::settle(&txn, cfg, a.id, None, now).await?;
             }
-        } else if host_cas(&txn, &row, status::host::SUPERSEDED, &why, now).await? {
+        } else if overdue_cas(&txn, &row, status::host::SUPERSEDED, &why, (now, judged)).await? {
             recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
             if redispatch(&txn, cfg, &a, &row.host, &why, now).await? {
                 Metrics::inc(&cfg.metrics.redispatch_start_timeout);
@@ -251,14 +300,18 @@ async fn work_timeouts(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
     now: DateTime<Utc>,
+    judged: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    for row in overdue(db, &[status::host::ACCEPTED, status::host::RUNNING], now).await? {
+    for row in overdue(db, &[status::host::ACCEPTED, status::host::RUNNING], judged).await? {
         let txn = super::begin_write(db).await?;
         let why = format!("no heartbeat from {} within the work timeout", row.host);
-        if !host_cas(&txn, &row, status::host::LOST, &why, now).await? {
+        if !overdue_cas(&txn, &row, status::host::LOST, &why, (now, judged)).await? {
             continue;
         }
         Metrics::inc(&cfg.metrics.lost);
+        tracing::warn!(activation_id = %row.activation_id, host = %row.host,
+            last_heartbeat = ?row.last_heartbeat_at, deadline = ?row.recovery_deadline,
+            "run lost: no heartbeat within the work timeout");
         event(&txn, row.activation_id, Some(&row.host), "lost", &why, now).await?;
         let Some(a) = activations::Entity::find_by_id(row.activation_id)
             .one(&txn)
@@ -497,4 +550,30 @@ async fn event(
     let mut plan = Plan::default();
     plan.event(activation, host, kind, detail, now);
     plan.write(db).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::judged_until;
+    use chrono::{Duration, TimeZone, Utc};
+
+    #[test]
+    fn silence_is_judged_up_to_the_newest_heartbeat_while_reports_flow() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 27, 12, 0, 10).unwrap();
+        let timeout = Duration::seconds(5);
+        // Reports stored 2 s ago: deadlines are judged as of then, not now.
+        let heard = now - Duration::seconds(2);
+        assert_eq!(judged_until(now, Some(heard), timeout), heard);
+        // Nothing stored for longer than the node timeout: every node is silent; the clock.
+        assert_eq!(
+            judged_until(now, Some(now - Duration::seconds(6)), timeout),
+            now
+        );
+        // No node ever heard from, or a heartbeat stored "after" now (another replica's clock).
+        assert_eq!(judged_until(now, None, timeout), now);
+        assert_eq!(
+            judged_until(now, Some(now + Duration::seconds(1)), timeout),
+            now
+        );
+    }
 }

@@ -129,6 +129,13 @@ pub(super) async fn lost_while_live(
         .expect("query")
         .into_iter()
         .filter(|h| h.host != faulted || h.finished_at.is_some_and(|t| t < killed && !asleep(&t)))
+        .inspect(|h| {
+            println!(
+                "declared lost while live: activation {} on {}, started {:?}, last heartbeat \
+                 {:?}, lost at {:?}: {:?}",
+                h.activation_id, h.host, h.started_at, h.last_heartbeat_at, h.finished_at, h.error
+            );
+        })
         .count()
 }
 
