@@ -27,22 +27,26 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 log "formatting"
 cargo fmt --all --check
 
-log "building the manager and the browser bundle (with lints)"
-cargo leptos build
+log "building the browser bundle (with lints)"
+# The browser's half only: the manager is built once, with the tests below.
+cargo leptos build --frontend-only
 
 log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
-# The runtime tests start real demo-node processes, and the getting-started guide's node.
-cargo build -p agent-client --bin demo-node --example getting-started
-# Built, not run (docs/benchmarks.md runs them): their lints.
-cargo test --workspace --benches --no-run --quiet
 RESULTS="$(mktemp -d)"
 # The fault tests' RabbitMQ cluster and network namespace are removed by their test; a test
 # stopped by its time limit cannot, so whatever is left of them goes here.
 trap 'rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; remove_test_namespaces' EXIT
+# One build of every host crate, with their tests: cargo builds a package's programs and
+# examples with its tests, so this also builds the manager the browser tests and the fuzzer
+# start (target/debug/agent-manager), the demo-node processes of the runtime tests and the
+# getting-started guide's node. A separate `cargo build` of one of them would resolve the
+# dependencies' features without the test-only ones and compile most of them again.
 cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"
 
 log "documentation examples (doctests; nextest does not run them)"
 cargo test --workspace --doc --quiet
+log "benchmarks: built, not run (docs/benchmarks.md runs them), for their lints"
+cargo test --workspace --benches --no-run --quiet
 
 log "end-to-end tests (Playwright, Chromium)"
 ./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log"

@@ -2,7 +2,8 @@
 //! `agent-client`, which is the guide's code) does what the guide says: started before its
 //! application exists, it waits; the application created, its agents appear without a restart;
 //! with the guide's catalog, a greeting published to the data queue is processed. Build it
-//! first: `cargo build -p agent-client --example getting-started` (scripts/test.sh does).
+//! first: `cargo build -p agent-client --example getting-started` (a workspace-wide test run,
+//! as scripts/test.sh's, builds it with the tests).
 
 use crate::harness::{SHORT, World, amqp_url, eventually};
 use am_domain::catalog::Catalog;
