@@ -101,6 +101,24 @@ test("replay dead letters, watch the progress bar finish and the node process th
   await expect(rows.first()).toHaveAttribute("data-launch-setting", ls);
   await expect(rows.first().locator(t("dl-error-type"))).toHaveText("FlakyFailure");
 
+  // Delete asks first, with the count it would remove; with no filter, a second time. Cancelled
+  // both times: nothing goes.
+  await page.locator(t("dl-delete-matching")).click();
+  await expect(page.locator(t("dl-delete-count"))).toHaveAttribute("data-total", String(total));
+  await page.locator(t("dl-cancel-delete")).click();
+  await expect(page.locator(t("dl-confirm"))).toHaveCount(0);
+  await open(page, "/dead-letters");
+  await page.locator(t("dl-delete-matching")).click();
+  // Every dead letter of every test so far: at least this test's.
+  await expect(page.locator(t("dl-delete-count"))).toBeVisible();
+  const everyDead = Number(await page.locator(t("dl-delete-count")).getAttribute("data-total"));
+  expect(everyDead).toBeGreaterThanOrEqual(total);
+  await page.locator(t("dl-confirm-delete")).click();
+  await expect(page.locator(t("dl-delete-everything"))).toContainText(`${everyDead} in all`);
+  await page.locator(t("dl-cancel-delete")).click();
+  expect(await deadCount(page, ls)).toBe(total);
+  await open(page, `/dead-letters?launch_setting=${ls}`);
+
   // One of them, opened: the body as JSON, the node's headers, its failure history.
   await rows.first().locator(t("dl-open")).click();
   await expect(page).toHaveURL(/\/dead-letters\/\d+$/);

@@ -62,10 +62,12 @@ test("? lists the shortcuts, and Esc closes the list, leaves the search box and 
   await page.keyboard.press("Escape");
   await expect(page.locator(t("global-search"))).not.toBeFocused();
 
-  // Disable asks; Esc is its Cancel: the question goes and the setting stays enabled.
+  // Disable asks; Esc is its Cancel: the question goes, the setting stays enabled, and focus
+  // is back on the button that asked.
   await page.locator(t("toggle-enabled")).click();
   await expect(page.locator(t("disable-ask"))).toBeVisible();
   await page.keyboard.press("Escape");
   await expect(page.locator(t("disable-ask"))).toHaveCount(0);
   await expect(page.locator(t("current-status"))).toHaveText("waiting");
+  await expect(page.locator(t("toggle-enabled"))).toBeFocused();
 });

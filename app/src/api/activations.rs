@@ -63,8 +63,6 @@ impl ActivationsQuery {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivationRow {
     pub id: String,
-    /// The first 8 characters of the id… and its last 4, as tables show it.
-    pub short_id: String,
     pub launch_setting: Option<String>,
     pub group: Option<String>,
     pub parent: Option<String>,
@@ -158,7 +156,6 @@ pub struct FailureRow {
     pub id: i64,
     pub launch_setting: String,
     pub activation: String,
-    pub short_activation: String,
     pub host: String,
     pub application: String,
     pub agent: String,
@@ -229,7 +226,6 @@ pub(crate) mod present {
             .finished_at
             .or_else(|| (a.status == "running").then_some(now));
         ActivationRow {
-            short_id: short_id(&a.id.to_string()),
             id: a.id.to_string(),
             launch_setting: a.launch_setting,
             group: a.group,
@@ -256,7 +252,6 @@ pub(crate) mod present {
     pub fn failure(f: FailureEntry) -> FailureRow {
         FailureRow {
             id: f.id,
-            short_activation: short_id(&f.activation.to_string()),
             activation: f.activation.to_string(),
             launch_setting: f.launch_setting,
             host: f.host,

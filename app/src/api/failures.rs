@@ -55,7 +55,6 @@ pub struct HostCountView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivationFailureRow {
     pub activation: String,
-    pub short_id: String,
     pub status: Option<String>,
     pub trigger: Option<String>,
     pub created: Option<String>,
@@ -116,7 +115,7 @@ pub struct FailuresView {
 /// The page of the drill-down `query` points at.
 #[server(prefix = "/ui", endpoint = "failure_logs", input = Json)]
 pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError> {
-    use super::activations::{present, short_id};
+    use super::activations::present;
     use super::ssr::*;
     use am_domain::roles::Role;
     use am_services::failures::{self, FailureFilter};
@@ -198,7 +197,6 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
                     .items
                     .into_iter()
                     .map(|r| ActivationFailureRow {
-                        short_id: short_id(&r.activation.to_string()),
                         activation: r.activation.to_string(),
                         status: r.status,
                         trigger: r.trigger,

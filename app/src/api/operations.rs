@@ -21,7 +21,6 @@ pub struct ItemErrorView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OperationRow {
     pub id: String,
-    pub short_id: String,
     pub kind: String,
     /// What it does, in words ("Replay dead letters").
     pub title: String,
@@ -174,7 +173,6 @@ pub(crate) mod present {
     pub fn row(v: OperationView) -> OperationRow {
         let id = v.id.to_string();
         OperationRow {
-            short_id: crate::api::activations::short_id(&id),
             id,
             title: title(&v.kind),
             selection: selection(v.request.as_ref()),

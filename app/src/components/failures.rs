@@ -1,7 +1,10 @@
 //! Pieces the failure drill-down and the activation page share: links that keep the filters,
 //! counts by error type, and failures with their stack in a collapsible block.
 
-use crate::api::activations::{CountView, FailureRow};
+use crate::{
+    api::activations::{CountView, FailureRow},
+    components::ids::ShortId,
+};
 use leptos::prelude::*;
 
 pub use am_domain::links::{enc, href, level_path};
@@ -85,7 +88,7 @@ fn FailureCard(f: FailureRow) -> impl IntoView {
             <p class="failure-message" data-test="failure-message">{f.message.clone()}</p>
             <dl class="facts">
                 <div><dt>"Launch setting"</dt><dd><a href=level_path(&f.launch_setting, "", "")>{f.launch_setting.clone()}</a></dd></div>
-                <div><dt>"Activation"</dt><dd><a href=activation_href><code>{f.short_activation.clone()}</code></a></dd></div>
+                <div><dt>"Activation"</dt><dd><ShortId id=f.activation.clone() href=activation_href /></dd></div>
                 <div><dt>"Host"</dt><dd><a href=host_href data-test="failure-host">{f.host.clone()}</a></dd></div>
                 <div><dt>"Agent"</dt><dd>{format!("{}/{}", f.application, f.agent)}</dd></div>
                 {f.attempt.map(|a| view! { <div><dt>"Attempt"</dt><dd>{a}</dd></div> })}

@@ -17,11 +17,12 @@ pub fn Id(#[prop(into)] id: String) -> impl IntoView {
 
 /// A long id (an activation's UUID) as lists show it: shortened on one line, the whole id on
 /// hover and in a copy button beside it; the search box finds it in either form. With `href`,
-/// the shortened id is a link.
+/// the shortened id is a link (`data-test` `test`, else `activation-link`).
 #[component]
 pub fn ShortId(
     #[prop(into)] id: String,
     #[prop(optional, into)] href: Option<String>,
+    #[prop(optional)] test: Option<&'static str>,
 ) -> impl IntoView {
     let short = am_domain::shortened::shorten(&id);
     let code = view! { <code class="nowrap" title=id.clone()>{short}</code> };
@@ -29,7 +30,10 @@ pub fn ShortId(
     view! {
         <span class="short-id" data-full=full>
             {match href {
-                Some(h) => view! { <a href=h data-test="activation-link">{code}</a> }.into_any(),
+                Some(h) => {
+                    view! { <a href=h data-test=test.unwrap_or("activation-link")>{code}</a> }
+                        .into_any()
+                }
                 None => code.into_any(),
             }}
             <CopyButton text=id />

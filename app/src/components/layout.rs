@@ -61,16 +61,38 @@ pub fn Layout() -> impl IntoView {
                     e.prevent_default();
                     help.update(|open| *open = !*open);
                 }
-                "Escape" if escape(help, search_box) => {
-                    e.prevent_default();
-                    if let Some(main) = main_ref.get() {
-                        let _ = main.focus();
+                "Escape" => match escape(help, search_box) {
+                    Escaped::Nothing => {}
+                    Escaped::ToPage => {
+                        e.prevent_default();
+                        if let Some(main) = main_ref.get() {
+                            let _ = main.focus();
+                        }
                     }
-                }
+                    Escaped::ToOpener(opener) => {
+                        e.prevent_default();
+                        let _ = opener.focus();
+                    }
+                },
                 _ => {}
             }
         });
-        on_cleanup(move || handle.remove());
+        // The last button clicked: what opened the question Esc cancels, where focus goes back.
+        let clicks = window_event_listener(leptos::ev::click, move |e| {
+            use leptos::wasm_bindgen::JsCast;
+            let button = e
+                .target()
+                .and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok())
+                .and_then(|el| el.closest("button").ok().flatten())
+                .and_then(|b| b.dyn_into::<leptos::web_sys::HtmlElement>().ok());
+            if let Some(button) = button {
+                LAST_CLICKED.with(|last| *last.borrow_mut() = Some(button));
+            }
+        });
+        on_cleanup(move || {
+            handle.remove();
+            clicks.remove();
+        });
     }
     Effect::new(move |_| {
         if let Some(Ok(())) = logout.value().get() {
@@ -144,36 +166,58 @@ pub fn Layout() -> impl IntoView {
     }
 }
 
-/// What Esc closes, the first that is open: the shortcut list, the search box (left), or the
-/// newest open question on the page (its Cancel button, marked `data-esc`). Whether it closed
-/// anything, so focus moves to the page (what had it may be gone).
 #[cfg(feature = "hydrate")]
-fn escape(help: RwSignal<bool>, search_box: NodeRef<leptos::html::Input>) -> bool {
+thread_local! {
+    static LAST_CLICKED: std::cell::RefCell<Option<leptos::web_sys::HtmlElement>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Where focus goes after Esc.
+#[cfg(feature = "hydrate")]
+enum Escaped {
+    /// Nothing was open: Esc does what the browser does.
+    Nothing,
+    /// To the page: what had focus is gone.
+    ToPage,
+    /// Back to the button that opened the question just cancelled.
+    ToOpener(leptos::web_sys::HtmlElement),
+}
+
+/// What Esc closes, the first that is open: the shortcut list, the search box (left), or the
+/// newest open question on the page (its Cancel button, marked `data-esc`); and where focus
+/// goes then: to the button that opened the question when it is still on the page (the last
+/// one clicked before the Cancel), else to the page.
+#[cfg(feature = "hydrate")]
+fn escape(help: RwSignal<bool>, search_box: NodeRef<leptos::html::Input>) -> Escaped {
     use leptos::wasm_bindgen::JsCast;
     if help.get_untracked() {
         help.set(false);
-        return true;
+        return Escaped::ToPage;
     }
     let active = document().active_element();
     if let (Some(input), Some(active)) = (search_box.get_untracked(), active.as_ref())
         && active.is_same_node(Some(&input))
     {
-        return true;
+        return Escaped::ToPage;
     }
     let Ok(open) = document().query_selector_all("[data-esc]") else {
-        return false;
+        return Escaped::Nothing;
     };
     let newest = (0..open.length()).rev().find_map(|i| {
         open.item(i)?
             .dyn_into::<leptos::web_sys::HtmlElement>()
             .ok()
     });
-    match newest {
-        Some(cancel) => {
-            cancel.click();
-            true
-        }
-        None => false,
+    let Some(cancel) = newest else {
+        return Escaped::Nothing;
+    };
+    // Taken before the click: the Cancel's own click becomes the last one.
+    let opener = LAST_CLICKED.with(|last| last.borrow_mut().take());
+    cancel.click();
+    // A button inside the question (its first Delete of two) leaves with it.
+    match opener.filter(|b| b.is_connected() && !b.is_same_node(Some(&cancel))) {
+        Some(opener) => Escaped::ToOpener(opener),
+        None => Escaped::ToPage,
     }
 }
 

@@ -408,7 +408,7 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
                         {v.members.iter().map(|m| view! {
                             <tr data-test="member-row" data-status=m.status.clone()>
                                 <td data-label="#">{m.position.map(|p| p + 1)}</td>
-                                <td data-label="Activation"><a href=format!("/activations/{}", m.id)><code>{m.short_id.clone()}</code></a></td>
+                                <td data-label="Activation"><ShortId id=m.id.clone() href=format!("/activations/{}", m.id) /></td>
                                 <td data-label="Launch setting">{m.launch_setting.clone()}</td>
                                 <td data-label="Status"><span class=format!("pill {}", m.status)>{m.status.clone()}</span></td>
                                 <td data-label="Duration">{m.duration.clone().unwrap_or_else(|| "—".into())}</td>

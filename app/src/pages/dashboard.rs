@@ -13,6 +13,7 @@ use crate::{
     components::{
         attention::{DisabledBanner, FailingNow},
         failure_chart::FailureChartView,
+        ids::ShortId,
         when::Ago,
     },
 };
@@ -318,7 +319,6 @@ fn RunningList(rows: Vec<RunningActivation>, now: DateTime<Utc>) -> impl IntoVie
                 <tbody>
                     {rows.into_iter().map(|a| {
                         let href = format!("/activations/{}", a.id);
-                        let short = crate::api::activations::short_id(&a.id);
                         let what = match (&a.launch_setting, &a.group, &a.member) {
                             (Some(ls), _, _) => ls.clone(),
                             (None, Some(g), Some(m)) => format!("group {g}, at {m}"),
@@ -329,7 +329,7 @@ fn RunningList(rows: Vec<RunningActivation>, now: DateTime<Utc>) -> impl IntoVie
                         let since = a.started_at.unwrap_or(a.created_at);
                         view! {
                             <tr data-test="running-row" data-id=a.id.clone() data-status=a.status.clone()>
-                                <td data-label="Activation"><a href=href data-test="running-link"><code>{short}</code></a></td>
+                                <td data-label="Activation"><ShortId id=a.id.clone() href test="running-link" /></td>
                                 <td data-label="Runs" class="long-name">{what}</td>
                                 <td data-label="Status"><span class=format!("pill {}", a.status)>{a.status.clone()}</span></td>
                                 <td data-label="Hosts" class="long-name" data-test="running-hosts">{hosts}</td>

@@ -8,6 +8,7 @@ use crate::{
     api::failures::{FailuresQuery, FailuresView, Level, failure_logs},
     components::{
         failures::{ErrorTypeCounts, FailureCards, href, level_path},
+        ids::ShortId,
         when::Ago,
     },
 };
@@ -381,7 +382,7 @@ fn ActivationsTable(
                         view! {
                             <tr data-test="activation-row" data-id=r.activation.clone()>
                                 <td data-label="Activation">
-                                    <a href=c.link(&path, &[]) data-test="drill"><code>{r.short_id.clone()}</code></a>
+                                    <ShortId id=r.activation.clone() href=c.link(&path, &[]) test="drill" />
                                     <br /><span class="muted">{or_dash(r.created.clone())}</span>
                                     <br /><a class="muted" href=format!("/activations/{}", r.activation)>"timeline"</a>
                                 </td>

@@ -7,7 +7,7 @@ use crate::{
         CancelOperation, DisabledListView, OperationRow, Reenable, StartSweep, disabled_entities,
         list_operations, operation,
     },
-    components::operation::ProgressBar,
+    components::{ids::ShortId, operation::ProgressBar},
 };
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -61,7 +61,7 @@ pub fn OperationsPage() -> impl IntoView {
                                 {v.rows.into_iter().map(|o| view! {
                                     <tr data-test="operation-row" data-id=o.id.clone()>
                                         <td><a href=format!("/operations/{}", o.id)>{o.title.clone()}</a>
-                                            <br/><span class="muted mono">{o.short_id.clone()}</span></td>
+                                            <br/><span class="muted"><ShortId id=o.id.clone() /></span></td>
                                         <td>{o.selection.clone()}</td>
                                         <td><ProgressBar op=o.clone() /></td>
                                         <td>{o.requested_by.clone()}</td>

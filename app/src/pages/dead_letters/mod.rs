@@ -22,8 +22,10 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use std::{collections::BTreeSet, time::Duration};
 
+mod delete;
 mod row;
 
+use delete::DeleteConfirm;
 use row::{Row, Status};
 
 /// How often the page checks whether its operation ended.
@@ -210,8 +212,8 @@ fn Filters(q: DeadLettersQuery) -> impl IntoView {
 }
 
 /// The buttons of an operator: selected ones (when some are ticked) or all matching. A replay
-/// and a delete each start only after a confirmation (a replay's says how many and what could
-/// go wrong, see `components::replay`).
+/// and a delete each start only after a question that says how many (a replay's also what
+/// could go wrong, see `components::replay`), asked twice when the search has no filter.
 #[component]
 fn BulkButtons(
     q: DeadLettersQuery,
@@ -229,19 +231,6 @@ fn BulkButtons(
             vec![]
         } else {
             selected.get_untracked().into_iter().collect()
-        }
-    };
-    let delete = {
-        let q = q.clone();
-        move |all: bool| {
-            confirming.set(None);
-            bulk.dispatch(DeadLettersBulk {
-                action: BulkAction::Delete,
-                ids: ids_of(all),
-                query: q.clone(),
-                canary: None,
-                rate_per_second: None,
-            });
         }
     };
     let none = move || selected.with(BTreeSet::is_empty);
@@ -268,26 +257,17 @@ fn BulkButtons(
                     "Delete all matching"
                 </button>
             })}
-            {move || confirming.get().map(|all| {
-                let delete = delete.clone();
-                let what = if all {
-                    "every dead letter (status dead) matching this search".to_owned()
-                } else {
-                    format!("{} selected dead letters", count())
-                };
-                view! {
-                    <span class="confirm" data-test="dl-confirm">
-                        {format!("Delete {what}? This cannot be undone.")}
-                        <button class="danger" data-test="dl-confirm-delete"
-                            on:click=move |_| delete(all)>"Delete"</button>
-                        <button data-test="dl-cancel-delete" data-esc="close" on:click=move |_| confirming.set(None)>"Cancel"</button>
-                    </span>
-                }
-            })}
         </div>
-        {move || replaying.get().map(|all| view! {
-            <ReplayConfirm ids=ids_of(all) query=q.clone() bulk
-                on_close=Callback::new(move |_| replaying.set(None)) />
+        {
+            let q = q.clone();
+            move || replaying.get().map(|all| view! {
+                <ReplayConfirm ids=ids_of(all) query=q.clone() bulk
+                    on_close=Callback::new(move |_| replaying.set(None)) />
+            })
+        }
+        {move || confirming.get().map(|all| view! {
+            <DeleteConfirm ids=ids_of(all) query=q.clone() bulk
+                on_close=Callback::new(move |_| confirming.set(None)) />
         })}
     }
 }
