@@ -1,13 +1,10 @@
 import { expect, Page, test } from "@playwright/test";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { violations } from "./axe";
 import { appWithPool, loginAdmin, open, seed, uid } from "./catalog-helpers";
 
-// axe-core (from npm) over every page of the navigation and a page of each kind of entry: no
-// violation of any rule axe runs by default (WCAG 2 A/AA and best practices). Injected through
-// `page.evaluate`, so the page's Content-Security-Policy stays as it is in production.
-const AXE_SOURCE = readFileSync(createRequire(__filename).resolve("axe-core/axe.min.js"), "utf8");
-
+// axe-core over every page of the navigation and a page of each kind of catalog entry: no
+// violation of any rule axe runs by default (WCAG 2 A/AA and best practices). The pages of
+// runs, dead letters and operations are checked by layout.spec.ts, once earlier tests made some.
 const PAGES = [
   "/", "/applications", "/nodes", "/pools", "/data-queues", "/broker", "/agents",
   "/launch-settings", "/schema-drift", "/schedule-groups", "/activations", "/failures",
@@ -15,25 +12,6 @@ const PAGES = [
   "/applications/new", "/pools/new", "/data-queues/new", "/agents/new", "/launch-settings/new",
   "/schedule-groups/new",
 ];
-
-type Violation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
-
-/** The violations axe finds on the page as it is now, one line each. */
-async function violations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const found: Violation[] = await page.evaluate(async () => {
-    // @ts-expect-error: injected above
-    const result = await window.axe.run(document);
-    return result.violations;
-  });
-  return found.map(
-    (v) =>
-      `${v.id} (${v.impact}): ${v.help} at ${v.nodes
-        .slice(0, 3)
-        .map((n) => n.target.join(" "))
-        .join(", ")}`,
-  );
-}
 
 /** Every page of the navigation and one entry of each kind, with what axe finds on each. */
 async function everyPage(page: Page): Promise<string[]> {

@@ -1,15 +1,44 @@
 import { expect, Page, test } from "@playwright/test";
+import { violations } from "./axe";
 import { loginAdmin, open } from "./catalog-helpers";
 
-// Every page of the navigation, with the demo running, at the two widths operators use: no
-// table header, badge or id breaks inside a word. Measured on the element boxes: a text that
-// wraps has line boxes at more than one height.
+// Every page of the navigation and one page of each kind of entry (the newest of each, from the
+// API: the suite's earlier tests made them), at the widths operators use: no table header, badge
+// or id breaks inside a word, and nothing is wider than the window. Measured on the element
+// boxes: a text that wraps has line boxes at more than one height.
 const PAGES = [
   "/", "/applications", "/nodes", "/pools", "/data-queues", "/broker", "/agents",
   "/launch-settings", "/schema-drift", "/schedule-groups", "/activations", "/failures",
   "/dead-letters", "/operations", "/search?q=e2e",
 ];
-const WIDTHS: [number, number][] = [[1024, 768], [1280, 900]];
+const WIDTHS: [number, number][] = [[1024, 768], [1280, 900], [1920, 1080]];
+
+/** The first of a list the API answers (an array, or a page of `items`). */
+async function first(page: Page, path: string): Promise<any | undefined> {
+  const r = await page.request.get(`${new URL(page.url()).origin}${path}`);
+  expect(r.status(), `${path}: ${await r.text()}`).toBe(200);
+  const body = await r.json();
+  return (Array.isArray(body) ? body : body.items)?.[0];
+}
+
+/** A page of each kind of entry that exists: activation, launch setting, group, agent, dead
+ * letter, operation, a failure drill-down. */
+async function detailPages(page: Page): Promise<string[]> {
+  const out: string[] = [];
+  const activation = await first(page, "/api/v1/activations?limit=1");
+  if (activation) out.push(`/activations/${activation.id}`);
+  const ls = await first(page, "/api/v1/launch-settings");
+  if (ls) out.push(`/launch-settings/${ls.id}`, `/failures/${ls.id}`);
+  const group = await first(page, "/api/v1/schedule-groups");
+  if (group) out.push(`/schedule-groups/${group.id}`);
+  const agent = await first(page, "/api/v1/agents");
+  if (agent) out.push(`/agents/${agent.application}/${agent.id}`);
+  const dead = await first(page, "/api/v1/dead-letters?limit=1");
+  if (dead) out.push(`/dead-letters/${dead.id}`);
+  const operation = await first(page, "/api/v1/operations?limit=1");
+  if (operation) out.push(`/operations/${operation.id}`);
+  return out;
+}
 
 /** The texts of headers, badges and ids that wrap onto a second line. */
 async function wrapped(page: Page): Promise<string[]> {
@@ -62,7 +91,7 @@ for (const [width, height] of WIDTHS) {
     await page.setViewportSize({ width, height });
     await loginAdmin(page);
     const broken: string[] = [];
-    for (const path of PAGES) {
+    for (const path of [...PAGES, ...(await detailPages(page))]) {
       await open(page, path);
       for (const w of await wrapped(page)) broken.push(`${path} ${w}`);
     }
@@ -74,10 +103,26 @@ for (const [width, height] of WIDTHS) {
     await page.setViewportSize({ width, height });
     await loginAdmin(page);
     const wide: string[] = [];
-    for (const path of PAGES) {
+    for (const path of [...PAGES, ...(await detailPages(page))]) {
       await open(page, path);
       for (const w of await overflowing(page)) wide.push(`${path} ${w}`);
     }
     expect(wide, wide.join("\n")).toEqual([]);
   });
 }
+
+// The pages of entries, which the accessibility spec (run first, before any run exists) cannot
+// reach: no axe-core violation on any of them.
+test("every kind of entry's page has no axe-core violation", async ({ page }) => {
+  test.setTimeout(120_000);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await loginAdmin(page);
+  const pages = await detailPages(page);
+  test.info().annotations.push({ type: "pages", description: pages.join(" ") });
+  const found: string[] = [];
+  for (const path of pages) {
+    await open(page, path);
+    for (const v of await violations(page)) found.push(`${path} ${v}`);
+  }
+  expect(found, found.join("\n")).toEqual([]);
+});

@@ -459,8 +459,8 @@ fn Lane(lane: LaneView, launch_setting: Option<String>, activation: String) -> i
                 <div class="table-wrap">
                     <table class="list runs" data-test="runs">
                         <thead><tr>
-                            <th>"Attempt"</th><th>"Status"</th><th>"Dispatched"</th><th>"Accepted"</th><th>"Started"</th>
-                            <th>"Last heartbeat"</th><th>"Finished"</th><th>"Processed / failed / retried / dead-lettered"</th>
+                            <th>"Attempt"</th><th>"Status"</th><th>"Dispatched"</th><th>"Started"</th>
+                            <th title="Last heartbeat">"Heartbeat"</th><th>"Finished"</th><th>"Messages"</th>
                         </tr></thead>
                         <tbody>
                             {lane.runs.iter().map(|r| view! {
@@ -471,12 +471,18 @@ fn Lane(lane: LaneView, launch_setting: Option<String>, activation: String) -> i
                                         {r.error.clone().map(|e| view! { <br /><span class="error">{e}</span> })}
                                         {r.stop_requested.clone().map(|t| view! { <br /><span class="muted">{format!("stop requested {t}")}</span> })}
                                     </td>
-                                    <td data-label="Dispatched">{r.dispatched.clone()}</td>
-                                    <td data-label="Accepted">{r.accepted.clone().unwrap_or_else(|| "—".into())}</td>
+                                    <td data-label="Dispatched">{r.dispatched.clone()}
+                                        <br /><span class="muted">{match &r.accepted {
+                                            Some(t) => format!("accepted {t}"),
+                                            None => "not accepted".to_owned(),
+                                        }}</span></td>
                                     <td data-label="Started">{r.started.clone().unwrap_or_else(|| "—".into())}</td>
                                     <td data-label="Last heartbeat" data-test="run-heartbeat">{r.last_heartbeat.clone().unwrap_or_else(|| "—".into())}</td>
                                     <td data-label="Finished">{r.finished.clone().unwrap_or_else(|| "—".into())}</td>
-                                    <td data-label="Counters" data-test="run-counters">{format!("{} / {} / {} / {}", r.processed, r.failed, r.retried, r.dead_lettered)}</td>
+                                    <td data-label="Messages" data-test="run-counters">
+                                        {format!("{} processed", r.processed)}<br />
+                                        <span class="muted">{format!("{} failed · {} retried · {} dead-lettered", r.failed, r.retried, r.dead_lettered)}</span>
+                                    </td>
                                 </tr>
                             }).collect_view()}
                         </tbody>
