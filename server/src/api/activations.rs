@@ -45,7 +45,7 @@ pub async fn list(
 /// One activation: its member runs (for a group), its dispatch to each host with the last
 /// heartbeat's counters, its timeline per host and its failures by error type.
 #[utoipa::path(get, path = "/api/v1/activations/{id}", tag = "activations",
-    params(("id" = String, Path, description = "activation id (UUID)")), responses(
+    params(("id" = uuid::Uuid, Path, description = "activation id")), responses(
     (status = 200, body = ActivationDetail),
     (status = 401, body = ErrorBody),
     (status = 404, body = ErrorBody),
@@ -72,7 +72,7 @@ pub struct RerunStarted {
 /// member; a launch setting's run on the hosts that failed (`only_failed_hosts`) or on `host`.
 /// Send `{}` for the defaults.
 #[utoipa::path(post, path = "/api/v1/activations/{id}/rerun", tag = "activations",
-    params(("id" = String, Path, description = "activation id (UUID)")), request_body = Rerun,
+    params(("id" = uuid::Uuid, Path, description = "activation id")), request_body = Rerun,
     responses(
     (status = 202, body = RerunStarted),
     (status = 400, body = ErrorBody, description = "not a JSON body"),
@@ -109,7 +109,7 @@ pub struct InterruptRequested {
 /// a running one gets *interrupt* on each host still running it and ends `interrupted` when
 /// they confirm; a group's run ends at once and its running member is interrupted.
 #[utoipa::path(post, path = "/api/v1/activations/{id}/interrupt", tag = "activations",
-    params(("id" = String, Path, description = "activation id (UUID)")),
+    params(("id" = uuid::Uuid, Path, description = "activation id")),
     responses(
     (status = 202, body = InterruptRequested),
     (status = 403, body = ErrorBody),

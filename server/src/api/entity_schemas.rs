@@ -5,10 +5,26 @@
 //!   ignored when a read entity is sent back (`json::EntityJson`). The entities refuse unknown
 //!   fields, so without it the document would call every answer invalid;
 //! - the pattern of ids and of the fields that name another entity by id
-//!   (`am_domain::ids::ID_PATTERN`, the rule `validate_id` applies).
+//!   (`am_domain::ids::ID_PATTERN`, the rule `validate_id` applies), and of the path parameters
+//!   that take one.
 
 use am_domain::ids::ID_PATTERN;
-use utoipa::openapi::{OpenApi, Ref, RefOr, schema::Schema};
+use utoipa::openapi::{
+    OpenApi, Ref, RefOr,
+    path::ParameterIn,
+    schema::{Object, Schema},
+};
+
+/// Paths whose `{id}` and `{application}` parameters are catalog ids.
+const ID_PATHS: [&str; 7] = [
+    "/api/v1/applications/",
+    "/api/v1/pools/",
+    "/api/v1/data-queues/",
+    "/api/v1/agents/",
+    "/api/v1/launch-settings/",
+    "/api/v1/schedule-groups/",
+    "/api/v1/failures/launch-settings/",
+];
 
 /// Fields holding a catalog id, per entity schema.
 const ID_FIELDS: [(&str, &[&str]); 6] = [
@@ -24,6 +40,28 @@ pub struct IdPatterns;
 
 impl utoipa::Modify for IdPatterns {
     fn modify(&self, openapi: &mut OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !ID_PATHS.iter().any(|p| path.starts_with(p)) {
+                continue;
+            }
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in operations.into_iter().flatten() {
+                for param in op.parameters.iter_mut().flatten() {
+                    let names_an_id = matches!(param.name.as_str(), "id" | "application");
+                    if param.parameter_in == ParameterIn::Path && names_an_id {
+                        let mut schema = Object::with_type(utoipa::openapi::Type::String);
+                        schema.pattern = Some(ID_PATTERN.to_owned());
+                        param.schema = Some(RefOr::T(Schema::Object(schema)));
+                    }
+                }
+            }
+        }
         let Some(components) = openapi.components.as_mut() else {
             return;
         };
@@ -78,6 +116,42 @@ mod tests {
                     "{name}.{field}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn path_ids_carry_their_pattern_and_activation_ids_their_format() {
+        let doc = serde_json::to_value(super::super::ApiDoc::openapi()).expect("json");
+        let param = |path: &str, method: &str, name: &str| {
+            doc["paths"][path][method]["parameters"]
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["name"] == name).cloned())
+                .unwrap_or_else(|| panic!("{method} {path} has a parameter {name}"))
+        };
+        for (path, method, name) in [
+            ("/api/v1/launch-settings/{id}", "get", "id"),
+            ("/api/v1/agents/{application}/{id}", "put", "application"),
+            (
+                "/api/v1/failures/launch-settings/{id}/activations",
+                "get",
+                "id",
+            ),
+        ] {
+            assert_eq!(
+                param(path, method, name)["schema"]["pattern"],
+                am_domain::ids::ID_PATTERN,
+                "{method} {path} {name}"
+            );
+        }
+        for path in [
+            "/api/v1/activations/{id}",
+            "/api/v1/failures/activations/{id}/hosts",
+        ] {
+            assert_eq!(
+                param(path, "get", "id")["schema"]["format"],
+                "uuid",
+                "{path}"
+            );
         }
     }
 

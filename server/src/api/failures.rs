@@ -92,7 +92,7 @@ pub async fn activations(
 /// The hosts of an activation that reported failures matching the filters, with counts by
 /// error type and the status of their dispatch.
 #[utoipa::path(get, path = "/api/v1/failures/activations/{id}/hosts", tag = "failures",
-    params(("id" = String, Path, description = "activation id (UUID)"), FailureFilter),
+    params(("id" = uuid::Uuid, Path, description = "activation id"), FailureFilter),
     responses(
     (status = 200, body = ActivationHostFailures),
     (status = 401, body = ErrorBody),
