@@ -96,9 +96,10 @@ async fn handle(
                 hearing.on();
                 break o;
             }
-            Err(e) if failures >= 2 && decoded.len() > 1 && db.ping().await.is_ok() => {
+            Err(e) if failures >= 2 && db.ping().await.is_ok() => {
                 // The database is up, yet the batch keeps failing: one report in it is the
-                // cause. Apply them one by one so only that one is dropped (and logged).
+                // cause. Apply them one by one so only that one is dropped (and logged). Also
+                // a batch of one: the bad report alone in its batch would block the queue.
                 tracing::warn!(error = %e, "a report batch keeps failing; applying its reports one by one");
                 break one_by_one(db, cfg, &decoded).await;
             }

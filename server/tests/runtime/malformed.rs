@@ -78,6 +78,12 @@ async fn malformed_reports_and_dead_letters_never_stop_a_consumer() {
     for body in &bad_reports {
         publish(queue.clone(), body.clone(), BasicProperties::default()).await;
     }
+    // Each dropped before the good one is sent: the unstorable heartbeat is then alone in its
+    // batch, which once blocked the queue for good (only batches of several were split).
+    eventually("every bad report dropped", SHORT, || async {
+        (m.metric(|x| &x.malformed_reports) == bad_reports.len() as u64).then_some(())
+    })
+    .await;
     publish(queue.clone(), heartbeat("h-ok"), BasicProperties::default()).await;
     eventually(
         "the good heartbeat applied after the bad ones",
