@@ -38,6 +38,17 @@ pub mod failure_kind {
             FAILED
         }
     }
+
+    /// Every kind, the real failures first.
+    pub const ALL: [&str; 3] = [FAILED, RETRIED, UNAVAILABLE];
+
+    /// The filter word for reports of every kind (lists filter on [`FAILED`] unless told).
+    pub const ANY: &str = "any";
+
+    /// The kind named `word` ([`ALL`]), as a `&'static str`.
+    pub fn named(word: &str) -> Option<&'static str> {
+        ALL.into_iter().find(|k| *k == word)
+    }
 }
 
 /// Error types the chart names; the rarer ones are summed under [`OTHER_ERROR_TYPES`].

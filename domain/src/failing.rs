@@ -32,6 +32,42 @@ pub struct WindowCounts {
     pub dead_lettered: u64,
 }
 
+/// Failure reports by kind ([`crate::dashboard::failure_kind`]): what a list filtered on one
+/// kind leaves out is shown beside it, so no count hides another.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct KindCounts {
+    /// Real failures.
+    pub failed: u64,
+    /// Failed attempts whose message was sent to be tried again.
+    pub retried: u64,
+    /// "Temporarily unavailable" answers.
+    pub unavailable: u64,
+}
+
+impl KindCounts {
+    /// Adds `n` reports of `kind` (a [`crate::dashboard::failure_kind`] word; any other counts
+    /// as failed, the kind of whatever is not known to be harmless).
+    pub fn add(&mut self, kind: &str, n: u64) {
+        use crate::dashboard::failure_kind;
+        match kind {
+            failure_kind::RETRIED => self.retried += n,
+            failure_kind::UNAVAILABLE => self.unavailable += n,
+            _ => self.failed += n,
+        }
+    }
+
+    /// The count of `kind`.
+    pub fn of(&self, kind: &str) -> u64 {
+        use crate::dashboard::failure_kind;
+        match kind {
+            failure_kind::RETRIED => self.retried,
+            failure_kind::UNAVAILABLE => self.unavailable,
+            _ => self.failed,
+        }
+    }
+}
+
 /// How a stream launch setting is doing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

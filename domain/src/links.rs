@@ -63,6 +63,28 @@ pub fn dead_letters_of(launch_setting: &str) -> String {
     )
 }
 
+/// The failure reports of `kind` (empty: the real failures) at or after `from`, one by one:
+/// the list a figure of the dashboard's last hour counts, to the microsecond.
+pub fn failures_since(from: chrono::DateTime<chrono::Utc>, kind: &str) -> String {
+    let from = from.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    href(
+        "/failures",
+        &[("view", "failures"), ("from", &from), ("kind", kind)],
+    )
+}
+
+/// Activations of `status` as the dashboard counts runs (a group's activation once, its
+/// member runs not again), created at or after `since` when given.
+pub fn runs(status: &str, since: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    let since = since
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
+        .unwrap_or_default();
+    href(
+        "/activations",
+        &[("status", status), ("top_level", "true"), ("from", &since)],
+    )
+}
+
 /// The nodes page, at one host's row.
 pub fn node(host: &str) -> String {
     format!("/nodes#{}", node_anchor(host))

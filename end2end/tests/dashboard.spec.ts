@@ -215,3 +215,100 @@ test("re-enable a tripped LS", async ({ page }) => {
   await expect(page.locator(t("audit-row"))).toHaveCount(1);
   await expect(page.locator(t("audit-export"))).toHaveAttribute("href", /\/api\/v1\/audit\/export\?actor=breaker&/);
 });
+
+test("every figure of the dashboard leads to a list of as many items", async ({ page }) => {
+  // After the tests above: failures, retried attempts, a dead letter and finished runs exist.
+  test.setTimeout(120_000);
+  await loginAdmin(page);
+  await open(page, "/");
+  const statuses = await page.locator(t("status-count")).evaluateAll((els) => els.map((e) => e.getAttribute("data-status")!));
+  expect(statuses.length).toBeGreaterThan(3);
+  // [the figure (its data-count), its link, the count on the list the link opens]
+  const figures: [string, string, string][] = [
+    [t("failures-last-hour"), t("failures-link"), t("level-total")],
+    [t("dead-letters"), t("dead-letters-link"), t("dl-total")],
+    ...statuses.map((s): [string, string, string] => {
+      const figure = `${t("status-count")}[data-status="${s}"]`;
+      return [figure, `${figure} a`, t("activations-total")];
+    }),
+  ];
+  let besides = 0;
+  for (const kind of ["retried", "unavailable"]) {
+    const figure = `${t("besides-kind")}[data-kind="${kind}"]`;
+    if ((await page.locator(figure).count()) > 0) {
+      besides += 1;
+      figures.push([figure, figure, t("level-total")]);
+    }
+  }
+  // The poisoned messages of the breaker test were retried before they were dead-lettered.
+  expect(besides).toBe(2);
+  const listed = async (selector: string) => {
+    const el = page.locator(selector);
+    return Number((await el.getAttribute("data-count")) ?? (await el.textContent()));
+  };
+  for (const [figure, link, total] of figures) {
+    // Runs move between statuses while the test reads: a figure and its list agree once
+    // nothing moved between the two reads.
+    let seen = "";
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await open(page, "/");
+      const shown = Number(await page.locator(figure).getAttribute("data-count"));
+      const href = await page.locator(link).getAttribute("href");
+      expect(href, figure).toBeTruthy();
+      await open(page, href!);
+      const counted = await listed(total);
+      seen = `${figure}: ${shown} on the dashboard, ${counted} at ${href}`;
+      if (shown === counted) break;
+    }
+    const [, dash, list] = seen.match(/: (\d+) on the dashboard, (\d+) at/)!;
+    expect(Number(list), seen).toBe(Number(dash));
+  }
+});
+
+test("the activations list follows runs live and holds still when paused", async ({ page }) => {
+  test.setTimeout(120_000);
+  await loginAdmin(page);
+  const ls = `${APP}.${uid("live")}`;
+  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
+  withNodeApp(catalog);
+  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "fail")) {
+    catalog.agents.push({
+      application: APP, id: "fail", title: "Fail", input: "standalone", concurrency: "ANY", overlap: "allow",
+    });
+  }
+  catalog.launch_settings.push({ id: ls, application: APP, agent: "fail", kind: "scheduled" });
+  catalog.schedule_groups.push({ id: `${ls}-group`, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
+  await put(page, catalog);
+
+  await open(page, `/activations?launch_setting=${encodeURIComponent(ls)}`);
+  const total = page.locator(t("activations-total"));
+  await expect(total).toHaveAttribute("data-count", "0");
+  await expect(page.locator(t("live-list"))).toHaveAttribute("data-state", "live");
+  await mark(page);
+  const run = async () => {
+    const r = await call(page, "POST", `/api/v1/launch-settings/${ls}/run`);
+    expect(r.status(), await r.text()).toBe(202);
+  };
+
+  // A run started elsewhere shows up, and ends, without a reload.
+  await run();
+  await expect(total).toHaveAttribute("data-count", "1", { timeout: 45_000 });
+  await expect(page.locator(`${t("activation-list")} .pill.failed`)).toHaveCount(1, { timeout: 45_000 });
+
+  // Paused, the list stays as it is while the next run fails.
+  await page.locator(t("live-toggle")).click();
+  await expect(page.locator(t("live-list"))).toHaveAttribute("data-state", "paused");
+  await expect(page.locator(t("live-toggle"))).toHaveAttribute("aria-pressed", "true");
+  await run();
+  const second = async () =>
+    Number((await (await call(page, "GET", `/api/v1/activations?launch_setting=${encodeURIComponent(ls)}`)).json()).total);
+  await expect.poll(second, { timeout: 45_000 }).toBe(2);
+  // Two feed messages later (one every 2 s), still the page as paused.
+  await page.waitForTimeout(4_500);
+  await expect(total).toHaveAttribute("data-count", "1");
+
+  // Resumed, what it missed comes at once.
+  await page.locator(t("live-toggle")).click();
+  await expect(total).toHaveAttribute("data-count", "2", { timeout: 10_000 });
+  await stillMarked(page);
+});

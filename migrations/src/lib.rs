@@ -44,7 +44,12 @@
 //!   activation told;
 //! - [`m20261125_000024_success_window`]: the dead man's switch of schedule groups;
 //! - [`m20261125_000025_channels`]: the events each notification channel is told, and
-//!   schedule groups' own channels.
+//!   schedule groups' own channels;
+//! - [`m20261126_000026_consumed_queue`]: the queue each dispatch of a stream was told to
+//!   consume;
+//! - [`m20261126_000027_publication_refusals`]: what a node published that the catalog refused;
+//! - [`m20261127_000028_failure_kind`]: the kind of each failure report (failed, retried,
+//!   unavailable), in the drill-down's indexes.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -86,6 +91,7 @@ pub mod m20261125_000024_success_window;
 pub mod m20261125_000025_channels;
 pub mod m20261126_000026_consumed_queue;
 pub mod m20261126_000027_publication_refusals;
+pub mod m20261127_000028_failure_kind;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -122,6 +128,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000025_channels::Migration),
             Box::new(m20261126_000026_consumed_queue::Migration),
             Box::new(m20261126_000027_publication_refusals::Migration),
+            Box::new(m20261127_000028_failure_kind::Migration),
         ]
     }
 }

@@ -186,6 +186,8 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
     constraints(db).await?;
 
     let manager = SchemaManager::new(db);
+    failure_kinds_are_derived(db, &manager).await?;
+
     // Down one by one: nodes keep no refused changes, then dispatches record no consumed queue.
     for (table, column) in [
         ("nodes", "refused_changes"),
@@ -658,6 +660,69 @@ fn expect_violation(result: TestResult, expected: Violation, what: &str) {
 }
 
 type Row = Vec<(&'static str, Value)>;
+
+/// One step down and up again: failure reports stored before the kind column get the kind
+/// their `temporary` and `disposition` say; then down for good (the steps below).
+async fn failure_kinds_are_derived(
+    db: &DatabaseConnection,
+    manager: &SchemaManager<'_>,
+) -> TestResult {
+    assert!(manager.has_column("failure_logs", "kind").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("failure_logs", "kind").await?);
+    let activation = Uuid::nil();
+    for (id, temporary, disposition) in [
+        (1, true, Some("retry")),
+        (2, false, Some("retry")),
+        (3, false, Some("dead-letter")),
+        (4, false, None),
+    ] {
+        insert(
+            db,
+            "failure_logs",
+            vec![
+                ("id", Value::BigInt(Some(id))),
+                ("launch_setting_id", "ls".into()),
+                ("activation_id", activation.into()),
+                ("host", "h".into()),
+                ("application_id", "app".into()),
+                ("agent_id", "agent".into()),
+                ("error_type", "E".into()),
+                ("message", "m".into()),
+                ("occurred_at", at(id).into()),
+                ("temporary", temporary.into()),
+                ("disposition", disposition.map(str::to_owned).into()),
+            ],
+        )
+        .await?;
+    }
+    Migrator::up(db, None).await?;
+    for (id, kind) in [
+        (1, "unavailable"),
+        (2, "retried"),
+        (3, "failed"),
+        (4, "failed"),
+    ] {
+        let backend = db.get_database_backend();
+        let row = db
+            .query_one_raw(Statement::from_sql_and_values(
+                backend,
+                match backend {
+                    DbBackend::Postgres => "SELECT kind FROM failure_logs WHERE id = $1",
+                    _ => "SELECT kind FROM failure_logs WHERE id = ?",
+                },
+                [Value::BigInt(Some(id))],
+            ))
+            .await?
+            .ok_or_else(|| DbErr::Custom(format!("failure {id} gone")))?;
+        let got: String = row.try_get_by_index(0)?;
+        assert_eq!(got, kind, "failure {id}");
+    }
+    delete(db, "failure_logs", "launch_setting_id", "ls".into()).await?;
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("failure_logs", "kind").await?);
+    Ok(())
+}
 
 fn at(seconds: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_790_000_000 + seconds, 0)

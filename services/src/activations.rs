@@ -13,8 +13,8 @@ use crate::{
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    Select,
+    ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, Select,
     sea_query::{Asterisk, Expr, ExprTrait, Query},
 };
 use serde::{Deserialize, Serialize};
@@ -68,6 +68,9 @@ pub struct ActivationFilter {
     pub from: Option<String>,
     /// Created before this time.
     pub to: Option<String>,
+    /// `true`: runs as the dashboard counts them, a group's activation once and its member
+    /// runs not again (activations without a parent).
+    pub top_level: Option<bool>,
 }
 
 /// An activation as lists show it.
@@ -94,7 +97,8 @@ pub struct ActivationSummary {
     pub error: Option<String>,
     /// Hosts it was dispatched to, by name.
     pub hosts: Vec<String>,
-    /// Failures reported (for a group activation: by its member runs).
+    /// Real failures reported (for a group activation: by its member runs); retried attempts
+    /// and "temporarily unavailable" answers are not failures (failure_kind).
     pub failures: u64,
 }
 
@@ -102,6 +106,8 @@ pub struct ActivationSummary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ActivationPage {
     pub items: Vec<ActivationSummary>,
+    /// Activations matching the filter, on every page.
+    pub total: u64,
     /// One-based.
     pub page: u64,
     pub limit: u64,
@@ -152,7 +158,7 @@ pub struct HostTimeline {
     pub runs: Vec<HostRun>,
     /// In time order.
     pub events: Vec<TimelineEvent>,
-    /// Failures the host reported.
+    /// Real failures the host reported.
     pub failures: u64,
 }
 
@@ -164,7 +170,8 @@ pub struct ActivationDetail {
     pub members: Vec<ActivationSummary>,
     /// The manager's events first (host `None`), then each host in the order it was involved.
     pub timeline: Vec<HostTimeline>,
-    /// Counts by error type and the newest failures (of the member runs, for a group).
+    /// Counts by error type and the newest real failures (of the member runs, for a group), and
+    /// the reports of the other kinds counted.
     pub failures: FailureList,
 }
 
@@ -208,6 +215,7 @@ pub fn matching(filter: &ActivationFilter) -> ServiceResult<Select<activations::
             .column(failure_logs::Column::ActivationId)
             .from(failure_logs::Entity)
             .and_where(Expr::col(failure_logs::Column::ErrorType).eq(e))
+            .cond_where(failures::kinds::real_failures())
             .to_owned();
         let parents_of = Query::select()
             .column(C::ParentId)
@@ -226,6 +234,9 @@ pub fn matching(filter: &ActivationFilter) -> ServiceResult<Select<activations::
     if let Some(t) = to {
         q = q.filter(C::CreatedAt.lt(t));
     }
+    if filter.top_level == Some(true) {
+        q = q.filter(C::ParentId.is_null());
+    }
     Ok(q)
 }
 
@@ -242,6 +253,7 @@ pub async fn list(
     let limit = filters::limit(limit, PAGE, MAX_PAGE);
     let (page, offset) = filters::page(page, limit)?;
     let q = matching(filter)?;
+    let total = q.clone().count(db).await?;
     let mut rows = q
         .order_by_desc(C::CreatedAt)
         .order_by_desc(C::Id)
@@ -253,6 +265,7 @@ pub async fn list(
     rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     Ok(ActivationPage {
         items: summaries(db, rows).await?,
+        total,
         page,
         limit,
         has_more,
@@ -319,6 +332,7 @@ pub async fn get(
         .column(failure_logs::Column::Host)
         .column_as(Expr::col(Asterisk).count(), "n")
         .filter(failure_logs::Column::ActivationId.eq(uuid))
+        .filter(failures::kinds::real_failures())
         .group_by(failure_logs::Column::Host)
         .into_tuple::<(String, i64)>()
         .all(db)
@@ -451,6 +465,7 @@ async fn summaries(
         .column(failure_logs::Column::ActivationId)
         .column_as(Expr::col(Asterisk).count(), "n")
         .filter(failure_logs::Column::ActivationId.is_in(counted))
+        .filter(failures::kinds::real_failures())
         .group_by(failure_logs::Column::ActivationId)
         .into_tuple::<(Uuid, i64)>()
         .all(db)

@@ -42,9 +42,8 @@ async fn window(
     let stmt = Statement::from_sql_and_values(
         backend,
         format!(
-            "SELECT {} AS kind, COUNT(*) AS n FROM failure_logs \
-             WHERE launch_setting_id = {p1} AND occurred_at >= {p2} GROUP BY kind",
-            kinds::kind_sql()
+            "SELECT kind, COUNT(*) AS n FROM failure_logs \
+             WHERE launch_setting_id = {p1} AND occurred_at >= {p2} GROUP BY kind"
         ),
         [ls.into(), since.into()],
     );

@@ -20,6 +20,9 @@ pub struct ActivationsQuery {
     pub error_type: String,
     pub from: String,
     pub to: String,
+    /// Runs as the dashboard counts them: a group's activation, not its member runs again.
+    #[serde(default)]
+    pub top_level: bool,
     /// One-based.
     pub page: u64,
 }
@@ -55,6 +58,7 @@ impl ActivationsQuery {
             error_type: Some(self.error_type.clone()),
             from: Some(self.from.clone()),
             to: Some(self.to.clone()),
+            top_level: Some(self.top_level),
         }
     }
 }
@@ -89,6 +93,8 @@ pub struct ActivationRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivationsView {
     pub rows: Vec<ActivationRow>,
+    /// Activations matching, on every page.
+    pub total: u64,
     pub page: u64,
     pub has_more: bool,
     /// Choices of the filters.
@@ -179,6 +185,8 @@ pub struct ActivationDetailView {
     pub lanes: Vec<LaneView>,
     pub failures_total: u64,
     pub failures_by_type: Vec<CountView>,
+    /// The reports besides the real failures (retried attempts, unavailable answers).
+    pub failures_kinds: am_domain::failing::KindCounts,
     /// The newest failures; the drill-down has them all.
     pub failures: Vec<FailureRow>,
     pub more_failures: bool,
@@ -296,6 +304,7 @@ pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView
             .into_iter()
             .map(|a| present::activation(a, now))
             .collect(),
+        total: page.total,
         page: page.page,
         has_more: page.has_more,
         applications: catalog.applications.into_iter().map(|a| a.id).collect(),
@@ -374,6 +383,7 @@ pub async fn activation_detail(id: String) -> Result<ActivationDetailView, UiErr
         lanes,
         failures_total: d.failures.total,
         failures_by_type: present::counts(d.failures.by_error_type),
+        failures_kinds: d.failures.kinds,
         more_failures: d.failures.next.is_some(),
         failures: d
             .failures

@@ -26,6 +26,10 @@ pub struct FailuresQuery {
     pub host: String,
     pub from: String,
     pub to: String,
+    /// `failed` (empty: the real failures), `retried`, `unavailable` or `any`
+    /// (am_domain::dashboard::failure_kind).
+    #[serde(default)]
+    pub kind: String,
     /// Keyset cursor of the launch-settings level and of failure lists.
     pub after: String,
     /// Page of the activations level, one-based.
@@ -106,6 +110,9 @@ pub struct FailuresView {
     /// launch settings on the page).
     pub total: u64,
     pub by_error_type: Vec<CountView>,
+    /// Reports of each kind the other filters match (for the launch-settings level: of the
+    /// launch settings on the page).
+    pub kinds: am_domain::failing::KindCounts,
     /// Time filters one click away: (label, `from` value).
     pub quick_ranges: Vec<(String, String)>,
     /// When the server read the page: the base of its relative times.
@@ -136,9 +143,10 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
         error_type: some(&query.error_type),
         from: some(&query.from),
         to: some(&query.to),
+        kind: some(&query.kind),
     };
     let deepest = !query.at_host.is_empty();
-    let (level, total, by_error_type) = if query.list || deepest {
+    let (level, total, by_error_type, kinds) = if query.list || deepest {
         let after = match some(&query.after) {
             None => None,
             Some(a) => Some(a.parse::<i64>().map_err(|_| {
@@ -156,6 +164,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
             },
             l.total,
             l.by_error_type,
+            l.kinds,
         )
     } else if !query.activation.is_empty() {
         let h = failures::hosts(db, &who, &query.activation, &filter).await?;
@@ -177,6 +186,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
             },
             h.total,
             h.by_error_type,
+            h.kinds,
         )
     } else if !query.launch_setting.is_empty() {
         let a = failures::activations(
@@ -218,6 +228,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
             },
             a.total,
             a.by_error_type,
+            a.kinds,
         )
     } else {
         let p = failures::launch_settings(db, &who, &filter, some(&query.after).as_deref(), None)
@@ -242,6 +253,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
             },
             total,
             p.by_error_type,
+            p.kinds,
         )
     };
     let now = chrono::Utc::now();
@@ -250,6 +262,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
         level,
         total,
         by_error_type: present::counts(by_error_type),
+        kinds,
         quick_ranges: vec![
             ("last hour".into(), from(chrono::Duration::hours(1))),
             ("last 24 h".into(), from(chrono::Duration::hours(24))),

@@ -5,6 +5,7 @@ use crate::{
     api::activations::{CountView, FailureRow},
     components::ids::ShortId,
 };
+use am_domain::{dashboard::failure_kind, failing::KindCounts};
 use leptos::prelude::*;
 
 pub use am_domain::links::{enc, href, level_path};
@@ -46,6 +47,60 @@ pub fn ErrorTypeCounts(
                 <li class="muted">{format!("+{hidden} more types ({rest})")}</li>
             })}
         </ul>
+    }
+}
+
+/// What `n` reports of `kind` (a failure_kind word or `any`) are called, without the number.
+pub fn kind_noun(kind: &str, n: u64) -> &'static str {
+    let one = n == 1;
+    match kind {
+        failure_kind::RETRIED if one => "retried attempt",
+        failure_kind::RETRIED => "retried attempts",
+        failure_kind::UNAVAILABLE if one => "“temporarily unavailable” answer",
+        failure_kind::UNAVAILABLE => "“temporarily unavailable” answers",
+        failure_kind::ANY if one => "report",
+        failure_kind::ANY => "reports",
+        _ if one => "failure",
+        _ => "failures",
+    }
+}
+
+/// The kind a list shows: `current`, the real failures when empty.
+pub fn shown_kind(current: &str) -> &str {
+    if current.is_empty() {
+        failure_kind::FAILED
+    } else {
+        current
+    }
+}
+
+/// The reports of each kind that the list's other filters match, the shown kind marked and
+/// the others a link (built by `link`) to their list: no count hides another.
+#[component]
+pub fn KindLinks(
+    kinds: KindCounts,
+    current: String,
+    link: Callback<String, String>,
+) -> impl IntoView {
+    let current = shown_kind(&current).to_owned();
+    let all = kinds.failed + kinds.retried + kinds.unavailable;
+    let items: Vec<(&'static str, u64)> = failure_kind::ALL
+        .into_iter()
+        .map(|k| (k, kinds.of(k)))
+        .chain(std::iter::once((failure_kind::ANY, all)))
+        .collect();
+    view! {
+        <p class="kinds" data-test="kinds">
+            {items.into_iter().enumerate().map(|(i, (k, n))| {
+                let sep = (i > 0).then_some(" · ");
+                let label = format!("{n} {}", if k == failure_kind::ANY { "in all" } else { kind_noun(k, n) });
+                if k == current {
+                    view! { {sep}<strong data-test="kind" data-kind=k data-count=n.to_string() aria-current="true">{label}</strong> }.into_any()
+                } else {
+                    view! { {sep}<a href=link.run(k.to_owned()) data-test="kind" data-kind=k data-count=n.to_string()>{label}</a> }.into_any()
+                }
+            }).collect_view()}
+        </p>
     }
 }
 

@@ -7,6 +7,7 @@ pub mod failures;
 pub mod forms;
 pub mod ids;
 pub mod layout;
+pub mod live;
 pub mod operation;
 pub mod params;
 pub mod replay;

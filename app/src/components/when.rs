@@ -36,3 +36,15 @@ pub fn HistoryLink(entity_type: &'static str, id: String) -> impl IntoView {
         </a>
     }
 }
+
+/// A time filter as a `datetime-local` input shows it: links (the dashboard's) carry RFC 3339,
+/// which the input would show empty and a resubmitted form would drop.
+pub fn local_input(value: &str) -> String {
+    DateTime::parse_from_rfc3339(value)
+        .map(|t| {
+            t.with_timezone(&Utc)
+                .format("%Y-%m-%dT%H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_else(|_| value.to_owned())
+}

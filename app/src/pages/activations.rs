@@ -9,12 +9,13 @@ use crate::{
     },
     api::operations::{RerunActivations, RerunCount},
     components::{
-        failures::{ErrorTypeCounts, FailureCards, enc, href, level_path},
+        failures::{ErrorTypeCounts, FailureCards, enc, href, kind_noun, level_path},
         ids::{Id, ShortId},
+        live::LiveRefresh,
         operation::OperationProgress,
         rerun::RerunPanel,
         run_actions::{InterruptButton, RerunButton},
-        when::Ago,
+        when::{Ago, local_input},
     },
 };
 use am_domain::dashboard::cut;
@@ -41,6 +42,7 @@ fn query_href(q: &ActivationsQuery, page: u64) -> String {
             ("error_type", &q.error_type),
             ("from", &q.from),
             ("to", &q.to),
+            ("top_level", if q.top_level { "true" } else { "" }),
             ("page", &page),
         ],
     )
@@ -61,6 +63,7 @@ pub fn ActivationsPage() -> impl IntoView {
             error_type: get("error_type"),
             from: get("from"),
             to: get("to"),
+            top_level: get("top_level") == "true",
             page: get("page").parse().unwrap_or(1).max(1),
         }
     });
@@ -70,8 +73,9 @@ pub fn ActivationsPage() -> impl IntoView {
         <section data-test="activations">
             <div class="page-head">
                 <h1>"Activations"</h1>
+                <LiveRefresh fingerprint=runs_moved refresh=Callback::new(move |_| data.refetch()) />
             </div>
-            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| {
                     let q = query.get_untracked();
                     match r {
@@ -81,16 +85,23 @@ pub fn ActivationsPage() -> impl IntoView {
                             <ActivationsTable q view=v />
                         }.into_any(),
                         Err(e) => view! {
-                            <Filters q view=ActivationsView { rows: vec![], page: 1, has_more: false, applications: vec![],
+                            <Filters q view=ActivationsView { rows: vec![], total: 0, page: 1, has_more: false, applications: vec![],
                                 launch_settings: vec![], groups: vec![], statuses: vec![], can_operate: false,
                                 now: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH } />
                             <p class="error" data-test="list-error">{e.to_string()}</p>
                         }.into_any(),
                     }
                 })}
-            </Suspense>
+            </Transition>
         </section>
     }
+}
+
+/// What the activations list shows moved: a run changed status or a new one began.
+fn runs_moved(d: &am_domain::dashboard::Dashboard) -> String {
+    let counts: Vec<String> = d.activations.iter().map(|c| c.count.to_string()).collect();
+    let running: Vec<&str> = d.running.iter().map(|r| r.id.as_str()).collect();
+    format!("{} {}", counts.join(","), running.join(","))
 }
 
 /// Re-runs, as one bulk operation, what the activations matching the search ran: each launch
@@ -222,11 +233,15 @@ fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
             </label>
             <label>
                 <span class="label">"Created from (UTC)"</span>
-                <input type="datetime-local" name="from" value=q.from.clone() data-test="filter-from" />
+                <input type="datetime-local" step="1" name="from" value=local_input(&q.from) data-test="filter-from" />
             </label>
             <label>
                 <span class="label">"to"</span>
-                <input type="datetime-local" name="to" value=q.to.clone() data-test="filter-to" />
+                <input type="datetime-local" step="1" name="to" value=local_input(&q.to) data-test="filter-to" />
+            </label>
+            <label class="check">
+                <input type="checkbox" name="top_level" value="true" checked=q.top_level data-test="filter-top-level" />
+                " runs only (a group once, its members not again)"
             </label>
             <button type="submit" data-test="filter-apply">"Filter"</button>
             <a href="/activations" data-test="filter-clear">"Clear"</a>
@@ -265,14 +280,21 @@ fn failures_cell(a: &ActivationRow) -> AnyView {
 #[component]
 fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
     if view.rows.is_empty() {
-        return view! { <p class="muted" data-test="no-activations">"No activation matches."</p> }
-            .into_any();
+        return view! {
+            <p class="muted" data-test="no-activations">
+                <span data-test="activations-total" data-count="0">"No activation matches."</span>
+            </p>
+        }
+        .into_any();
     }
     let prev = (view.page > 1).then(|| query_href(&q, view.page - 1));
     let next = view.has_more.then(|| query_href(&q, view.page + 1));
     let now = view.now;
     let can_operate = view.can_operate;
     view! {
+        <p class="muted" data-test="activations-total" data-count=view.total.to_string()>
+            {if view.total == 1 { "1 activation matches".to_owned() } else { format!("{} activations match", view.total) }}
+        </p>
         <div class="table-wrap">
             <table class="list" data-test="activation-list">
                 <thead>
@@ -433,10 +455,35 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
                 })}
             </p>
             <ErrorTypeCounts counts=v.failures_by_type current=String::new() link=counts_link />
+            <Besides kinds=v.failures_kinds drill=drill.clone() />
         </div>
         <FailureCards rows=v.failures />
         {v.more_failures.then(|| view! { <p class="muted">"Only the newest are shown; the drill-down has them all."</p> })}
     }
+}
+
+/// The reports of an activation that are not failures, each a link to them in the drill-down
+/// (when the activation has a launch setting to drill into).
+#[component]
+fn Besides(kinds: am_domain::failing::KindCounts, drill: Option<String>) -> impl IntoView {
+    use am_domain::dashboard::failure_kind;
+    let items: Vec<(&'static str, u64)> = [failure_kind::RETRIED, failure_kind::UNAVAILABLE]
+        .into_iter()
+        .map(|k| (k, kinds.of(k)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    (!items.is_empty()).then(|| view! {
+        <p class="muted" data-test="failures-besides">"Not failures: "
+            {items.into_iter().enumerate().map(|(i, (k, n))| {
+                let sep = (i > 0).then_some(" · ");
+                let label = format!("{n} {}", kind_noun(k, n));
+                match &drill {
+                    Some(p) => view! { {sep}<a href=href(p, &[("kind", k), ("view", "failures")]) data-test="kind" data-kind=k data-count=n.to_string()>{label}</a> }.into_any(),
+                    None => view! { {sep}<span data-test="kind" data-kind=k data-count=n.to_string()>{label}</span> }.into_any(),
+                }
+            }).collect_view()}
+        </p>
+    })
 }
 
 #[component]

@@ -13,15 +13,19 @@ use crate::{
     components::{
         attention::{DisabledBanner, FailingNow},
         failure_chart::FailureChartView,
+        failures::kind_noun,
         ids::ShortId,
         when::Ago,
     },
 };
-use am_domain::display;
 use am_domain::{
-    dashboard::{BrokerBacklog, Dashboard, NodeLoad, RunningActivation, StatusCount},
+    dashboard::{
+        BrokerBacklog, Dashboard, NodeLoad, RunningActivation, StatusCount, WINDOW_HOURS,
+        failure_kind,
+    },
     roles::Role,
 };
+use am_domain::{display, links};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use std::time::Duration;
@@ -162,11 +166,18 @@ fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
     });
     let nodes = d.nodes.len();
     let now = d.generated_at;
+    let hour_ago = d.generated_at - chrono::Duration::hours(1);
     let besides = (d.retried_last_hour + d.unavailable_last_hour > 0).then(|| {
-        format!(
-            "besides: {} retried, {} temporarily unavailable (not failures)",
-            d.retried_last_hour, d.unavailable_last_hour
-        )
+        let link = |kind: &'static str, n: u64| {
+            view! {
+                <a href=links::failures_since(hour_ago, kind) data-test="besides-kind" data-kind=kind
+                    data-count=n.to_string()>{format!("{n} {}", kind_noun(kind, n))}</a>
+            }
+        };
+        view! {
+            "besides: " {link(failure_kind::RETRIED, d.retried_last_hour)} ", "
+            {link(failure_kind::UNAVAILABLE, d.unavailable_last_hour)} " (not failures)"
+        }
     });
     view! {
         <p class="muted" data-test="generated-at" data-at=d.generated_at.to_rfc3339()>
@@ -203,18 +214,19 @@ fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
             <div class="card dash-counts" data-test="activation-counts">
                 <h2>"Runs"</h2>
                 <p class="muted">"a group's run counts once, with its members"</p>
-                <StatusCounts title="Active now" counts=active />
-                <StatusCounts title="Finished, created in the last 24 h" counts=finished />
+                <StatusCounts title="Active now" counts=active since=None />
+                <StatusCounts title="Finished, created in the last 24 h" counts=finished
+                    since=Some(d.generated_at - chrono::Duration::hours(WINDOW_HOURS)) />
             </div>
             <div class="card dash-figure" data-test="dead-letters" data-count=d.dead_letters.to_string()>
                 <h2>"Dead letters"</h2>
-                <a class="big" href="/dead-letters" data-test="dead-letters-link">{d.dead_letters.to_string()}</a>
+                <a class="big" href=links::dead_letters_of("") data-test="dead-letters-link">{d.dead_letters.to_string()}</a>
                 <p class="muted">"waiting for an operator"</p>
             </div>
             <div class="card dash-figure" data-test="failures-last-hour" data-count=d.failures_last_hour.to_string()
                 data-retried=d.retried_last_hour.to_string() data-unavailable=d.unavailable_last_hour.to_string()>
                 <h2>"Failures"</h2>
-                <a class="big" href="/failures">{d.failures_last_hour.to_string()}</a>
+                <a class="big" href=links::failures_since(hour_ago, "") data-test="failures-link">{d.failures_last_hour.to_string()}</a>
                 <p class="muted">"in the last hour"</p>
                 {besides.map(|b| view! { <p class="muted" data-test="failures-besides">{b}</p> })}
             </div>
@@ -285,12 +297,17 @@ fn BacklogFigure(b: BrokerBacklog) -> impl IntoView {
 }
 
 #[component]
-fn StatusCounts(title: &'static str, counts: Vec<StatusCount>) -> impl IntoView {
+fn StatusCounts(
+    title: &'static str,
+    counts: Vec<StatusCount>,
+    /// Counted from this creation time on (the finished runs' window); `None`: of any age.
+    since: Option<DateTime<Utc>>,
+) -> impl IntoView {
     view! {
         <p class="label">{title}</p>
         <ul class="counts">
             {counts.into_iter().map(|c| {
-                let href = format!("/activations?status={}", c.status);
+                let href = links::runs(&c.status, since);
                 view! {
                     <li data-test="status-count" data-status=c.status.clone() data-count=c.count.to_string()>
                         <a href=href>

@@ -7,11 +7,14 @@
 use crate::{
     api::failures::{FailuresQuery, FailuresView, Level, failure_logs},
     components::{
-        failures::{ErrorTypeCounts, FailureCards, href, level_path},
+        failures::{
+            ErrorTypeCounts, FailureCards, KindLinks, href, kind_noun, level_path, shown_kind,
+        },
         ids::ShortId,
-        when::Ago,
+        when::{Ago, local_input},
     },
 };
+use am_domain::dashboard::failure_kind;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -25,6 +28,7 @@ struct Carry {
     host: String,
     from: String,
     to: String,
+    kind: String,
 }
 
 impl Carry {
@@ -40,6 +44,7 @@ impl Carry {
             host: q.host.clone(),
             from: q.from.clone(),
             to: q.to.clone(),
+            kind: q.kind.clone(),
         }
     }
 
@@ -58,6 +63,7 @@ impl Carry {
             ("host", &self.host),
             ("from", &self.from),
             ("to", &self.to),
+            ("kind", &self.kind),
         ];
         for (k, v) in extra {
             pairs.retain(|(pk, _)| pk != k);
@@ -85,6 +91,7 @@ pub fn FailuresPage() -> impl IntoView {
             host: get("host"),
             from: get("from"),
             to: get("to"),
+            kind: get("kind"),
             after: get("after"),
             page: get("page").parse().unwrap_or(1).max(1),
             list: get("view") == "failures",
@@ -191,12 +198,22 @@ fn FilterForm(q: FailuresQuery) -> impl IntoView {
                 </label>
             })}
             <label>
+                <span class="label">"Kind"</span>
+                <select name="kind" data-test="filter-kind">
+                    {[("", "failures"), (failure_kind::RETRIED, "retried attempts"),
+                      (failure_kind::UNAVAILABLE, "temporarily unavailable"), (failure_kind::ANY, "every report")]
+                        .into_iter()
+                        .map(|(value, label)| view! { <option value=value selected=q.kind == value>{label}</option> })
+                        .collect_view()}
+                </select>
+            </label>
+            <label>
                 <span class="label">"From (UTC)"</span>
-                <input type="datetime-local" name="from" value=q.from.clone() data-test="filter-from" />
+                <input type="datetime-local" step="1" name="from" value=local_input(&q.from) data-test="filter-from" />
             </label>
             <label>
                 <span class="label">"to"</span>
-                <input type="datetime-local" name="to" value=q.to.clone() data-test="filter-to" />
+                <input type="datetime-local" step="1" name="to" value=local_input(&q.to) data-test="filter-to" />
             </label>
             {q.list.then(|| view! { <input type="hidden" name="view" value="failures" /> })}
             <button type="submit" data-test="filter-apply">"Filter"</button>
@@ -214,6 +231,17 @@ fn LevelView(q: FailuresQuery, v: FailuresView) -> impl IntoView {
         let (c, path) = (c.clone(), path.clone());
         Callback::new(move |t: String| c.link(&path, &[("error_type", &t), ("view", view_param)]))
     };
+    let kind_link = {
+        let (c, path) = (c.clone(), path.clone());
+        Callback::new(move |k: String| {
+            let k = if k == failure_kind::FAILED {
+                String::new()
+            } else {
+                k
+            };
+            c.link(&path, &[("kind", &k), ("view", view_param)])
+        })
+    };
     let at_host = !q.at_host.is_empty();
     let level_name = match &v.level {
         Level::LaunchSettings { .. } => "launch-settings",
@@ -230,7 +258,7 @@ fn LevelView(q: FailuresQuery, v: FailuresView) -> impl IntoView {
             <div class="level-head">
                 <p>
                     <strong data-test="level-total">{v.total}</strong>
-                    {format!(" {} {scope}", if v.total == 1 { "failure" } else { "failures" })}
+                    {format!(" {} {scope}", kind_noun(shown_kind(&q.kind), v.total))}
                     {(!q.error_type.is_empty()).then(|| view! {
                         " of type " <code>{q.error_type.clone()}</code> " · "
                         <a href=c.link(&path, &[("error_type", ""), ("view", view_param)]) data-test="clear-type">"all types"</a>
@@ -252,6 +280,7 @@ fn LevelView(q: FailuresQuery, v: FailuresView) -> impl IntoView {
                     }
                 })}
             </div>
+            <KindLinks kinds=v.kinds current=q.kind.clone() link=kind_link />
             <ErrorTypeCounts counts=v.by_error_type.clone() current=q.error_type.clone() link=type_link />
             <p class="quick">
                 <span class="muted">"Time: "</span>

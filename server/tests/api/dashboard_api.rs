@@ -78,8 +78,9 @@ fn dead_letter(key: &str, status: &str) -> dead_letters::ActiveModel {
 }
 
 /// The demo catalog with `demo.echo.1` disabled by the breaker, two failed activations and one
-/// running, three failures a few minutes ago, two dead letters waiting and one replayed.
-async fn seed(db: &DatabaseConnection) {
+/// running, three failures a few minutes ago, two dead letters waiting and one replayed; the
+/// time it was seeded at (the failures are 5, 6 and 7 minutes before it).
+async fn seed(db: &DatabaseConnection) -> DateTime<Utc> {
     let doc = serde_json::from_value(demo_catalog()).expect("demo catalog");
     catalog::import(db, &Principal::cli(), doc)
         .await
@@ -114,6 +115,7 @@ async fn seed(db: &DatabaseConnection) {
     .exec(db)
     .await
     .expect("dead letters");
+    now
 }
 
 /// The value of the sample `series` (name with its labels) in a Prometheus text exposition.
@@ -356,7 +358,15 @@ async fn every_subscriber_shares_one_producer_that_runs_only_while_watched() {
 }
 
 async fn the_dashboard_page_renders_every_figure_on_the_server(app: TestApp) {
-    seed(&app.services.db).await;
+    let seeded = seed(&app.services.db).await;
+    // The chart's peak: the three failures fall into one hour, or two early in an hour.
+    let mut per_hour = std::collections::HashMap::<i64, u32>::new();
+    for i in 0..3 {
+        let at = seeded - Duration::minutes(5 + i);
+        *per_hour.entry(at.timestamp().div_euclid(3600)).or_default() += 1;
+    }
+    let peak = per_hour.values().max().copied().unwrap_or(0);
+    let chart = format!("data-test=\"failure-chart\" data-total=\"3\" data-peak=\"{peak}\"");
     let cookie = session(&app, "dash-admin", Role::Admin).await;
     // As a browser without JavaScript gets it: the whole page, figures included.
     let r = app.send(with_cookie("/", &cookie)).await;
@@ -369,13 +379,13 @@ async fn the_dashboard_page_renders_every_figure_on_the_server(app: TestApp) {
         "data-test=\"status-count\" data-status=\"running\" data-count=\"1\"",
         "data-test=\"dead-letters\" data-count=\"2\"",
         "data-test=\"failures-last-hour\" data-count=\"3\"",
-        "data-test=\"failure-chart\" data-total=\"3\" data-peak=\"3\"",
+        &chart,
         "data-test=\"legend-item\" data-error-type=\"DemoFailure\" data-count=\"3\"",
         "data-test=\"disabled-ls\" data-id=\"demo.echo.1\"",
         "href=\"/launch-settings/demo.echo.1\"",
         "breaker tripped on h1 for demo.echo.1: 3 consecutive failures",
         "data-test=\"running-row\"",
-        "href=\"/dead-letters\"",
+        "href=\"/dead-letters?status=dead\"",
         "<title id=\"chart-title\">",
     ] {
         assert!(html.contains(needle), "{needle} missing from:\n{html}");

@@ -8,10 +8,7 @@ use crate::{
     error::ServiceResult,
     failures::kinds,
 };
-use am_domain::{
-    dashboard::{Disabled, FAILING_SHOWN, Failing, MESSAGE_SHOWN, cut},
-    wire::disposition,
-};
+use am_domain::dashboard::{Disabled, FAILING_SHOWN, Failing, MESSAGE_SHOWN, cut, failure_kind};
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
@@ -116,9 +113,9 @@ pub(super) fn failing_statement(backend: DbBackend, since: DateTime<Utc>) -> Sta
     let mut values = Vec::new();
     placeholder(backend, &mut text, &mut values, since.into());
     // The same rule as `kinds::real_failures`.
-    text.push_str(" AND NOT temporary AND (disposition IS NULL OR disposition <> ");
-    placeholder(backend, &mut text, &mut values, disposition::RETRY.into());
-    text.push_str(") GROUP BY launch_setting_id");
+    text.push_str(" AND kind = ");
+    placeholder(backend, &mut text, &mut values, failure_kind::FAILED.into());
+    text.push_str(" GROUP BY launch_setting_id");
     Statement::from_sql_and_values(backend, text, values)
 }
 

@@ -29,6 +29,9 @@ pub struct Model {
     pub temporary: bool,
     /// What became of the data message: `retry`, `dead-letter`, `park`.
     pub disposition: Option<String>,
+    /// `failed`, `retried` or `unavailable` (am_domain::dashboard::failure_kind), from
+    /// `temporary` and `disposition` when stored: what every count of failures filters on.
+    pub kind: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

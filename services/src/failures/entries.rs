@@ -2,8 +2,8 @@
 //! plans of the drill-down's statements.
 
 use super::{
-    ENTRIES_PAGE, FailureEntry, FailureFilter, FailureList, MAX_PAGE, Scope, queries, total,
-    type_counts,
+    ENTRIES_PAGE, FailureEntry, FailureFilter, FailureList, MAX_PAGE, Scope, kind_counts, queries,
+    total, type_counts,
 };
 use crate::{
     Principal,
@@ -31,6 +31,7 @@ pub async fn list(
     let backend = db.get_database_backend();
     let limit = filters::limit(limit, ENTRIES_PAGE, MAX_PAGE);
     let by_error_type = type_counts(db, queries::type_counts(backend, &scope)).await?;
+    let kinds = kind_counts(db, queries::kind_counts(backend, &scope)).await?;
     let cursor = match after {
         None => None,
         Some(id) => {
@@ -60,6 +61,7 @@ pub async fn list(
     Ok(FailureList {
         total: total(&by_error_type),
         by_error_type,
+        kinds,
         next: if has_more {
             entries.last().map(|e| e.id)
         } else {
@@ -69,8 +71,9 @@ pub async fn list(
     })
 }
 
-/// Counts by error type and the newest `limit` failures of several activations (a group
-/// activation and its member runs), for the activation page.
+/// Counts by error type and the newest `limit` real failures of several activations (a group
+/// activation and its member runs), with the reports of the other kinds counted, for the
+/// activation page.
 pub(crate) async fn of_activations(
     db: &impl ConnectionTrait,
     ids: &[Uuid],
@@ -80,14 +83,17 @@ pub(crate) async fn of_activations(
         return Ok(FailureList {
             total: 0,
             by_error_type: vec![],
+            kinds: Default::default(),
             entries: vec![],
             next: None,
         });
     }
-    let by_error_type =
-        type_counts(db, queries::type_counts_of(db.get_database_backend(), ids)).await?;
+    let backend = db.get_database_backend();
+    let by_error_type = type_counts(db, queries::type_counts_of(backend, ids)).await?;
+    let kinds = kind_counts(db, queries::kind_counts_of(backend, ids)).await?;
     let mut rows = failure_logs::Entity::find()
         .filter(failure_logs::Column::ActivationId.is_in(ids.iter().copied()))
+        .filter(super::kinds::real_failures())
         .order_by_desc(failure_logs::Column::OccurredAt)
         .order_by_desc(failure_logs::Column::Id)
         .limit(limit + 1)
@@ -99,6 +105,7 @@ pub(crate) async fn of_activations(
     Ok(FailureList {
         total: total(&by_error_type),
         by_error_type,
+        kinds,
         next: if has_more {
             entries.last().map(|e| e.id)
         } else {
@@ -192,8 +199,23 @@ pub async fn explain(
             queries::activation_breakdown(backend, &scope, &[activation]),
         ),
         (
+            "launch settings: kinds",
+            queries::launch_setting_kind_counts(backend, &scope, &page),
+        ),
+        (
             "activations: counts by type",
             queries::type_counts(backend, &one),
+        ),
+        ("activations: kinds", queries::kind_counts(backend, &one)),
+        (
+            "hosts: kinds",
+            queries::kind_counts(
+                backend,
+                &Scope {
+                    activation: Some(activation),
+                    ..one.clone()
+                },
+            ),
         ),
         (
             "hosts: counts",

@@ -1,37 +1,26 @@
-//! Which failure reports are real failures (`am_domain::dashboard::failure_kind`), said once for
-//! SQL, and what the pages read of a launch setting's real failures: the newest, and the first
+//! Which failure reports are real failures (`am_domain::dashboard::failure_kind`, stored with
+//! each report as `failure_logs.kind`), and what the pages read of a launch setting's real failures: the newest, and the first
 //! since it last succeeded ("failing since"). Both read `idx_failure_logs_ls_occurred_at`.
 
 use crate::{entity::failure_logs, error::ServiceResult};
 use am_domain::{
     dashboard::{MESSAGE_SHOWN, cut, failure_kind},
     failing::LastFailure,
-    wire::disposition,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
-/// The kind of a failure report in SQL, as [`failure_kind::of`] says it.
-pub(crate) fn kind_sql() -> String {
-    format!(
-        "CASE WHEN temporary THEN '{}' WHEN disposition = '{}' THEN '{}' ELSE '{}' END",
-        failure_kind::UNAVAILABLE,
-        disposition::RETRY,
-        failure_kind::RETRIED,
-        failure_kind::FAILED,
-    )
-}
-
 /// The failure reports that are real failures ([`failure_kind::FAILED`]).
 pub(crate) fn real_failures() -> Condition {
-    use failure_logs::Column as C;
-    Condition::all().add(C::Temporary.eq(false)).add(
-        Condition::any()
-            .add(C::Disposition.is_null())
-            .add(C::Disposition.ne(disposition::RETRY)),
-    )
+    Condition::all().add(failure_logs::Column::Kind.eq(failure_kind::FAILED))
+}
+
+/// The kind of the report a node sent, stored with it (`failure_logs.kind`) so every count
+/// reads the same word.
+pub(crate) fn of_report(temporary: bool, disposition: Option<&str>) -> String {
+    failure_kind::of(temporary, disposition).to_owned()
 }
 
 fn of_launch_setting(ls: &str) -> sea_orm::Select<failure_logs::Entity> {

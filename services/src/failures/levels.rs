@@ -5,8 +5,8 @@ use super::{
     ACTIVATIONS_PAGE, ActivationFailures, ActivationFailuresPage, ActivationGroup,
     ActivationHostFailures, ActivationHostType, ErrorTypeCount, FailureFilter, HostCount,
     HostFailures, Id, KeyCount, LAUNCH_SETTINGS_PAGE, LaunchSettingFailures,
-    LaunchSettingFailuresPage, MAX_PAGE, Scope, Span, count, merge, queries, sorted, total,
-    type_counts,
+    LaunchSettingFailuresPage, MAX_PAGE, Scope, Span, count, kind_counts, merge, queries, sorted,
+    total, type_counts,
 };
 use crate::{
     Principal,
@@ -114,6 +114,21 @@ pub async fn launch_settings(
     } else {
         spans(db, queries::launch_setting_spans(backend, &scope, &ids)).await?
     };
+    // The kinds of the page's launch settings; of the one the filter names even when it has
+    // no report of the kind shown (its other reports are what the operator looks for).
+    let counted = match &scope.launch_setting {
+        Some(ls) => std::slice::from_ref(ls),
+        None => ids.as_slice(),
+    };
+    let kinds = if counted.is_empty() {
+        Default::default()
+    } else {
+        kind_counts(
+            db,
+            queries::launch_setting_kind_counts(backend, &scope, counted),
+        )
+        .await?
+    };
     let catalog: HashMap<String, (String, String)> = launch_settings::Entity::find()
         .select_only()
         .columns([
@@ -169,6 +184,7 @@ pub async fn launch_settings(
             None
         },
         by_error_type: sorted(page_counts),
+        kinds,
         items,
     })
 }
@@ -191,12 +207,13 @@ pub async fn activations(
     let limit = filters::limit(limit, ACTIVATIONS_PAGE, MAX_PAGE);
     let (page, offset) = filters::page(page, limit)?;
     let by_error_type = type_counts(db, queries::type_counts(backend, &scope)).await?;
+    let kinds = kind_counts(db, queries::kind_counts(backend, &scope)).await?;
 
     let stmt = queries::activation_groups(backend, &scope, ls, limit + 1, offset);
     let mut groups = ActivationGroup::find_by_statement(stmt).all(db).await?;
     // Nothing found for a launch setting that does not exist (and left no failures behind
     // when it was deleted) is no empty page of it: it names nothing.
-    if groups.is_empty() && by_error_type.is_empty() && !known(db, ls).await? {
+    if groups.is_empty() && kinds == Default::default() && !known(db, ls).await? {
         return Err(ServiceError::NotFound(format!("launch setting '{ls}'")));
     }
     let activations_total = groups.first().map(|g| count(g.groups)).unwrap_or(0);
@@ -247,6 +264,7 @@ pub async fn activations(
         launch_setting: ls.to_owned(),
         total: total(&by_error_type),
         by_error_type,
+        kinds,
         activations: activations_total,
         items,
         page,
@@ -306,6 +324,7 @@ pub async fn hosts(
         Some(ls) => spans(db, queries::host_spans(backend, &scope, ls, id)).await?,
         None => Spans::new(),
     };
+    let kinds = kind_counts(db, queries::kind_counts(backend, &scope)).await?;
 
     // The latest attempt of each host decides the status shown.
     let mut status: HashMap<String, (i32, String)> = HashMap::new();
@@ -348,6 +367,7 @@ pub async fn hosts(
         activation_status: row.map(|a| a.status),
         total: total(&by_error_type),
         by_error_type,
+        kinds,
         items,
     })
 }

@@ -38,6 +38,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     filters,
 };
+use am_domain::{dashboard::failure_kind, failing::KindCounts};
 use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, FromQueryResult};
 use serde::{Deserialize, Serialize};
@@ -62,6 +63,9 @@ pub struct FailureFilter {
     /// Only failures of launch settings of this application.
     pub application: Option<String>,
     /// Only failures of this activation (UUID).
+    #[param(
+        pattern = "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$"
+    )]
     pub activation: Option<String>,
     /// Only failures reported by this host.
     pub host: Option<String>,
@@ -71,6 +75,11 @@ pub struct FailureFilter {
     pub from: Option<String>,
     /// Failures before this time.
     pub to: Option<String>,
+    /// `failed` (blank: the failures an operator has to look at), `retried` (attempts whose
+    /// message was sent to be tried again), `unavailable` ("temporarily unavailable" answers)
+    /// or `any`. Every level also counts the other kinds ([`KindCounts`]).
+    #[param(pattern = "^(failed|retried|unavailable|any)?$")]
+    pub kind: Option<String>,
 }
 
 /// A parsed [`FailureFilter`].
@@ -83,12 +92,15 @@ pub(crate) struct Scope {
     pub error_type: Option<String>,
     pub from: Option<DateTime<Utc>>,
     pub to: Option<DateTime<Utc>>,
+    /// A [`failure_kind`] word; `None` for reports of every kind.
+    pub kind: Option<&'static str>,
 }
 
 impl Scope {
     /// Whether anything beyond launch setting and activation narrows the failures.
     fn narrowed(&self) -> bool {
-        self.application.is_some()
+        self.kind.is_some()
+            || self.application.is_some()
             || self.host.is_some()
             || self.error_type.is_some()
             || self.from.is_some()
@@ -108,7 +120,24 @@ impl FailureFilter {
             })?),
         };
         let (from, to) = filters::range(&self.from, &self.to)?;
+        let kind = match filters::text(&self.kind).as_deref() {
+            None => Some(failure_kind::FAILED),
+            Some(failure_kind::ANY) => None,
+            Some(k) => Some(failure_kind::named(k).ok_or_else(|| {
+                ServiceError::invalid(
+                    "kind",
+                    format!(
+                        "`{k}` is no kind of failure report; use {}, {}, {} or {}",
+                        failure_kind::FAILED,
+                        failure_kind::RETRIED,
+                        failure_kind::UNAVAILABLE,
+                        failure_kind::ANY
+                    ),
+                )
+            })?),
+        };
         Ok(Scope {
+            kind,
             launch_setting: filters::text(&self.launch_setting),
             application: filters::text(&self.application),
             activation,
@@ -150,6 +179,9 @@ pub struct LaunchSettingFailuresPage {
     pub items: Vec<LaunchSettingFailures>,
     /// Sum of the counts of this page's launch settings by error type.
     pub by_error_type: Vec<ErrorTypeCount>,
+    /// Reports of each kind of this page's launch settings the other filters match (the kind filter aside): what the list
+    /// of one kind leaves out.
+    pub kinds: KindCounts,
     /// Cursor (`after`) of the next page, when there is one.
     pub next: Option<String>,
 }
@@ -184,6 +216,9 @@ pub struct ActivationFailuresPage {
     /// Failures of the launch setting matching the filters.
     pub total: u64,
     pub by_error_type: Vec<ErrorTypeCount>,
+    /// Reports of each kind the other filters match (the kind filter aside): what the list
+    /// of one kind leaves out.
+    pub kinds: KindCounts,
     /// Activations with matching failures.
     pub activations: u64,
     pub items: Vec<ActivationFailures>,
@@ -213,6 +248,9 @@ pub struct ActivationHostFailures {
     pub activation_status: Option<String>,
     pub total: u64,
     pub by_error_type: Vec<ErrorTypeCount>,
+    /// Reports of each kind the other filters match (the kind filter aside): what the list
+    /// of one kind leaves out.
+    pub kinds: KindCounts,
     pub items: Vec<HostFailures>,
 }
 
@@ -273,6 +311,9 @@ pub struct FailureList {
     /// Failures matching the filter (all pages).
     pub total: u64,
     pub by_error_type: Vec<ErrorTypeCount>,
+    /// Reports of each kind the other filters match (the kind filter aside): what the list
+    /// of one kind leaves out.
+    pub kinds: KindCounts,
     pub entries: Vec<FailureEntry>,
     /// Cursor (`after`) of the next page, when there is one.
     pub next: Option<i64>,
@@ -346,6 +387,24 @@ fn merge(into: &mut BTreeMap<String, u64>, counts: &[ErrorTypeCount]) {
     for c in counts {
         *into.entry(c.error_type.clone()).or_default() += c.count;
     }
+}
+
+#[derive(Debug, FromQueryResult)]
+struct KindCount {
+    kind: String,
+    n: i64,
+}
+
+/// Counts by kind of the reports `stmt` selects (`kind, n`).
+async fn kind_counts(
+    db: &impl ConnectionTrait,
+    stmt: sea_orm::Statement,
+) -> ServiceResult<KindCounts> {
+    let mut out = KindCounts::default();
+    for r in KindCount::find_by_statement(stmt).all(db).await? {
+        out.add(&r.kind, count(r.n));
+    }
+    Ok(out)
 }
 
 /// Counts by error type of the failures `stmt` selects (`error_type, n`).

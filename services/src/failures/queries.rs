@@ -4,6 +4,7 @@
 //! on both.
 
 use super::Scope;
+use am_domain::dashboard::failure_kind;
 use chrono::{DateTime, Utc};
 use sea_orm::{DbBackend, Statement, Value};
 use uuid::Uuid;
@@ -80,6 +81,9 @@ impl Sql {
         if let Some(t) = scope.to {
             self.push(" AND occurred_at < ").bind(t);
         }
+        if let Some(k) = scope.kind {
+            self.push(" AND kind = ").bind(k);
+        }
         self
     }
 
@@ -122,13 +126,65 @@ pub(super) fn type_counts(backend: DbBackend, scope: &Scope) -> Statement {
     q.build()
 }
 
-/// `error_type, n`: counts by error type of the failures of several activations.
+/// `scope` with reports of every kind: what the counts by kind read.
+fn every_kind(scope: &Scope) -> Scope {
+    Scope {
+        kind: None,
+        ..scope.clone()
+    }
+}
+
+/// `kind, n`: counts by kind of the reports in `scope`, whatever its kind filter.
+pub(super) fn kind_counts(backend: DbBackend, scope: &Scope) -> Statement {
+    let mut q = Sql::new(
+        backend,
+        "SELECT kind, COUNT(*) AS n FROM failure_logs WHERE 1 = 1",
+    );
+    q.conditions(&every_kind(scope), SKIP_NONE)
+        .push(" GROUP BY kind");
+    q.build()
+}
+
+/// `kind, n`: counts by kind of the reports of the launch settings `ids` in `scope`, whatever
+/// its kind filter; one `GROUP BY` per launch setting, as [`launch_setting_counts`].
+pub(super) fn launch_setting_kind_counts(
+    backend: DbBackend,
+    scope: &Scope,
+    ids: &[String],
+) -> Statement {
+    let scope = every_kind(scope);
+    let mut q = Sql::new(backend, "");
+    for (i, ls) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(" UNION ALL ");
+        }
+        q.push("SELECT kind, COUNT(*) AS n FROM failure_logs WHERE launch_setting_id = ")
+            .bind(ls.clone())
+            .conditions(&scope, SKIP_LS)
+            .push(" GROUP BY kind");
+    }
+    q.build()
+}
+
+/// `kind, n`: counts by kind of the reports of several activations.
+pub(super) fn kind_counts_of(backend: DbBackend, activations: &[Uuid]) -> Statement {
+    let mut q = Sql::new(
+        backend,
+        "SELECT kind, COUNT(*) AS n FROM failure_logs WHERE activation_id IN ",
+    );
+    q.list(activations.iter().copied()).push(" GROUP BY kind");
+    q.build()
+}
+
+/// `error_type, n`: counts by error type of the real failures of several activations.
 pub(super) fn type_counts_of(backend: DbBackend, activations: &[Uuid]) -> Statement {
     let mut q = Sql::new(
         backend,
         "SELECT error_type, COUNT(*) AS n FROM failure_logs WHERE activation_id IN ",
     );
     q.list(activations.iter().copied())
+        .push(" AND kind = ")
+        .bind(failure_kind::FAILED)
         .push(" GROUP BY error_type");
     q.build()
 }

@@ -170,6 +170,10 @@ pub async fn apply(
                     report_id: Set(f.report_id.clone()),
                     temporary: Set(f.temporary),
                     disposition: Set(f.disposition.clone()),
+                    kind: Set(crate::failures::kinds::of_report(
+                        f.temporary,
+                        f.disposition.as_deref(),
+                    )),
                     ..Default::default()
                 });
                 if let Some(token) = f.replay {

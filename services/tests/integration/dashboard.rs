@@ -7,7 +7,12 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
-use am_domain::{dashboard::AlarmKind, roles::Role, usage::EntityRef, wire::disposition};
+use am_domain::{
+    dashboard::{AlarmKind, failure_kind},
+    roles::Role,
+    usage::EntityRef,
+    wire::disposition,
+};
 use am_services::{
     Principal, catalog, dashboard,
     entity::{activation_hosts, activations, dead_letters, failure_logs, launch_settings, nodes},
@@ -107,6 +112,7 @@ fn failure(at: DateTime<Utc>, error_type: &str) -> failure_logs::ActiveModel {
         // Every row of a multi-row insert sets the same columns.
         temporary: Set(false),
         disposition: Set(None),
+        kind: Set(failure_kind::FAILED.into()),
         ..Default::default()
     }
 }
@@ -299,11 +305,13 @@ async fn seed(db: &DatabaseConnection) -> Seed {
         // the last real one.
         failure_logs::ActiveModel {
             disposition: Set(Some(disposition::RETRY.into())),
+            kind: Set(failure_kind::RETRIED.into()),
             ..failure(now() - Duration::seconds(1), "Timeout")
         },
         failure_logs::ActiveModel {
             temporary: Set(true),
             disposition: Set(Some(disposition::RETRY.into())),
+            kind: Set(failure_kind::UNAVAILABLE.into()),
             ..failure(now() - Duration::milliseconds(500), "NotThereYet")
         },
         // Another launch setting, failing on another host.
@@ -653,10 +661,12 @@ async fn a_stream_launch_setting_shows_its_own_health(db: &DatabaseConnection) {
         },
         failure_logs::ActiveModel {
             disposition: Set(Some(disposition::RETRY.into())),
+            kind: Set(failure_kind::RETRIED.into()),
             ..of_ls(ago(1), "Timeout")
         },
         failure_logs::ActiveModel {
             temporary: Set(true),
+            kind: Set(failure_kind::UNAVAILABLE.into()),
             ..of_ls(ago(50), "NotThereYet")
         },
         // Another launch setting's failure is not counted.

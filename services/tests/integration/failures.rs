@@ -4,7 +4,7 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
-use am_domain::roles::Role;
+use am_domain::{dashboard::failure_kind, failing::KindCounts, roles::Role};
 use am_services::{
     ServiceError, catalog,
     entity::{activation_hosts, activations, dead_letters, failure_logs},
@@ -22,6 +22,7 @@ on_both_backends!(
     failures_page_by_cursor_and_link_their_dead_letters,
     viewers_read_and_bad_filters_are_named,
     every_statement_reads_through_an_index,
+    other_kinds_are_counted_beside_the_failures,
 );
 
 const A: &str = "demo.flaky.1";
@@ -603,6 +604,10 @@ async fn every_statement_reads_through_an_index(db: &DatabaseConnection) {
             error_type: Some("Timeout".into()),
             ..filter()
         },
+        FailureFilter {
+            kind: Some("any".into()),
+            ..filter()
+        },
     ];
     // A handful of rows make a sequential scan the cheapest plan on PostgreSQL; with scans
     // discouraged, a plan without an index means no index fits the statement.
@@ -628,4 +633,131 @@ async fn every_statement_reads_through_an_index(db: &DatabaseConnection) {
         }
     }
     txn.rollback().await.expect("rollback");
+}
+
+async fn other_kinds_are_counted_beside_the_failures(db: &DatabaseConnection) {
+    let s = seed(db).await;
+    let viewer = actor(Role::Viewer);
+    // On a1 at h1, besides its four failures: two attempts retried, one "unavailable" answer.
+    let report = |minute: i64, kind: &str, temporary: bool, disposition: Option<&str>| {
+        failure_logs::ActiveModel {
+            temporary: Set(temporary),
+            disposition: Set(disposition.map(str::to_owned)),
+            kind: Set(kind.into()),
+            ..failure(A, s.a1, "h1", "Timeout", minute, None)
+        }
+    };
+    failure_logs::Entity::insert_many([
+        report(7, failure_kind::RETRIED, false, Some("retry")),
+        report(8, failure_kind::RETRIED, false, Some("retry")),
+        report(9, failure_kind::UNAVAILABLE, true, Some("retry")),
+    ])
+    .exec(db)
+    .await
+    .expect("reports of other kinds");
+    let of_kind = |kind: &str| FailureFilter {
+        kind: Some(kind.into()),
+        ..filter()
+    };
+    let everywhere = KindCounts {
+        failed: 10,
+        retried: 2,
+        unavailable: 1,
+    };
+
+    // Unfiltered means the real failures; the other kinds are counted beside them.
+    let all = failures::list(db, &viewer, &filter(), None, None)
+        .await
+        .expect("list");
+    assert_eq!(
+        (all.total, all.entries.len(), all.kinds),
+        (10, 10, everywhere)
+    );
+    let retried = failures::list(db, &viewer, &of_kind("retried"), None, None)
+        .await
+        .expect("retried");
+    assert_eq!((retried.total, retried.kinds), (2, everywhere));
+    assert!(
+        retried
+            .entries
+            .iter()
+            .all(|e| e.disposition.as_deref() == Some("retry") && !e.temporary)
+    );
+    let any = failures::list(db, &viewer, &of_kind("any"), None, None)
+        .await
+        .expect("any");
+    assert_eq!((any.total, any.entries.len()), (13, 13));
+
+    // Every level counts the same way.
+    let page = failures::launch_settings(db, &viewer, &filter(), None, None)
+        .await
+        .expect("launch settings");
+    assert_eq!(page.kinds, everywhere);
+    let a = page
+        .items
+        .iter()
+        .find(|i| i.launch_setting == A)
+        .expect("A listed");
+    assert_eq!(a.total, 7);
+    let only_retried = failures::launch_settings(db, &viewer, &of_kind("retried"), None, None)
+        .await
+        .expect("retried launch settings");
+    let listed: Vec<(&str, u64)> = only_retried
+        .items
+        .iter()
+        .map(|i| (i.launch_setting.as_str(), i.total))
+        .collect();
+    assert_eq!(listed, [(A, 2)]);
+    let of_a = failures::activations(db, &viewer, A, &filter(), None, None)
+        .await
+        .expect("activations of A");
+    let a_kinds = KindCounts {
+        failed: 7,
+        retried: 2,
+        unavailable: 1,
+    };
+    assert_eq!((of_a.total, of_a.kinds), (7, a_kinds));
+    let unavailable = failures::activations(db, &viewer, A, &of_kind("unavailable"), None, None)
+        .await
+        .expect("unavailable of A");
+    assert_eq!((unavailable.total, unavailable.activations), (1, 1));
+    let hosts = failures::hosts(db, &viewer, &s.a1.to_string(), &filter())
+        .await
+        .expect("hosts of a1");
+    let a1_kinds = KindCounts {
+        failed: 6,
+        retried: 2,
+        unavailable: 1,
+    };
+    assert_eq!((hosts.total, hosts.kinds), (6, a1_kinds));
+    let h1 = hosts.items.iter().find(|h| h.host == "h1").expect("h1");
+    assert_eq!(h1.total, 4);
+
+    // The activation page counts real failures too, and the rest beside them.
+    let detail = am_services::activations::get(db, &viewer, &s.a1.to_string())
+        .await
+        .expect("activation");
+    assert_eq!(
+        (
+            detail.activation.failures,
+            detail.failures.total,
+            detail.failures.kinds
+        ),
+        (6, 6, a1_kinds)
+    );
+    assert!(
+        detail
+            .failures
+            .entries
+            .iter()
+            .all(|e| e.disposition.is_none())
+    );
+
+    let Err(ServiceError::Invalid(e)) =
+        failures::list(db, &viewer, &of_kind("boring"), None, None).await
+    else {
+        panic!("expected invalid input");
+    };
+    assert_eq!(e.0[0].path, "kind");
+    assert!(e.0[0].message.contains("retried"), "{}", e.0[0].message);
 }

@@ -13,6 +13,7 @@ use crate::{
     api::operations::operation,
     components::{
         failures::{FailureCards, href},
+        live::LiveRefresh,
         operation::OperationProgress,
         replay::ReplayConfirm,
     },
@@ -152,7 +153,11 @@ pub fn DeadLettersPage() -> impl IntoView {
     });
     view! {
         <section data-test="dead-letters">
-            <div class="page-head"><h1>"Dead letters"</h1></div>
+            <div class="page-head">
+                <h1>"Dead letters"</h1>
+                <LiveRefresh fingerprint=|d| d.dead_letters.to_string()
+                    refresh=Callback::new(move |_| reload.update(|n| *n += 1)) />
+            </div>
             <p class="muted">
                 "Messages a launch setting gave up on. A replay sends them back to that launch setting's own "
                 "subscription (not to the data queue's other subscribers), starting again at attempt 1."
