@@ -162,6 +162,8 @@ test("a running activation is interrupted from its row, then re-run from the sam
   await row.locator(t("interrupt-yes")).click();
   // The outcome, in place: the node stops the sleep and reports it interrupted.
   await expect(row.locator(`${t("interrupt-requested")} ${t("run-outcome")}`)).toHaveAttribute("data-status", "interrupted", { timeout: 30_000 });
+  // The live list does not sweep the result away: it says it holds.
+  await expect(page.locator(t("live-list"))).toHaveAttribute("data-state", "held", { timeout: 10_000 });
 
   // After a reload the row offers Re-run; the new run's status follows in place.
   await open(page, `/activations?launch_setting=${ls}`);

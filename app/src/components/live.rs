@@ -1,7 +1,9 @@
 //! Lists that refresh themselves while they are on screen: they follow the dashboard's live
 //! feed (`/api/v1/dashboard/events`, a message every 2 s) and fetch their rows again when the
 //! figures they show moved. The operator can pause them; a list never refreshes under an open
-//! question (a `.confirm` panel) or a ticked box, so nothing they were doing is swept away.
+//! question (a `.confirm` panel), a ticked box or the result of an action taken on the page
+//! (anything marked `data-live-hold`), so nothing they were doing or reading is swept away:
+//! it says it is held, and a reload or *Resume* catches up.
 
 use am_domain::dashboard::Dashboard;
 use leptos::prelude::*;
@@ -13,6 +15,10 @@ enum State {
     Off,
     On,
     Paused,
+    /// Something changed, but the page shows what the operator is doing or just did. Only
+    /// the browser's side finds that out.
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    Held,
     /// The feed is refused (the session ended) or lost: the list stays as it is. Only the
     /// browser's side finds that out.
     #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
@@ -25,6 +31,7 @@ impl State {
             State::Off => "off",
             State::On => "live",
             State::Paused => "paused",
+            State::Held => "held",
             State::Stopped => "stopped",
         }
     }
@@ -55,6 +62,7 @@ pub fn LiveRefresh(
         if now_paused {
             state.set(State::Paused);
         } else {
+            // Resuming is asking for the list as it is now, results shown or not.
             state.set(State::On);
             if owed.get_untracked() {
                 owed.set(false);
@@ -73,6 +81,7 @@ pub fn LiveRefresh(
                 {move || match state.get() {
                     State::On => "live",
                     State::Paused => "paused",
+                    State::Held => "held: an answer or a result is on screen",
                     State::Stopped => "not live: reload to follow again",
                     State::Off => "",
                 }}
@@ -93,10 +102,13 @@ mod feed {
     use wasm_bindgen::{JsCast, closure::Closure};
     use web_sys::{EventSource, MessageEvent};
 
-    /// Something the operator is in the middle of: an open question or a ticked box.
+    /// Something the operator is in the middle of or reading: an open question, a ticked box,
+    /// the result of an action taken on the page.
     fn held() -> bool {
         document()
-            .query_selector("main .confirm, main input[type=checkbox]:checked")
+            .query_selector(
+                "main .confirm, main input[type=checkbox]:checked, main [data-live-hold]",
+            )
             .ok()
             .flatten()
             .is_some()
@@ -129,10 +141,14 @@ mod feed {
             let changed = last.as_ref().is_some_and(|l| *l != print);
             last = Some(print);
             if changed || owed.get_untracked() {
-                if paused.get_untracked() || held() {
+                if paused.get_untracked() {
                     owed.set(true);
+                } else if held() {
+                    owed.set(true);
+                    state.set(State::Held);
                 } else {
                     owed.set(false);
+                    state.set(State::On);
                     refresh.run(());
                 }
             }

@@ -70,7 +70,7 @@ pub fn OperationProgress(#[prop(into)] id: String) -> impl IntoView {
     });
     let href = format!("/operations/{id}");
     view! {
-        <div class="card operation" data-test="operation" data-id=id.clone()>
+        <div class="card operation" data-test="operation" data-id=id.clone() data-live-hold="">
             <Transition fallback=|| view! { <span class="muted">"…"</span> }>
                 {move || op.get().map(|r| match r {
                     Ok(o) => view! {

@@ -80,7 +80,7 @@ pub fn InterruptButton(#[prop(into)] id: String) -> impl IntoView {
             })}
             {move || action.value().get().map(|r| match r {
                 Ok(()) => view! {
-                    <span data-test="interrupt-requested">"interrupt requested → " <RunOutcome id=id.clone() /></span>
+                    <span data-test="interrupt-requested" data-live-hold="">"interrupt requested → " <RunOutcome id=id.clone() /></span>
                 }.into_any(),
                 Err(e) => view! { <span class="error" role="alert" data-test="interrupt-error">{e.to_string()}</span> }.into_any(),
             })}
@@ -113,7 +113,7 @@ pub fn RerunButton(#[prop(into)] id: String) -> impl IntoView {
             })}
             {move || action.value().get().map(|r| match r {
                 Ok(new) => view! {
-                    <span data-test="row-rerun-started">
+                    <span data-test="row-rerun-started" data-live-hold="">
                         <a href=format!("/activations/{new}") data-test="row-rerun-link">"re-run"</a>
                         " → " <RunOutcome id=new.clone() />
                     </span>
