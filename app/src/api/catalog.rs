@@ -170,8 +170,9 @@ pub struct StatusView {
     pub recovery: Option<String>,
     /// Stream launch settings: processed, failures and dead letters lately, last failure.
     pub stream: Option<am_domain::failing::StreamHealth>,
-    /// Launch settings: messages processed per minute lately (from the broker sample).
-    pub per_minute: Option<u64>,
+    /// Launch settings: messages processed per minute between the broker's last two samples,
+    /// and the seconds between them.
+    pub per_minute: Option<(u64, u64)>,
 }
 
 /// A host a `MANY` breaker quarantined, as the status panel lists it.

@@ -13,7 +13,8 @@ use leptos::prelude::*;
 pub fn StreamHealthView(
     launch_setting: String,
     h: StreamHealth,
-    per_minute: Option<u64>,
+    /// Messages per minute, and the seconds they were measured over.
+    per_minute: Option<(u64, u64)>,
 ) -> impl IntoView {
     let now = h.as_of;
     let processing = match h.running_since {
@@ -21,7 +22,7 @@ pub fn StreamHealthView(
             <span data-test="stream-processed" data-count=h.processed.to_string()>
                 {format!("{} processed by the running activation", h.processed)}
             </span>
-            {per_minute.map(|n| view! { " · " <span data-test="stream-rate">{format!("{n}/min lately")}</span> })}
+            {per_minute.map(|(n, s)| view! { " · " <span data-test="stream-rate">{format!("{n}/min over {s} s to the last broker sample")}</span> })}
             " · running since " <When at=since now />
         }
         .into_any(),

@@ -4,7 +4,10 @@
 //! milliseconds, parameter schemas and values as JSON.
 
 use crate::{
-    ServiceError, entity::*, error::ServiceResult, runtime::status::group as group_status,
+    ServiceError,
+    entity::*,
+    error::ServiceResult,
+    runtime::status::{group as group_status, launch_setting as ls_status},
 };
 use am_domain::{
     HumanDuration,
@@ -308,7 +311,12 @@ pub(crate) fn launch_setting_row(
         ..Default::default()
     };
     if previous_enabled != Some(l.enabled) {
-        row.current_status = Set(if l.enabled { "waiting" } else { "disabled" }.to_owned());
+        row.current_status = Set(if l.enabled {
+            ls_status::WAITING
+        } else {
+            ls_status::DISABLED
+        }
+        .to_owned());
         row.disabled_at = Set(if l.enabled { None } else { Some(now) });
         row.disabled_by = Set(None);
         row.disabled_activation = Set(None);

@@ -209,10 +209,16 @@ async fn ls_finished(
         .filter(launch_settings::Column::Id.eq(ls))
         .col_expr(
             launch_settings::Column::CurrentStatus,
-            Expr::cust(format!(
-                "CASE WHEN enabled THEN '{}' ELSE 'disabled' END",
-                if still_running { "running" } else { "waiting" }
-            )),
+            Expr::case(
+                Expr::col(launch_settings::Column::Enabled),
+                if still_running {
+                    status::launch_setting::RUNNING
+                } else {
+                    status::launch_setting::WAITING
+                },
+            )
+            .finally(status::launch_setting::DISABLED)
+            .into(),
         );
     if result != status::activation::SKIPPED {
         update = update
@@ -244,7 +250,7 @@ pub(crate) async fn ls_running(db: &impl ConnectionTrait, ls: &str) -> ServiceRe
     launch_settings::Entity::update_many()
         .col_expr(
             launch_settings::Column::CurrentStatus,
-            Expr::value("running"),
+            Expr::value(status::launch_setting::RUNNING),
         )
         .filter(launch_settings::Column::Id.eq(ls))
         .filter(launch_settings::Column::Enabled.eq(true))

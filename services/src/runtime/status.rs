@@ -39,6 +39,14 @@ pub mod group {
     pub const DISABLED: &str = "disabled";
 }
 
+/// What a launch setting is doing (`launch_settings.current_status`).
+pub mod launch_setting {
+    pub const WAITING: &str = "waiting";
+    /// An activation of it is still active.
+    pub const RUNNING: &str = "running";
+    pub const DISABLED: &str = "disabled";
+}
+
 /// What started an activation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {

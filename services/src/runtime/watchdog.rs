@@ -30,7 +30,7 @@ use crate::{
     notifications, recovery, registry,
 };
 use am_domain::{
-    catalog::Concurrency,
+    catalog::{Concurrency, LostPolicy},
     wire::{ActivationId, Interrupt, Stop, ToNode},
 };
 use chrono::{DateTime, Utc};
@@ -331,10 +331,18 @@ async fn work_timeouts(
         let restart = match &a.launch_setting_id {
             Some(ls) => {
                 recovery::count(&txn, ls, recovery::kind::LOST).await?;
-                launch_settings::Entity::find_by_id(ls.clone())
+                match launch_settings::Entity::find_by_id(ls.clone())
                     .one(&txn)
                     .await?
-                    .is_some_and(|l| l.on_lost == "restart" && l.enabled)
+                {
+                    Some(l) if l.enabled => {
+                        crate::catalog::rows::enum_from_str::<LostPolicy>(
+                            "lost policy",
+                            &l.on_lost,
+                        )? == LostPolicy::Restart
+                    }
+                    _ => false,
+                }
             }
             None => false,
         };

@@ -42,6 +42,9 @@ pub struct Depths {
     /// Messages each launch setting processed per minute between the last two samples.
     #[serde(default)]
     pub processed_per_minute: BTreeMap<String, u64>,
+    /// Seconds between the last two samples: the window of `processed_per_minute`.
+    #[serde(default)]
+    pub rate_window_seconds: Option<u64>,
 }
 
 /// Messages processed per minute by each launch setting between two samples of its running
@@ -78,9 +81,12 @@ pub struct Backlog {
     pub ready: u32,
     /// Nodes consuming the queue.
     pub consumers: u32,
-    /// Messages the launch setting processed per minute lately (its nodes' counters between
-    /// the last two samples); `None` when it ran in neither or an activation ended between.
+    /// Messages the launch setting processed per minute (its nodes' counters between the last
+    /// two samples); `None` when it ran in neither or an activation ended between.
     pub processed_per_minute: Option<u64>,
+    /// The seconds `processed_per_minute` was measured over (between the two samples).
+    #[serde(default)]
+    pub processed_over_seconds: Option<u64>,
     pub sampled_at: Option<DateTime<Utc>>,
 }
 
@@ -156,6 +162,11 @@ impl Depths {
             ready: q.ready,
             consumers: q.consumers,
             processed_per_minute: self.processed_per_minute.get(launch_setting).copied(),
+            processed_over_seconds: self
+                .processed_per_minute
+                .contains_key(launch_setting)
+                .then_some(self.rate_window_seconds)
+                .flatten(),
             sampled_at: self.sampled_at,
         }
     }
@@ -265,14 +276,25 @@ mod tests {
                 depth("am.dq.jobs", "shared", None, "jobs", 7),
                 depth("am.dq.jobs.unrouted", "unrouted", None, "jobs", 9),
             ],
+            processed_per_minute: [("a".to_owned(), 12)].into(),
+            rate_window_seconds: Some(30),
             ..Depths::default()
         };
         let own = d.backlog_of("a", Some("events")).expect("own");
         assert_eq!((own.ready, own.shared), (3, false));
+        // A rate says the window it was measured over; no rate, no window.
+        assert_eq!(
+            (own.processed_per_minute, own.processed_over_seconds),
+            (Some(12), Some(30))
+        );
         let shared = d.backlog_of("b", Some("jobs")).expect("shared");
         assert_eq!(
             (shared.queue.as_str(), shared.ready, shared.shared),
             ("am.dq.jobs", 7, true)
+        );
+        assert_eq!(
+            (shared.processed_per_minute, shared.processed_over_seconds),
+            (None, None)
         );
         assert!(d.backlog_of("c", Some("other")).is_none());
         assert!(d.backlog_of("c", None).is_none());

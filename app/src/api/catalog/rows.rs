@@ -98,7 +98,10 @@ pub fn status_view(s: RunStatus) -> StatusView {
     let backlog = s.backlog.is_some().then(|| backlog_cell(Some(&s)));
     StatusView {
         backlog,
-        per_minute: s.backlog.as_ref().and_then(|b| b.processed_per_minute),
+        per_minute: s
+            .backlog
+            .as_ref()
+            .and_then(|b| b.processed_per_minute.zip(b.processed_over_seconds)),
         stream: s.stream,
         recovery: recovery_cell(&s.recovery),
         current: s.current,
@@ -118,8 +121,8 @@ pub fn status_view(s: RunStatus) -> StatusView {
     }
 }
 
-/// What waits for a launch setting in the broker, and who takes it how fast lately
-/// (`1 consumer (shared) · 12/min`); `None` before the first sample.
+/// What waits for a launch setting in the broker, and who takes it how fast over the broker's
+/// last two samples (`1 consumer (shared) · 12/min over 30 s`); `None` before the first sample.
 fn backlog_parts(s: Option<&RunStatus>) -> Option<(String, String)> {
     let b = s.and_then(|s| s.backlog.as_ref())?;
     Some((
@@ -129,7 +132,8 @@ fn backlog_parts(s: Option<&RunStatus>) -> Option<(String, String)> {
             am_domain::display::plural(u64::from(b.consumers), "consumer"),
             if b.shared { " (shared)" } else { "" },
             b.processed_per_minute
-                .map(|n| format!(" · {n}/min"))
+                .zip(b.processed_over_seconds)
+                .map(|(n, s)| format!(" · {n}/min over {s} s"))
                 .unwrap_or_default()
         ),
     ))

@@ -145,11 +145,13 @@ pub(super) async fn sample(
         missing,
         processed,
         processed_per_minute: Default::default(),
+        rate_window_seconds: None,
     };
     if let Ok(mut d) = into.write() {
         if let Some(before) = d.sampled_at {
             sample.processed_per_minute =
                 rules::rates(&d.processed, &sample.processed, started - before);
+            sample.rate_window_seconds = u64::try_from((started - before).num_seconds()).ok();
         }
         *d = sample;
     }
