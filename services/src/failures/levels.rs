@@ -282,6 +282,9 @@ pub async fn hosts(
     filter: &FailureFilter,
 ) -> ServiceResult<ActivationHostFailures> {
     actor.require(Role::Viewer)?;
+    // The path names the activation; a query's own `activation` is checked like every filter
+    // (a malformed one is refused, not ignored) before the path's replaces it.
+    filter.parse()?;
     let mut scope = FailureFilter {
         activation: Some(activation.to_owned()),
         ..filter.clone()

@@ -570,6 +570,21 @@ async fn viewers_read_and_bad_filters_are_named(db: &DatabaseConnection) {
         panic!("expected invalid input");
     };
     assert_eq!(e.0[0].path, "activation");
+    // The path names the activation, but a malformed one in the query is refused all the same.
+    let Err(ServiceError::Invalid(e)) = failures::hosts(
+        db,
+        &viewer,
+        &Uuid::nil().to_string(),
+        &FailureFilter {
+            activation: Some("null".into()),
+            ..filter()
+        },
+    )
+    .await
+    else {
+        panic!("expected invalid input");
+    };
+    assert_eq!(e.0[0].path, "activation");
     // Blank filters are no filters.
     let blank = FailureFilter {
         launch_setting: Some(String::new()),
