@@ -30,6 +30,20 @@ async function put(page: Page, catalog: unknown) {
   expect(r.status(), await r.text()).toBe(200);
 }
 
+/** Adds launch setting `ls` of the node's `fail` agent, in a group that fires once a year. */
+async function addFailing(page: Page, ls: string) {
+  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
+  withNodeApp(catalog);
+  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "fail")) {
+    catalog.agents.push({
+      application: APP, id: "fail", title: "Fail", input: "standalone", concurrency: "ANY", overlap: "allow",
+    });
+  }
+  catalog.launch_settings.push({ id: ls, application: APP, agent: "fail", kind: "scheduled" });
+  catalog.schedule_groups.push({ id: `${ls}-group`, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
+  await put(page, catalog);
+}
+
 /** The number a figure carries in its `data-count` attribute. */
 async function count(page: Page, selector: string): Promise<number> {
   return Number(await page.locator(selector).getAttribute("data-count"));
@@ -53,16 +67,7 @@ test("the dashboard updates without reload", async ({ page }) => {
   test.setTimeout(90_000);
   await loginAdmin(page);
   const ls = `${APP}.${uid("dash")}`;
-  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
-  withNodeApp(catalog);
-  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "fail")) {
-    catalog.agents.push({
-      application: APP, id: "fail", title: "Fail", input: "standalone", concurrency: "ANY", overlap: "allow",
-    });
-  }
-  catalog.launch_settings.push({ id: ls, application: APP, agent: "fail", kind: "scheduled" });
-  catalog.schedule_groups.push({ id: `${ls}-group`, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
-  await put(page, catalog);
+  await addFailing(page, ls);
 
   await open(page, "/");
   await expect(page.locator(t("live-state"))).toHaveAttribute("data-state", "live");
@@ -269,16 +274,7 @@ test("the activations list follows runs live and holds still when paused", async
   test.setTimeout(120_000);
   await loginAdmin(page);
   const ls = `${APP}.${uid("live")}`;
-  const catalog = await (await call(page, "GET", "/api/v1/catalog")).json();
-  withNodeApp(catalog);
-  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "fail")) {
-    catalog.agents.push({
-      application: APP, id: "fail", title: "Fail", input: "standalone", concurrency: "ANY", overlap: "allow",
-    });
-  }
-  catalog.launch_settings.push({ id: ls, application: APP, agent: "fail", kind: "scheduled" });
-  catalog.schedule_groups.push({ id: `${ls}-group`, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
-  await put(page, catalog);
+  await addFailing(page, ls);
 
   await open(page, `/activations?launch_setting=${encodeURIComponent(ls)}`);
   const total = page.locator(t("activations-total"));
