@@ -12,6 +12,7 @@ pub mod least_roles;
 pub mod nodes;
 pub mod notifications;
 pub mod operations;
+pub mod overview;
 pub mod search;
 pub mod sessions;
 pub mod users;

@@ -96,6 +96,10 @@ pub struct Dashboard {
     #[serde(default)]
     pub failed_notifications: u64,
     pub failures_per_hour: FailureChart,
+    /// Every launch setting's messages processed, failures and retries per minute over the
+    /// last hour, with the broker's backlog.
+    #[serde(default)]
+    pub throughput: crate::throughput::Throughput,
     /// Launch settings with real failures in the last 60 minutes, the most recently failing
     /// first (at most [`FAILING_SHOWN`]), each with its last error.
     #[serde(default)]

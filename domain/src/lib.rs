@@ -23,6 +23,7 @@ pub mod roles;
 pub mod schedule;
 pub mod shortened;
 pub mod text;
+pub mod throughput;
 pub mod topology;
 pub mod usage;
 pub mod validate;

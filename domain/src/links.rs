@@ -66,11 +66,30 @@ pub fn dead_letters_of(launch_setting: &str) -> String {
 /// The failure reports of `kind` (empty: the real failures) at or after `from`, one by one:
 /// the list a figure of the dashboard's last hour counts, to the microsecond.
 pub fn failures_since(from: chrono::DateTime<chrono::Utc>, kind: &str) -> String {
+    ls_failures_since("", from, kind)
+}
+
+/// [`failures_since`] of one launch setting (empty: of all).
+pub fn ls_failures_since(
+    launch_setting: &str,
+    from: chrono::DateTime<chrono::Utc>,
+    kind: &str,
+) -> String {
     let from = from.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     href(
         "/failures",
-        &[("view", "failures"), ("from", &from), ("kind", kind)],
+        &[
+            ("view", "failures"),
+            ("launch_setting", launch_setting),
+            ("from", &from),
+            ("kind", kind),
+        ],
     )
+}
+
+/// The runs of one launch setting (alone or as a group member), newest first.
+pub fn runs_of(launch_setting: &str) -> String {
+    href("/activations", &[("launch_setting", launch_setting)])
 }
 
 /// Activations of `status` as the dashboard counts runs (a group's activation once, its

@@ -121,13 +121,21 @@ test("the launch settings list shows a backlog that drains when a node starts", 
     const cell = page.locator(`${t("list-row")}[data-id="${ls}"] td[data-label="Backlog"]`);
     return (await cell.textContent()) ?? "";
   };
+  const waitingIn = (text: string) => Number(/^(\d+) waiting/.exec(text)?.[1] ?? "0");
   let waiting = 0;
   await expect(async () => {
     const text = await backlog();
-    waiting = Number(/^(\d+) waiting/.exec(text)?.[1] ?? "0");
+    waiting = waitingIn(text);
     expect(text).toContain("0 consumers");
     expect(waiting).toBeGreaterThan(0);
   }).toPass({ timeout: 30_000 });
+  // Every message sent: the same count across two broker samples (one every 5 s).
+  await expect(async () => {
+    const before = waitingIn(await backlog());
+    await page.waitForTimeout(6_000);
+    waiting = waitingIn(await backlog());
+    expect(waiting).toBe(before);
+  }).toPass({ timeout: 40_000 });
 
   const node = startNode(app, host);
   try {
@@ -135,6 +143,23 @@ test("the launch settings list shows a backlog that drains when a node starts", 
       const text = await backlog();
       expect(text).toMatch(/^0 waiting\s*1 consumer\b/);
     }).toPass({ timeout: 60_000 });
+    // The launch setting's chart of the last hour counts each message the node processed once,
+    // and the backlog it had; the dashboard's chart counts them among everyone's.
+    await open(page, `/launch-settings/${ls}`);
+    const chart = page.locator(`${t("ls-overview")} ${t("throughput-chart")}`);
+    await expect(async () => {
+      await page.reload();
+      await expect(chart).toHaveAttribute("data-processed", String(waiting), { timeout: 1_000 });
+    }).toPass({ timeout: 30_000 });
+    const sampled = chart.locator(`${t("chart-minute")}[data-backlog]:not([data-backlog=""])`);
+    const backlogs = await sampled.evaluateAll((gs) => gs.map((g) => Number(g.getAttribute("data-backlog"))));
+    expect(Math.max(...backlogs)).toBe(waiting);
+    await expect(page.locator(`${t("ls-overview")} ${t("ls-runs-total")}`)).toHaveAttribute("data-count", "1");
+    await open(page, "/");
+    const all = Number(
+      await page.locator(`${t("dashboard-throughput")} ${t("throughput-chart")}`).getAttribute("data-processed"),
+    );
+    expect(all).toBeGreaterThanOrEqual(waiting);
   } finally {
     await stopProducer(node);
   }

@@ -182,3 +182,42 @@ test("a running activation is interrupted from its row, then re-run from the sam
   const again = await call(page, "POST", `/api/v1/activations/${rerun}/interrupt`);
   expect(again.status()).toBe(409);
 });
+
+test("a launch setting's row runs it now, disables it only when asked, and enables it again, each outcome on the row", async ({ page }) => {
+  await loginAdmin(page);
+  const id = uid("row");
+  const ls = `${APP}.${id}`;
+  const group = `${APP}.${id}-group`;
+  await seedRunnable(page, ls, group);
+
+  await open(page, `/launch-settings?q=${id}`);
+  const row = page.locator(`${t("list-row")}[data-id="${ls}"]`);
+  await row.locator(t("row-run-now")).click();
+  // The outcome takes focus and follows the run to its end.
+  const outcome = row.locator(t("row-outcome"));
+  await expect(outcome).toBeFocused();
+  await expect(outcome.locator(t("run-outcome"))).toHaveAttribute("data-status", "succeeded", { timeout: 45_000 });
+  const started = await outcome.locator(t("row-run-link")).getAttribute("href");
+  expect(started).toMatch(/^\/activations\/[0-9a-f-]{36}$/);
+
+  // Disable asks first; Esc (or Cancel) leaves it enabled.
+  await row.locator(t("row-toggle")).click();
+  await expect(row.locator(t("row-disable-ask"))).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(row.locator(t("row-disable-ask"))).toHaveCount(0);
+  await expect(row.locator(t("list-badge")).first()).not.toHaveText("disabled");
+  await row.locator(t("row-toggle")).click();
+  await row.locator(t("row-disable-yes")).click();
+  await expect(row.locator(t("row-outcome"))).toContainText("disabled");
+  // The list was read again: the row says disabled and offers Enable, without Run now.
+  await expect(row.locator(t("list-badge")).first()).toHaveText("disabled");
+  await expect(row.locator(t("row-run-now"))).toHaveCount(0);
+  await expect(row.locator(t("row-toggle"))).toHaveText("Enable");
+  const api = await call(page, "GET", `/api/v1/launch-settings/${ls}`);
+  expect((await api.json()).enabled).toBe(false);
+  await row.locator(t("row-toggle")).click();
+  await expect(row.locator(t("row-outcome"))).toHaveText("enabled");
+  await expect(row.locator(t("row-toggle"))).toHaveText("Disable…");
+  // `enabled` is left out of documents while it is true.
+  expect((await (await call(page, "GET", `/api/v1/launch-settings/${ls}`)).json()).enabled).toBeUndefined();
+});

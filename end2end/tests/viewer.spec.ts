@@ -25,9 +25,15 @@ test("a viewer reads the catalog but cannot edit it", async ({ page }) => {
   await expect(page.locator(t("field-title"))).toHaveAttribute("readonly", "");
   await expect(page.locator(t("save"))).toHaveCount(0);
   await expect(page.locator(t("delete"))).toHaveCount(0);
+  // Lists offer no row actions, and the launch setting's summary reads the same for viewers.
+  await open(page, `/launch-settings?q=${app}`);
+  await expect(page.locator(`${t("list-row")}[data-id="${app}.job"]`)).toBeVisible();
+  await expect(page.locator(t("row-switch"))).toHaveCount(0);
   await open(page, `/launch-settings/${app}.job`);
   await expect(page.locator(t("current-status"))).toHaveText("waiting");
   await expect(page.locator(t("toggle-enabled"))).toHaveCount(0);
+  await expect(page.locator(`${t("ls-overview")} ${t("throughput-chart")}`)).toHaveAttribute("data-processed", "0");
+  await expect(page.locator(`${t("ls-overview")} ${t("ls-no-runs")}`)).toBeVisible();
   await expect(page.locator(t("save"))).toHaveCount(0);
   await open(page, `/schedule-groups/${app}.g`);
   await expect(page.locator(t("member"))).toHaveCount(1);

@@ -49,7 +49,9 @@
 //!   consume;
 //! - [`m20261126_000027_publication_refusals`]: what a node published that the catalog refused;
 //! - [`m20261127_000028_failure_kind`]: the kind of each failure report (failed, retried,
-//!   unavailable), in the drill-down's indexes.
+//!   unavailable), in the drill-down's indexes;
+//! - [`m20261128_000029_throughput_minutes`]: processed messages and backlog per minute, for the
+//!   charts of the last hour.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -92,6 +94,7 @@ pub mod m20261125_000025_channels;
 pub mod m20261126_000026_consumed_queue;
 pub mod m20261126_000027_publication_refusals;
 pub mod m20261127_000028_failure_kind;
+pub mod m20261128_000029_throughput_minutes;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -129,6 +132,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000026_consumed_queue::Migration),
             Box::new(m20261126_000027_publication_refusals::Migration),
             Box::new(m20261127_000028_failure_kind::Migration),
+            Box::new(m20261128_000029_throughput_minutes::Migration),
         ]
     }
 }

@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 type TestResult = Result<(), DbErr>;
 
-const TABLES: [&str; 29] = [
+const TABLES: [&str; 30] = [
     "catalog_meta",
     "applications",
     "hosts",
@@ -46,11 +46,12 @@ const TABLES: [&str; 29] = [
     "broker_topology",
     "host_quarantines",
     "recovery_counts",
+    "throughput_minutes",
 ];
 
 /// Indexes created by `CREATE INDEX` (unique constraints inside `CREATE TABLE` get
 /// backend-specific names on SQLite, so they are checked by behaviour instead).
-const INDEXES: [(&str, &str); 12] = [
+const INDEXES: [(&str, &str); 13] = [
     ("pool_hosts", "idx_pool_hosts_host_name"),
     ("classifier_values", "idx_classifier_values_label"),
     ("launch_settings", "idx_launch_settings_current_status"),
@@ -63,6 +64,7 @@ const INDEXES: [(&str, &str); 12] = [
     ("dead_letters", "idx_dead_letters_message_id"),
     ("dead_letters", "idx_dead_letters_received_at"),
     ("failure_logs", "idx_failure_logs_data_message_id"),
+    ("throughput_minutes", "idx_throughput_minutes_minute"),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -186,6 +188,10 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
     constraints(db).await?;
 
     let manager = SchemaManager::new(db);
+    // One step down: no per-minute figures.
+    assert!(manager.has_table("throughput_minutes").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_table("throughput_minutes").await?);
     failure_kinds_are_derived(db, &manager).await?;
 
     // Down one by one: nodes keep no refused changes, then dispatches record no consumed queue.
@@ -696,7 +702,7 @@ async fn failure_kinds_are_derived(
         )
         .await?;
     }
-    Migrator::up(db, None).await?;
+    Migrator::up(db, Some(1)).await?;
     for (id, kind) in [
         (1, "unavailable"),
         (2, "retried"),

@@ -18,6 +18,7 @@ pub mod failures;
 pub mod filters;
 pub mod health;
 pub mod login_limit;
+pub mod ls_overview;
 pub mod notifications;
 pub mod operations;
 pub mod quarantine;
@@ -27,9 +28,11 @@ pub mod retention;
 pub mod run_status;
 pub mod runtime;
 pub mod search;
+mod sql;
 pub mod stream_health;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod throughput;
 pub mod topology;
 
 pub use accounts::{AuthMethod, Principal};

@@ -29,7 +29,7 @@ struct KindRow {
     n: i64,
 }
 
-async fn window(
+pub(crate) async fn window(
     db: &impl ConnectionTrait,
     ls: &str,
     since: DateTime<Utc>,

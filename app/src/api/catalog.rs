@@ -53,6 +53,16 @@ impl Kind {
         }
     }
 
+    /// The key of the entity of this kind with `id`, when its rows have actions (enable,
+    /// disable, run now).
+    pub fn switch_key(self, id: &str) -> Option<Key> {
+        match self {
+            Kind::LaunchSettings => Some(Key::LaunchSetting(id.to_owned())),
+            Kind::ScheduleGroups => Some(Key::ScheduleGroup(id.to_owned())),
+            _ => None,
+        }
+    }
+
     /// Whether entities of this kind belong to an application (the list filters by it).
     pub fn scoped(self) -> bool {
         !matches!(self, Kind::Pools | Kind::DataQueues)
@@ -88,6 +98,8 @@ pub struct ListRow {
     pub title: Option<String>,
     pub href: String,
     pub cells: Vec<Cell>,
+    /// Launch settings and schedule groups: whether it is enabled (its row's actions follow).
+    pub enabled: Option<bool>,
 }
 
 /// One cell of a list.

@@ -2,6 +2,7 @@
 
 pub mod attention;
 pub mod classifier;
+pub mod disable;
 pub mod failure_chart;
 pub mod failures;
 pub mod forms;
@@ -9,12 +10,15 @@ pub mod ids;
 pub mod layout;
 pub mod live;
 pub mod operation;
+pub mod overview;
 pub mod params;
 pub mod replay;
 pub mod rerun;
+pub mod row_switch;
 pub mod run_actions;
 pub mod status;
 pub mod stream_health;
+pub mod throughput_chart;
 pub mod title;
 pub mod webhook;
 pub mod when;

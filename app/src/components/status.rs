@@ -3,7 +3,7 @@
 
 use crate::{
     api::catalog::{ClearQuarantine, Key, QuarantineView, RunNow, SetEnabled, run_status},
-    components::stream_health::StreamHealthView,
+    components::{disable::DisableQuestion, stream_health::StreamHealthView},
 };
 use am_domain::roles::Role;
 use leptos::prelude::*;
@@ -129,20 +129,8 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                             }>
                                             {if enabled { "Disable…" } else { "Enable" }}
                                         </button>
-                                        {move || (enabled && asking_disable.get()).then(|| {
-                                            let toggle_key = toggle_key.clone();
-                                            view! {
-                                                <span class="confirm-inline" data-test="disable-ask">
-                                                    "Disable it? Its schedule stops and the nodes running it are told to stop. "
-                                                    <button type="button" class="danger" data-test="disable-yes" on:click=move |_| {
-                                                        asking_disable.set(false);
-                                                        toggle.dispatch(SetEnabled { key: toggle_key.clone(), enabled: false });
-                                                    }>"Disable"</button>
-                                                    " "
-                                                    <button type="button" class="secondary" data-test="disable-no" data-esc="close"
-                                                        on:click=move |_| asking_disable.set(false)>"Cancel"</button>
-                                                </span>
-                                            }
+                                        {move || (enabled && asking_disable.get()).then(|| view! {
+                                            <DisableQuestion key=toggle_key.clone() toggle asking=asking_disable test="disable" />
                                         })}
                                         {enabled.then(|| {
                                             let key = key.clone();

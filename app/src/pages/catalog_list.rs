@@ -1,9 +1,15 @@
 //! The list page of one kind of catalog entity: filtered and paginated on the server, the
 //! filters in the URL so a view can be shared and reloaded, readable without JavaScript.
+//! Launch settings and schedule groups have their actions on each row for operators (*Run
+//! now*, *Disable…* asked first, *Enable*).
 
 use crate::{
     api::catalog::{Cell, Kind, ListQuery, ListView, catalog_list},
-    components::{ids::Id, when::Ago},
+    components::{
+        ids::Id,
+        row_switch::{RowOutcomes, RowSwitch},
+        when::Ago,
+    },
 };
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};
@@ -54,6 +60,14 @@ pub fn CatalogListPage(kind: Kind) -> impl IntoView {
         }
     });
     let data = Resource::new(move || query.get(), move |q| catalog_list(kind, q));
+    // What the rows' actions did, kept while the list is read again after each.
+    let outcomes = RowOutcomes::default();
+    let changed = Callback::new(move |()| data.refetch());
+    Effect::new(move |_| {
+        if data.get().is_some() {
+            outcomes.settle();
+        }
+    });
 
     view! {
         <section data-test=format!("list-{}", kind.path().trim_start_matches('/'))>
@@ -119,7 +133,7 @@ pub fn CatalogListPage(kind: Kind) -> impl IntoView {
                 {move || {
                     data.get()
                         .map(|r| match r {
-                            Ok(v) => view! { <ListTable kind view=v query=query.get() /> }.into_any(),
+                            Ok(v) => view! { <ListTable kind view=v query=query.get() outcomes changed /> }.into_any(),
                             Err(e) => view! { <p class="error" data-test="list-error">{e.to_string()}</p> }.into_any(),
                         })
                 }}
@@ -129,7 +143,13 @@ pub fn CatalogListPage(kind: Kind) -> impl IntoView {
 }
 
 #[component]
-fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
+fn ListTable(
+    kind: Kind,
+    view: ListView,
+    query: ListQuery,
+    outcomes: RowOutcomes,
+    changed: Callback<()>,
+) -> impl IntoView {
     let pages = view.total.div_ceil(view.page_size).max(1);
     let first = (view.page - 1) * view.page_size + 1;
     let last = (first + view.rows.len() as u64).saturating_sub(1);
@@ -141,6 +161,7 @@ fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
     let prev = (view.page > 1).then(|| query_string(&query, view.page - 1));
     let next = (view.page < pages).then(|| query_string(&query, view.page + 1));
     let now = view.now;
+    let actions = view.role.allows(Role::Operator) && kind.switch_key("").is_some();
     view! {
         <div class="table-wrap">
             <table class="list" data-test="list">
@@ -148,6 +169,7 @@ fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
                     <tr>
                         <th>"Id"</th>
                         {kind.columns().iter().map(|c| view! { <th>{*c}</th> }).collect_view()}
+                        {actions.then(|| view! { <th>"Actions"</th> })}
                     </tr>
                 </thead>
                 <tbody>
@@ -164,6 +186,11 @@ fn ListTable(kind: Kind, view: ListView, query: ListQuery) -> impl IntoView {
                                     {r.cells.into_iter().zip(kind.columns()).map(|(c, h)| view! {
                                         <td data-label=*h>{cell(c, now)}</td>
                                     }).collect_view()}
+                                    {kind.switch_key(&r.id).zip(r.enabled).filter(|_| actions).map(|(key, enabled)| view! {
+                                        <td data-label="Actions">
+                                            <RowSwitch key id=r.id.clone() enabled outcomes changed />
+                                        </td>
+                                    })}
                                 </tr>
                             }
                         })

@@ -15,6 +15,7 @@ use crate::{
         failure_chart::FailureChartView,
         failures::kind_noun,
         ids::ShortId,
+        throughput_chart::ThroughputChartView,
         when::Ago,
     },
 };
@@ -242,6 +243,10 @@ fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
         <div class="card">
             <h2>"Failures per hour, last 24 h"</h2>
             <FailureChartView chart=d.failures_per_hour />
+        </div>
+        <div class="card" data-test="dashboard-throughput">
+            <h2>"Messages per minute, last hour"</h2>
+            <ThroughputChartView t=d.throughput scope="every launch setting".to_owned() id="dash-throughput" />
         </div>
         <div class="dash-grid wide">
             <div class="card" data-test="running" data-count=d.running_total.to_string()>

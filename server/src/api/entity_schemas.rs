@@ -130,6 +130,7 @@ mod tests {
         };
         for (path, method, name) in [
             ("/api/v1/launch-settings/{id}", "get", "id"),
+            ("/api/v1/launch-settings/{id}/throughput", "get", "id"),
             ("/api/v1/agents/{application}/{id}", "put", "application"),
             (
                 "/api/v1/failures/launch-settings/{id}/activations",

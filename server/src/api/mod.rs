@@ -22,6 +22,7 @@ pub mod query;
 mod refusals;
 mod search;
 mod sessions;
+mod throughput;
 mod tokens;
 mod users;
 
@@ -75,6 +76,7 @@ impl Modify for BearerAuth {
         entities::launch_settings::update, entities::launch_settings::delete,
         entities::launch_settings::enable, entities::launch_settings::disable,
         entities::launch_settings::run, entities::launch_settings::clear_quarantine,
+        throughput::of_launch_setting,
         entities::schedule_groups::enable, entities::schedule_groups::disable,
         entities::schedule_groups::run,
         nodes::list,
@@ -169,6 +171,10 @@ pub fn router() -> Router<AppState> {
         .route(
             "/api/v1/notifications/{id}/resend",
             axum::routing::post(notifications::resend),
+        )
+        .route(
+            "/api/v1/launch-settings/{id}/throughput",
+            get(throughput::of_launch_setting),
         )
         .route("/api/v1/dashboard", get(dashboard::get))
         .route("/api/v1/dashboard/events", get(dashboard::events))

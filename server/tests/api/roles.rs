@@ -66,6 +66,7 @@ fn least_roles() -> BTreeMap<&'static str, Option<Role>> {
         ("POST /api/v1/launch-settings/{id}/enable", O),
         ("DELETE /api/v1/launch-settings/{id}/quarantines/{host}", O),
         ("POST /api/v1/launch-settings/{id}/run", O),
+        ("GET /api/v1/launch-settings/{id}/throughput", V),
         ("GET /api/v1/nodes", V),
         ("GET /api/v1/notifications", V),
         ("POST /api/v1/notifications/test", O),

@@ -39,7 +39,7 @@ use attention::{disabled_groups, disabled_launch_settings, failing, failing_stat
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Statement, Value,
+    QueryFilter, QueryOrder, QuerySelect, Statement,
 };
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -90,22 +90,7 @@ pub(super) fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-/// Appends a placeholder for the next bound value in the backend's syntax.
-pub(super) fn placeholder(
-    backend: DbBackend,
-    text: &mut String,
-    values: &mut Vec<Value>,
-    v: Value,
-) {
-    values.push(v);
-    match backend {
-        DbBackend::Postgres => {
-            text.push('$');
-            text.push_str(&values.len().to_string());
-        }
-        _ => text.push('?'),
-    }
-}
+pub(super) use crate::sql::placeholder;
 
 /// `status, n` of every status: one counted index range each, in one round trip.
 fn status_counts_statement(backend: DbBackend, since: DateTime<Utc>) -> Statement {
@@ -130,17 +115,13 @@ fn status_counts_statement(backend: DbBackend, since: DateTime<Utc>) -> Statemen
 }
 
 /// `hour, kind, error_type, n` of the failures in `[from, to)`, `hour` counted in hours since
-/// the Unix epoch. The backends differ only in how a timestamp becomes its hour: SQLite stores
-/// `DateTime<Utc>` as RFC 3339 text (which `strftime` reads), PostgreSQL as `timestamptz`.
+/// the Unix epoch ([`crate::sql::epoch_bucket`]).
 fn hourly_failures_statement(
     backend: DbBackend,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Statement {
-    let hour = match backend {
-        DbBackend::Postgres => "CAST(FLOOR(EXTRACT(EPOCH FROM occurred_at) / 3600) AS BIGINT)",
-        _ => "CAST(strftime('%s', occurred_at) AS INTEGER) / 3600",
-    };
+    let hour = crate::sql::epoch_bucket(backend, "occurred_at", 3600);
     let mut text = format!(
         "SELECT {hour} AS hour, kind, error_type, COUNT(*) AS n FROM failure_logs \
          WHERE occurred_at >= "
@@ -521,6 +502,7 @@ async fn take(
         unavailable_last_hour: g.unavailable_last_hour,
         failed_notifications: g.failed_notifications,
         failures_per_hour,
+        throughput: crate::throughput::overall(db, now).await?,
         failing,
         failing_total,
         // The caller's replica samples the broker; see `with_broker`.

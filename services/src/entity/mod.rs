@@ -35,4 +35,5 @@ pub mod recovery_counts;
 pub mod schedule_group_members;
 pub mod schedule_groups;
 pub mod sessions;
+pub mod throughput_minutes;
 pub mod users;

@@ -28,4 +28,5 @@ pub use super::recovery_counts::Entity as RecoveryCounts;
 pub use super::schedule_group_members::Entity as ScheduleGroupMembers;
 pub use super::schedule_groups::Entity as ScheduleGroups;
 pub use super::sessions::Entity as Sessions;
+pub use super::throughput_minutes::Entity as ThroughputMinutes;
 pub use super::users::Entity as Users;

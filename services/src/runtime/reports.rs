@@ -8,6 +8,7 @@ use crate::{
     entity::{activation_hosts, activations, breaker_trips, failure_logs, launch_settings},
     error::ServiceResult,
     recovery, registry,
+    throughput::Grown,
 };
 use am_domain::{
     recovery::ReplayResult,
@@ -16,7 +17,8 @@ use am_domain::{
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set,
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QuerySelect,
     sea_query::{Expr, OnConflict},
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -66,6 +68,7 @@ pub async fn apply(
     let mut timeouts = WorkTimeouts::default();
     let mut replays = Vec::new();
     let mut recoveries = recovery::Tally::default();
+    let mut grown = Grown::default();
     for r in reports {
         match r {
             ToManager::Publication(_) => {}
@@ -101,6 +104,24 @@ pub async fn apply(
                         )
                         .exec(&txn)
                         .await?;
+                    let reported: HashMap<Uuid, u64> = running
+                        .by_activation
+                        .iter()
+                        .filter_map(|each| {
+                            Some((parse(&each.activation_id.0)?, each.counters.processed))
+                        })
+                        .collect();
+                    let counted = Condition::all()
+                        .add(activation_hosts::Column::ActivationId.is_in(reported.keys().copied()))
+                        .add(activation_hosts::Column::Host.eq(hb.host.as_str()))
+                        .add(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
+                        .add(
+                            activation_hosts::Column::Status
+                                .is_in([status::host::ACCEPTED, status::host::RUNNING]),
+                        );
+                    grown
+                        .observe(&txn, &running.launch_setting, counted, &reported)
+                        .await?;
                     for each in &running.by_activation {
                         let Ok(id) = Uuid::parse_str(&each.activation_id.0) else {
                             continue;
@@ -132,7 +153,7 @@ pub async fn apply(
                 out.applied += 1;
             }
             ToManager::Activation(a) => {
-                match activation_event(&txn, &mut plan, &mut timeouts, a, now).await? {
+                match activation_event(&txn, &mut plan, &mut timeouts, &mut grown, a, now).await? {
                     Applied::Yes { settle, started } => {
                         out.applied += 1;
                         running.extend(started);
@@ -259,6 +280,7 @@ pub async fn apply(
     replay::record(&txn, &replays).await?;
     plan.write(&txn).await?;
     recoveries.write(&txn).await?;
+    grown.write(&txn, now).await?;
     // The launch settings of every run the batch started or may end, locked at once in the one
     // order (`locks`) before the first is written: written report by report, they would be
     // locked in the order the reports came.
@@ -391,6 +413,7 @@ async fn activation_event(
     db: &impl ConnectionTrait,
     plan: &mut Plan,
     timeouts: &mut WorkTimeouts,
+    grown: &mut Grown,
     r: &ActivationReport,
     now: DateTime<Utc>,
 ) -> ServiceResult<Applied> {
@@ -463,6 +486,16 @@ async fn activation_event(
                 .filter(C::Status.is_in(h::ACTIVE));
             // The final figures, when the node sends them; else the last heartbeat's stay.
             if let Some(c) = counters {
+                let rows = Condition::all()
+                    .add(C::ActivationId.eq(id))
+                    .add(C::Host.eq(r.host.as_str()))
+                    .add(C::ApplicationId.eq(r.application.as_str()))
+                    .add(C::FencingToken.eq(token))
+                    .add(C::Status.is_in(h::ACTIVE));
+                let reported = HashMap::from([(id, c.processed)]);
+                grown
+                    .observe(db, &r.launch_setting, rows, &reported)
+                    .await?;
                 update = with_counters(update, c);
             }
             (s, error.clone().unwrap_or_default(), true)
@@ -521,15 +554,24 @@ async fn activation_event(
     })
 }
 
-/// Sets a host row's counters to what its node reported.
+/// Sets a host row's counters to what its node reported, never lower than they are: a row is
+/// one dispatch, whose counters only grow, and two replicas may commit the heartbeats of one
+/// node in either order (a late older one must not take back what the chart already counted).
 fn with_counters(
     update: sea_orm::UpdateMany<activation_hosts::Entity>,
     c: &am_domain::wire::Counters,
 ) -> sea_orm::UpdateMany<activation_hosts::Entity> {
-    let n = |v: u64| Expr::value(i64::try_from(v).unwrap_or(i64::MAX));
+    use activation_hosts::Column as C;
+    let grown = |col: C, v: u64| {
+        let v = i64::try_from(v).unwrap_or(i64::MAX);
+        Expr::case(sea_orm::sea_query::ExprTrait::lt(Expr::col(col), v), v).finally(Expr::col(col))
+    };
     update
-        .col_expr(activation_hosts::Column::Processed, n(c.processed))
-        .col_expr(activation_hosts::Column::Failed, n(c.failed))
-        .col_expr(activation_hosts::Column::Retried, n(c.retried))
-        .col_expr(activation_hosts::Column::DeadLettered, n(c.dead_lettered))
+        .col_expr(C::Processed, grown(C::Processed, c.processed).into())
+        .col_expr(C::Failed, grown(C::Failed, c.failed).into())
+        .col_expr(C::Retried, grown(C::Retried, c.retried).into())
+        .col_expr(
+            C::DeadLettered,
+            grown(C::DeadLettered, c.dead_lettered).into(),
+        )
 }

@@ -25,6 +25,7 @@ mod runtime;
 mod search;
 mod sessions;
 mod sweep;
+mod throughput;
 mod tokens;
 mod told;
 

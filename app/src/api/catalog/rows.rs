@@ -18,6 +18,7 @@ pub fn application(a: Application, catalog: &Catalog) -> ListRow {
         href: entity_href(&EntityRef::Application(a.id.clone())),
         cells: text(vec![a.title, a.default_pool, agents.to_string()]),
         title: None,
+        enabled: None,
         id: a.id,
     }
 }
@@ -27,6 +28,7 @@ pub fn pool(p: Pool) -> ListRow {
         href: entity_href(&EntityRef::Pool(p.id.clone())),
         cells: text(vec![p.title, p.hosts.join(", ")]),
         title: None,
+        enabled: None,
         id: p.id,
     }
 }
@@ -45,6 +47,7 @@ pub fn data_queue(q: DataQueue) -> ListRow {
             q.effective_address().to_owned(),
             q.delay.map(|d| d.to_string()).unwrap_or_default(),
         ]),
+        enabled: None,
         id: q.id,
     }
 }
@@ -73,6 +76,7 @@ pub fn agent(a: Agent) -> ListRow {
             }
             .into(),
         ]),
+        enabled: None,
         id: a.id,
     }
 }
@@ -188,6 +192,7 @@ pub fn launch_setting(
             next,
             backlog_lines(s),
         ],
+        enabled: Some(l.enabled),
         id: l.id,
     }
 }
@@ -211,6 +216,7 @@ pub fn schedule_group(g: ScheduleGroup, s: Option<&RunStatus>) -> ListRow {
         href: entity_href(&EntityRef::ScheduleGroup(g.id.clone())),
         title: (!g.title.is_empty()).then(|| g.title.clone()),
         cells: vec![Cell::Text(g.application), schedule, current, last, next],
+        enabled: Some(g.enabled),
         id: g.id,
     }
 }

@@ -8,6 +8,7 @@ use crate::{
     api::catalog::{CatalogView, DeleteEntity, Key, SaveLaunchSetting},
     components::{
         forms::*,
+        overview::LaunchSettingOverview,
         params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
         status::StatusPanel,
         webhook::{ChannelFields, ChannelSignals},
@@ -440,6 +441,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         <h1>{match &existing { Some(e) => format!("Launch setting {}", e.id), None => "New launch setting".into() }}</h1>
         {existing.as_ref().map(|e| view! { <HistoryLink entity_type="launch_setting" id=e.id.clone() /> })}
         {existing.clone().map(|e| view! { <StatusPanel key=Key::LaunchSetting(e.id) role /> })}
+        {existing.clone().map(|e| view! { <LaunchSettingOverview id=e.id /> })}
         <form class="card form" data-test="launch-setting-form" on:submit=|ev| ev.prevent_default()>
             <FormBanner errors saved />
             <TextField label="Id" test="field-id" value=id errors=lerr("id") readonly=!creating || !can_edit

@@ -147,6 +147,11 @@ pub(super) async fn sample(
         processed_per_minute: Default::default(),
         rate_window_seconds: None,
     };
+    // The chart of the last hour keeps what the sample found; a database that refuses it costs
+    // the chart a point, not the sample.
+    if let Err(e) = am_services::throughput::record_backlogs(db, &sample, started).await {
+        tracing::warn!(error = %e, "the backlog of this sample was not recorded for the charts");
+    }
     if let Ok(mut d) = into.write() {
         if let Some(before) = d.sampled_at {
             sample.processed_per_minute =

@@ -1,0 +1,33 @@
+//! Small pieces of hand-written SQL that differ between the backends, for the statements the
+//! query builder cannot express (grouping timestamps into buckets).
+
+use sea_orm::{DbBackend, Value};
+
+/// Appends a placeholder for the next bound value in the backend's syntax.
+pub(crate) fn placeholder(
+    backend: DbBackend,
+    text: &mut String,
+    values: &mut Vec<Value>,
+    v: Value,
+) {
+    values.push(v);
+    match backend {
+        DbBackend::Postgres => {
+            text.push('$');
+            text.push_str(&values.len().to_string());
+        }
+        _ => text.push('?'),
+    }
+}
+
+/// An expression of timestamp `column`'s bucket of `seconds` (hours: 3600), counted from the
+/// Unix epoch. SQLite stores `DateTime<Utc>` as RFC 3339 text (which `strftime` reads),
+/// PostgreSQL as `timestamptz`.
+pub(crate) fn epoch_bucket(backend: DbBackend, column: &str, seconds: u32) -> String {
+    match backend {
+        DbBackend::Postgres => {
+            format!("CAST(FLOOR(EXTRACT(EPOCH FROM {column}) / {seconds}) AS BIGINT)")
+        }
+        _ => format!("CAST(strftime('%s', {column}) AS INTEGER) / {seconds}"),
+    }
+}
