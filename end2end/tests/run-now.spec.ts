@@ -21,11 +21,16 @@ async function seedRunnable(page: Page, ls: string, group: string, duration = "1
     catalog.pools.push({ id: `${APP}-pool`, title: "The e2e node", hosts: [HOST] });
     catalog.applications.push({ id: APP, title: "E2E demo node", default_pool: `${APP}-pool` });
   }
-  if (!catalog.agents.some((a: { application: string; id: string }) => a.application === APP && a.id === "sleep")) {
+  const sleep = catalog.agents.find((a: { application: string; id: string }) => a.application === APP && a.id === "sleep");
+  if (!sleep) {
     catalog.agents.push({
       application: APP, id: "sleep", title: "Sleep", input: "standalone", concurrency: "ANY", overlap: "allow",
       parameters: [{ name: "duration", type: "duration", default: "10s" }],
     });
+  } else {
+    // Another spec may have made it first (or the node's publication did): these tests start
+    // runs of one launch setting side by side.
+    sleep.overlap = "allow";
   }
   catalog.launch_settings.push({ id: ls, application: APP, agent: "sleep", kind: "scheduled", parameters: { duration } });
   catalog.schedule_groups.push({ id: group, application: APP, cron: "0 0 1 1 *", time_zone: "UTC", members: [ls] });
@@ -220,4 +225,43 @@ test("a launch setting's row runs it now, disables it only when asked, and enabl
   await expect(row.locator(t("row-toggle"))).toHaveText("Disable…");
   // `enabled` is left out of documents while it is true.
   expect((await (await call(page, "GET", `/api/v1/launch-settings/${ls}`)).json()).enabled).toBeUndefined();
+});
+
+test("the runs a search matches are interrupted in bulk only after a question with their count", async ({ page }) => {
+  await loginAdmin(page);
+  const id = uid("bulkint");
+  const ls = `${APP}.${id}`;
+  const group = `${APP}.${id}-group`;
+  await seedRunnable(page, ls, group, "60s");
+  for (let i = 0; i < 2; i++) {
+    const run = await call(page, "POST", `/api/v1/launch-settings/${ls}/run`);
+    expect(run.status(), await run.text()).toBe(202);
+  }
+  const statuses = async () => {
+    const r = await call(page, "GET", `/api/v1/activations?launch_setting=${encodeURIComponent(ls)}`);
+    return ((await r.json()).items as { status: string }[]).map((a) => a.status).sort();
+  };
+
+  await open(page, `/activations?launch_setting=${encodeURIComponent(ls)}`);
+  await page.locator(t("interrupt-matching-button")).click();
+  const question = page.locator(t("interrupt-question"));
+  await expect(question).toHaveAttribute("data-count", "2");
+  // Cancel starts nothing.
+  await page.locator(t("interrupt-matching-cancel")).click();
+  await expect(page.locator(t("interrupt-matching-ask"))).toHaveCount(0);
+  expect((await statuses()).every((s) => s !== "interrupted")).toBe(true);
+
+  await page.locator(t("interrupt-matching-button")).click();
+  await expect(question).toHaveAttribute("data-count", "2");
+  await page.locator(t("interrupt-matching-confirm")).click();
+  const progress = page.locator(`${t("interrupt-matching")} ${t("operation-progress")}`);
+  await expect(progress).toHaveAttribute("data-status", "succeeded", { timeout: 30_000 });
+  await expect(progress).toHaveAttribute("data-total", "2");
+  await expect(async () => {
+    expect(await statuses()).toEqual(["interrupted", "interrupted"]);
+  }).toPass({ timeout: 30_000 });
+  // Nothing is left to interrupt: the question says so.
+  await page.reload();
+  await page.locator(t("interrupt-matching-button")).click();
+  await expect(question).toHaveAttribute("data-count", "0");
 });

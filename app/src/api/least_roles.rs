@@ -42,6 +42,8 @@ pub const LEAST_ROLES: &[(&str, Caller)] = {
         ("failure_logs", AtLeast(Viewer)),
         ("health", AtLeast(Viewer)),
         ("interrupt_activation", AtLeast(Operator)),
+        ("interrupt_count", AtLeast(Operator)),
+        ("interrupt_matching", AtLeast(Operator)),
         ("launch_setting_overview", AtLeast(Viewer)),
         ("list_activations", AtLeast(Viewer)),
         ("list_nodes", AtLeast(Viewer)),

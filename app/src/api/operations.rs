@@ -132,6 +132,13 @@ pub(crate) mod present {
                     which
                 }
             }
+            OperationRequest::InterruptActivations { ids, filter } => {
+                if ids.is_empty() {
+                    format!("running activations matching {}", describe(filter))
+                } else {
+                    format!("{} selected activations", ids.len())
+                }
+            }
             OperationRequest::ReplayDeadLetters { selection, .. }
             | OperationRequest::DeleteDeadLetters { selection }
                 if selection.ids.is_empty() =>
@@ -276,6 +283,41 @@ pub async fn rerun_count(
         am_services::operations::rerun_count(&s.db, &who, &query.filter(), from_where_it_broke)
             .await?,
     )
+}
+
+/// Interrupts the activations matching `query` still waiting or running (operators), as one
+/// bulk operation; returns the operation id.
+#[server(prefix = "/ui", endpoint = "interrupt_matching", input = Json)]
+pub async fn interrupt_matching(
+    query: crate::api::activations::ActivationsQuery,
+) -> Result<String, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    use am_services::operations::OperationRequest;
+    let who = require(Role::Operator)?;
+    let op = am_services::operations::start(
+        &services()?,
+        &who,
+        OperationRequest::InterruptActivations {
+            ids: vec![],
+            filter: query.filter(),
+        },
+    )
+    .await?;
+    Ok(op.id.to_string())
+}
+
+/// How many activations [`interrupt_matching`] of `query` would interrupt (operators), asked
+/// before it.
+#[server(prefix = "/ui", endpoint = "interrupt_count", input = Json)]
+pub async fn interrupt_count(
+    query: crate::api::activations::ActivationsQuery,
+) -> Result<u64, UiError> {
+    use super::ssr::*;
+    use am_domain::roles::Role;
+    let who = require(Role::Operator)?;
+    let s = services()?;
+    Ok(am_services::operations::interrupt_count(&s.db, &who, &query.filter()).await?)
 }
 
 /// Starts a consistency sweep of the activations in progress (operators); returns the

@@ -32,12 +32,16 @@ use serde::{Deserialize, Serialize};
 use std::{collections::BTreeSet, future::Future, pin::Pin};
 use uuid::Uuid;
 
+mod interrupt;
 mod replay;
 mod rerun;
 mod run;
+mod selected;
 mod told;
 mod view;
 
+pub use interrupt::interrupt_count;
+pub use rerun::rerun_count;
 pub use run::{ReplayBroker, RunEnd, UnroutedBatch, run};
 pub use view::{ItemError, OperationView, view, views};
 
@@ -105,6 +109,16 @@ pub enum OperationRequest {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         from_where_it_broke: bool,
     },
+    /// Interrupt those of these activations still waiting, dispatched or running, each as
+    /// `POST /api/v1/activations/{id}/interrupt` does (a member run whose group's run is among
+    /// them goes with its group). One that ended meanwhile is left as it ended.
+    InterruptActivations {
+        /// Exactly these activations; when empty, every activation `filter` matches.
+        #[serde(default)]
+        ids: Vec<Uuid>,
+        #[serde(default)]
+        filter: ActivationFilter,
+    },
     EnableLaunchSettings {
         ids: Vec<String>,
     },
@@ -133,6 +147,7 @@ impl OperationRequest {
             OperationRequest::ReplayDeadLetters { .. } => view::REPLAY_KIND,
             OperationRequest::DeleteDeadLetters { .. } => "delete-dead-letters",
             OperationRequest::RerunActivations { .. } => "rerun-activations",
+            OperationRequest::InterruptActivations { .. } => "interrupt-activations",
             OperationRequest::EnableLaunchSettings { .. } => "enable-launch-settings",
             OperationRequest::EnableScheduleGroups { .. } => "enable-schedule-groups",
             OperationRequest::ReplayUnrouted { .. } => "replay-unrouted",
@@ -158,7 +173,8 @@ struct Stored {
     /// Consistency sweep: the newest activation in progress when it started.
     #[serde(default)]
     until: Option<Uuid>,
-    /// Re-run from where it broke: the activations to re-run, one per launch setting or group.
+    /// Re-run from where it broke: the activations to re-run, one per launch setting or group;
+    /// interrupt: the activations to interrupt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     runs: Vec<Uuid>,
     /// The applications it touches, told when it ends (`told`).
@@ -242,6 +258,10 @@ pub async fn start(
             let total = (selected.targets.len() + runs.len()) as i64;
             (selected.targets, total, None)
         }
+        OperationRequest::InterruptActivations { ids, filter } => {
+            runs = interrupt::select(db, ids, filter).await?;
+            (Vec::new(), runs.len() as i64, None)
+        }
         _ => {
             let items = resolve(db, &request).await?;
             let total = items.len() as i64;
@@ -304,20 +324,6 @@ pub async fn start(
 
 /// At most this many ids in one request (one statement's bound parameters); more are
 /// selected by a filter.
-/// How many re-runs a bulk re-run of the activations matching `filter` would start (each
-/// launch setting or group once, or one run each from where it broke): the count the question
-/// before it shows. Nothing is started.
-pub async fn rerun_count(
-    db: &DatabaseConnection,
-    actor: &Principal,
-    filter: &ActivationFilter,
-    from_where_it_broke: bool,
-) -> ServiceResult<u64> {
-    actor.require(Role::Operator)?;
-    let selected = rerun::select(db, &[], filter, from_where_it_broke).await?;
-    Ok((selected.targets.len() + selected.runs.len()) as u64)
-}
-
 pub(super) fn at_most(count: usize) -> ServiceResult<()> {
     let max = dead_letters::MAX_IDS;
     if count > max {
@@ -339,8 +345,10 @@ async fn resolve(
         | OperationRequest::DeleteDeadLetters { .. }
         | OperationRequest::ReplayUnrouted { .. }
         | OperationRequest::ConsistencySweep {}
-        // Selected by `rerun::select`, which also gives the runs to re-run where they broke.
-        | OperationRequest::RerunActivations { .. } => Ok(Vec::new()),
+        // Selected by `rerun::select`, which also gives the runs to re-run where they broke,
+        // and by `interrupt::select`.
+        | OperationRequest::RerunActivations { .. }
+        | OperationRequest::InterruptActivations { .. } => Ok(Vec::new()),
         OperationRequest::EnableLaunchSettings { ids } => {
             let ids = distinct(ids, "ids")?;
             let found: BTreeSet<String> = launch_settings::Entity::find()

@@ -1,17 +1,17 @@
 //! What a bulk re-run selects: the launch settings and groups the matching activations ran
 //! (each once), or, from where it broke, the newest failed or interrupted run of each.
 
-use super::{at_most, missing};
 use crate::{
-    activations::{self, ActivationFilter},
+    Principal,
+    activations::ActivationFilter,
     entity::activations as activation,
     error::{ServiceError, ServiceResult},
     runtime::status,
 };
-use am_domain::usage::EntityRef;
+use am_domain::{roles::Role, usage::EntityRef};
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-use std::collections::{BTreeSet, HashSet};
+use sea_orm::DatabaseConnection;
+use std::collections::HashSet;
 use uuid::Uuid;
 
 /// What the operation re-runs.
@@ -39,30 +39,22 @@ pub(super) async fn select(
     filter: &ActivationFilter,
     from_where_it_broke: bool,
 ) -> ServiceResult<Selected> {
-    at_most(ids.len())?;
-    let q = if ids.is_empty() {
-        activations::matching(filter)?
-    } else {
-        activation::Entity::find().filter(activation::Column::Id.is_in(ids.iter().copied()))
-    };
-    let rows: Vec<Row> = q
-        .select_only()
-        .column(activation::Column::Id)
-        .column(activation::Column::LaunchSettingId)
-        .column(activation::Column::GroupId)
-        .column(activation::Column::ParentId)
-        .column(activation::Column::Status)
-        .column(activation::Column::CreatedAt)
-        .order_by_desc(activation::Column::CreatedAt)
-        .order_by_desc(activation::Column::Id)
-        .into_tuple()
-        .all(db)
-        .await?;
-    if !ids.is_empty() {
-        let found: BTreeSet<String> = rows.iter().map(|r| r.0.to_string()).collect();
-        let wanted: Vec<String> = ids.iter().map(Uuid::to_string).collect();
-        missing(&wanted, &found, "activation")?;
-    }
+    use activation::Column as C;
+    let rows: Vec<Row> = super::selected::activations(
+        db,
+        ids,
+        filter,
+        [
+            C::Id,
+            C::LaunchSettingId,
+            C::GroupId,
+            C::ParentId,
+            C::Status,
+            C::CreatedAt,
+        ],
+        |r: &Row| r.0,
+    )
+    .await?;
     if from_where_it_broke {
         broken(rows)
     } else {
@@ -124,6 +116,20 @@ fn broken(rows: Vec<Row>) -> ServiceResult<Selected> {
         targets: Vec::new(),
         runs,
     })
+}
+
+/// How many re-runs a bulk re-run of the activations matching `filter` would start (each
+/// launch setting or group once, or one run each from where it broke): the count the question
+/// before it shows. Nothing is started.
+pub async fn rerun_count(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    filter: &ActivationFilter,
+    from_where_it_broke: bool,
+) -> ServiceResult<u64> {
+    actor.require(Role::Operator)?;
+    let selected = select(db, &[], filter, from_where_it_broke).await?;
+    Ok((selected.targets.len() + selected.runs.len()) as u64)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::{
     catalog, dead_letters,
     entity::{dead_letters as dead_letters_entity, operations},
     error::{ServiceError, ServiceResult},
-    runtime::{RuntimeConfig, begin_write, run, sweep},
+    runtime::{RuntimeConfig, begin_write, interrupt, run, sweep},
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -220,6 +220,20 @@ pub async fn run(
                         run::rerun_where_it_broke(db, cfg, &actor, id)
                             .await
                             .map(|_| ())
+                    }
+                })
+                .await
+            }
+            OperationRequest::InterruptActivations { .. } => {
+                batch_step(&stored.runs, cursor.as_deref(), |id| {
+                    let actor = stored.actor.clone();
+                    let id = id.to_string();
+                    async move {
+                        match interrupt::interrupt(db, cfg, &actor, &id).await {
+                            // It ended meanwhile: nothing is left to interrupt.
+                            Err(ServiceError::Conflict(_)) => Ok(()),
+                            other => other,
+                        }
                     }
                 })
                 .await

@@ -24,6 +24,7 @@ on_both_backends!(
     a_queued_operation_is_cancelled_at_once_and_a_running_one_after_its_batch,
     an_abandoned_operation_resumes_at_its_cursor_with_one_runner,
     rerun_runs_each_launch_setting_or_group_once,
+    interrupt_stops_what_still_runs_each_once,
 );
 
 /// These tests select no dead letters and no unrouted queue: a broker call would be a bug.
@@ -417,4 +418,83 @@ async fn rerun_runs_each_launch_setting_or_group_once(db: &DatabaseConnection) {
     .await
     .expect("starts");
     assert_eq!(by_filter.total, 1);
+}
+
+async fn interrupt_stops_what_still_runs_each_once(db: &DatabaseConnection) {
+    let s = setup(db).await;
+    let operator = actor(Role::Operator);
+    let ls = EntityRef::LaunchSetting("demo.sleep.nightly".into());
+    let group = EntityRef::ScheduleGroup("demo.nightly".into());
+    let a1 = run_now(db, &s.runtime, &operator, &ls).await.expect("run");
+    let a2 = run_now(db, &s.runtime, &operator, &ls).await.expect("run");
+    let g = run_now(db, &s.runtime, &operator, &group)
+        .await
+        .expect("run");
+    // Its agent's overlap policy is `skip`: the second run ended at once, and an ended run is
+    // neither selected nor counted.
+    let status_of = |id| async move {
+        activations::Entity::find_by_id(id)
+            .one(db)
+            .await
+            .expect("read")
+            .expect("activation")
+            .status
+    };
+    assert_eq!(status_of(a2).await, "skipped");
+    let everything = am_services::activations::ActivationFilter::default();
+    let err = operations::interrupt_count(db, &actor(Role::Viewer), &everything)
+        .await
+        .expect_err("viewers may not");
+    assert!(matches!(err, ServiceError::Forbidden { .. }), "{err:?}");
+    // The group's run once: its member runs go with it.
+    assert_eq!(
+        operations::interrupt_count(db, &operator, &everything)
+            .await
+            .expect("counts"),
+        2
+    );
+    let started = operations::start(
+        &s,
+        &operator,
+        OperationRequest::InterruptActivations {
+            ids: vec![],
+            filter: everything.clone(),
+        },
+    )
+    .await
+    .expect("starts");
+    assert_eq!(started.kind, "interrupt-activations");
+    assert_eq!(started.total, 2);
+    assert_eq!(
+        operations::run(db, &s.runtime, started.id, &NoBroker)
+            .await
+            .expect("runs"),
+        RunEnd::Finished(status::SUCCEEDED)
+    );
+    let end = OperationView::from(row(db, started.id).await);
+    assert_eq!((end.done, end.failed), (2, 0));
+    assert_eq!(status_of(a1).await, "interrupted");
+    assert_eq!(status_of(g).await, "interrupted");
+    assert_eq!(status_of(a2).await, "skipped", "left as it ended");
+    // Nothing is left running: refused, with why, and counted as nothing.
+    let err = operations::start(
+        &s,
+        &operator,
+        OperationRequest::InterruptActivations {
+            ids: vec![a1],
+            filter: Default::default(),
+        },
+    )
+    .await
+    .expect_err("nothing to interrupt");
+    assert!(
+        matches!(&err, ServiceError::Conflict(m) if m.contains("nothing to interrupt")),
+        "{err:?}"
+    );
+    assert_eq!(
+        operations::interrupt_count(db, &operator, &everything)
+            .await
+            .expect("counts"),
+        0
+    );
 }

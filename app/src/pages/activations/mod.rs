@@ -7,18 +7,19 @@ use crate::{
         ActivationDetailView, ActivationRow, ActivationsQuery, ActivationsView, LaneView,
         activation_detail, list_activations,
     },
-    api::operations::{RerunActivations, RerunCount},
     components::{
         failures::{ErrorTypeCounts, FailureCards, enc, href, kind_noun, level_path},
         ids::{Id, ShortId},
         live::LiveRefresh,
-        operation::OperationProgress,
         rerun::RerunPanel,
         run_actions::{InterruptButton, RerunButton},
         when::{Ago, local_input},
     },
 };
 use am_domain::dashboard::cut;
+use bulk::{InterruptMatching, RerunMatching};
+
+mod bulk;
 
 /// Characters of an activation's error the list shows; its page has the whole text.
 const LIST_MESSAGE: usize = 160;
@@ -81,7 +82,10 @@ pub fn ActivationsPage() -> impl IntoView {
                     match r {
                         Ok(v) => view! {
                             <Filters q=q.clone() view=v.clone() />
-                            {(v.can_operate && !v.rows.is_empty()).then(|| view! { <RerunMatching q=q.clone() /> })}
+                            {(v.can_operate && !v.rows.is_empty()).then(|| view! {
+                                <RerunMatching q=q.clone() />
+                                <InterruptMatching q=q.clone() />
+                            })}
                             <ActivationsTable q view=v />
                         }.into_any(),
                         Err(e) => view! {
@@ -102,88 +106,6 @@ fn runs_moved(d: &am_domain::dashboard::Dashboard) -> String {
     let counts: Vec<String> = d.activations.iter().map(|c| c.count.to_string()).collect();
     let running: Vec<&str> = d.running.iter().map(|r| r.id.as_str()).collect();
     format!("{} {}", counts.join(","), running.join(","))
-}
-
-/// Re-runs, as one bulk operation, what the activations matching the search ran: each launch
-/// setting or group once, whole or from where its newest run broke. Asks first, with the count
-/// it will start (twice when no filter narrows the search), then shows the operation's
-/// progress.
-#[component]
-fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
-    let action = ServerAction::<RerunActivations>::new();
-    let count = ServerAction::<RerunCount>::new();
-    // The re-run being asked about (from where it broke or whole), and whether the second
-    // question of an unfiltered search was answered.
-    let asking = RwSignal::new(None::<bool>);
-    let sure = RwSignal::new(false);
-    let unfiltered = q.is_unfiltered();
-    let ask = {
-        let q = q.clone();
-        move |from_where_it_broke: bool| {
-            sure.set(false);
-            asking.set(Some(from_where_it_broke));
-            count.dispatch(RerunCount {
-                query: q.clone(),
-                from_where_it_broke,
-            });
-        }
-    };
-    let start = move |from_where_it_broke: bool| {
-        action.dispatch(RerunActivations {
-            query: q.clone(),
-            from_where_it_broke,
-        });
-        asking.set(None);
-    };
-    let ask_whole = ask.clone();
-    view! {
-        <div class="bulk-actions" data-test="rerun-matching">
-            <button data-test="rerun-matching-button" on:click=move |_| ask_whole(false)>
-                "Re-run all matching…"
-            </button>
-            <button data-test="rerun-broken-button" on:click=move |_| ask(true)>
-                "Re-run each from where it broke…"
-            </button>
-            <span class="muted">
-                " each launch setting or group of the search once, in the background; from \
-                where it broke: its newest failed run, a group from the member that failed, \
-                a MANY run on its failed hosts"
-            </span>
-            {move || asking.get().map(|from_where_it_broke| {
-                let what = if from_where_it_broke { "Re-run from where it broke" } else { "Re-run" };
-                let cancel = view! {
-                    <button class="secondary" data-test="rerun-cancel" data-esc="close" on:click=move |_| asking.set(None)>"Cancel"</button>
-                };
-                let asked = match (count.pending().get(), count.value().get()) {
-                    (true, _) | (_, None) => view! { <p class="muted">"Counting what matches…"</p> }.into_any(),
-                    (_, Some(Err(e))) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
-                    (_, Some(Ok(0))) => view! {
-                        <p data-test="rerun-question">"Nothing to re-run: no launch setting or group of the search."</p>
-                    }.into_any(),
-                    (_, Some(Ok(n))) if unfiltered && !sure.get() => view! {
-                        <p data-test="rerun-question">{format!(
-                            "No filter is set: this re-runs every launch setting and group any activation ran, {n} in all. Are you sure?"
-                        )}</p>
-                        <button data-test="rerun-sure" on:click=move |_| sure.set(true)>{format!("Yes, all {n}")}</button>
-                    }.into_any(),
-                    (_, Some(Ok(n))) => view! {
-                        <p data-test="rerun-question" data-count=n.to_string()>{format!(
-                            "{what} {n} launch setting(s) and group(s), each once?"
-                        )}</p>
-                        <button data-test="rerun-confirm" on:click={
-                            let start = start.clone();
-                            move |_| start(from_where_it_broke)
-                        }>{format!("{what} {n}")}</button>
-                    }.into_any(),
-                };
-                view! { <div class="card confirm" data-test="rerun-ask">{asked}" "{cancel}</div> }
-            })}
-            {move || action.value().get().map(|r| match r {
-                Ok(id) => view! { <OperationProgress id /> }.into_any(),
-                Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
-            })}
-        </div>
-    }
 }
 
 #[component]

@@ -1,0 +1,169 @@
+//! The activations list's bulk actions over what the search matches, each asked first with
+//! the count it will touch (twice when no filter narrows the search), then followed as a
+//! background operation on the page: re-run (whole, or each from where it broke) and interrupt.
+
+use crate::{
+    api::{
+        activations::ActivationsQuery,
+        operations::{
+            InterruptCount, InterruptMatching as StartInterrupt, RerunActivations, RerunCount,
+        },
+    },
+    components::operation::OperationProgress,
+};
+use leptos::prelude::*;
+
+/// Re-runs, as one bulk operation, what the activations matching the search ran: each launch
+/// setting or group once, whole or from where its newest run broke. Asks first, with the count
+/// it will start (twice when no filter narrows the search), then shows the operation's
+/// progress.
+#[component]
+pub fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
+    let action = ServerAction::<RerunActivations>::new();
+    let count = ServerAction::<RerunCount>::new();
+    // The re-run being asked about (from where it broke or whole), and whether the second
+    // question of an unfiltered search was answered.
+    let asking = RwSignal::new(None::<bool>);
+    let sure = RwSignal::new(false);
+    let unfiltered = q.is_unfiltered();
+    let ask = {
+        let q = q.clone();
+        move |from_where_it_broke: bool| {
+            sure.set(false);
+            asking.set(Some(from_where_it_broke));
+            count.dispatch(RerunCount {
+                query: q.clone(),
+                from_where_it_broke,
+            });
+        }
+    };
+    let start = move |from_where_it_broke: bool| {
+        action.dispatch(RerunActivations {
+            query: q.clone(),
+            from_where_it_broke,
+        });
+        asking.set(None);
+    };
+    let ask_whole = ask.clone();
+    view! {
+        <div class="bulk-actions" data-test="rerun-matching">
+            <button data-test="rerun-matching-button" on:click=move |_| ask_whole(false)>
+                "Re-run all matching…"
+            </button>
+            <button data-test="rerun-broken-button" on:click=move |_| ask(true)>
+                "Re-run each from where it broke…"
+            </button>
+            <span class="muted">
+                " each launch setting or group of the search once, in the background; from \
+                where it broke: its newest failed run, a group from the member that failed, \
+                a MANY run on its failed hosts"
+            </span>
+            {move || asking.get().map(|from_where_it_broke| {
+                let what = if from_where_it_broke { "Re-run from where it broke" } else { "Re-run" };
+                let cancel = view! {
+                    <button class="secondary" data-test="rerun-cancel" data-esc="close" on:click=move |_| asking.set(None)>"Cancel"</button>
+                };
+                let asked = match (count.pending().get(), count.value().get()) {
+                    (true, _) | (_, None) => view! { <p class="muted">"Counting what matches…"</p> }.into_any(),
+                    (_, Some(Err(e))) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+                    (_, Some(Ok(0))) => view! {
+                        <p data-test="rerun-question">"Nothing to re-run: no launch setting or group of the search."</p>
+                    }.into_any(),
+                    (_, Some(Ok(n))) if unfiltered && !sure.get() => view! {
+                        <p data-test="rerun-question">{format!(
+                            "No filter is set: this re-runs every launch setting and group any activation ran, {n} in all. Are you sure?"
+                        )}</p>
+                        <button data-test="rerun-sure" on:click=move |_| sure.set(true)>{format!("Yes, all {n}")}</button>
+                    }.into_any(),
+                    (_, Some(Ok(n))) => view! {
+                        <p data-test="rerun-question" data-count=n.to_string()>{format!(
+                            "{what} {n} launch setting(s) and group(s), each once?"
+                        )}</p>
+                        <button data-test="rerun-confirm" on:click={
+                            let start = start.clone();
+                            move |_| start(from_where_it_broke)
+                        }>{format!("{what} {n}")}</button>
+                    }.into_any(),
+                };
+                view! { <div class="card confirm" data-test="rerun-ask">{asked}" "{cancel}</div> }
+            })}
+            {move || action.value().get().map(|r| match r {
+                Ok(id) => view! { <OperationProgress id /> }.into_any(),
+                Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+            })}
+        </div>
+    }
+}
+
+/// Interrupts, as one bulk operation, the activations matching the search that still wait or
+/// run. Asks first with the count (twice when no filter narrows the search), then shows the
+/// operation's progress.
+#[component]
+pub fn InterruptMatching(q: ActivationsQuery) -> impl IntoView {
+    let action = ServerAction::<StartInterrupt>::new();
+    let count = ServerAction::<InterruptCount>::new();
+    let asking = RwSignal::new(false);
+    let sure = RwSignal::new(false);
+    let unfiltered = q.is_unfiltered();
+    let ask = {
+        let q = q.clone();
+        move |_| {
+            sure.set(false);
+            asking.set(true);
+            count.dispatch(InterruptCount { query: q.clone() });
+        }
+    };
+    let start = move |_| {
+        action.dispatch(StartInterrupt { query: q.clone() });
+        asking.set(false);
+    };
+    view! {
+        <div class="bulk-actions" data-test="interrupt-matching">
+            <button class="danger" data-test="interrupt-matching-button" on:click=ask>
+                "Interrupt all matching…"
+            </button>
+            <span class="muted">
+                " those of the search still waiting or running, in the background; a group's \
+                run takes its running member with it"
+            </span>
+            {move || asking.get().then(|| {
+                let start = start.clone();
+                let cancel = view! {
+                    <button class="secondary" data-test="interrupt-matching-cancel" data-esc="close"
+                        on:click=move |_| asking.set(false)>"Cancel"</button>
+                };
+                let asked = match (count.pending().get(), count.value().get()) {
+                    (true, _) | (_, None) => view! { <p class="muted">"Counting what still runs…"</p> }.into_any(),
+                    (_, Some(Err(e))) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+                    (_, Some(Ok(0))) => view! {
+                        <p data-test="interrupt-question" data-count="0">
+                            "Nothing to interrupt: no activation of the search is still waiting or running."
+                        </p>
+                    }.into_any(),
+                    (_, Some(Ok(n))) if unfiltered && !sure.get() => view! {
+                        <p data-test="interrupt-question">{format!(
+                            "No filter is set: this interrupts every activation still waiting or running, {n} in all. Are you sure?"
+                        )}</p>
+                        <button class="danger" data-test="interrupt-sure" on:click=move |_| sure.set(true)>
+                            {format!("Yes, all {n}")}
+                        </button>
+                    }.into_any(),
+                    (_, Some(Ok(n))) => view! {
+                        <p data-test="interrupt-question" data-count=n.to_string()>{format!(
+                            "Interrupt {}? Waiting ones end at once, running ones when their nodes have stopped them.",
+                            am_domain::display::plural(n, "activation")
+                        )}</p>
+                        <button class="danger" data-test="interrupt-matching-confirm" on:click=start.clone()>
+                            {format!("Interrupt {n}")}
+                        </button>
+                    }.into_any(),
+                };
+                view! { <div class="card confirm" data-test="interrupt-matching-ask">{asked}" "{cancel}</div> }
+            })}
+            {move || action.value().get().map(|r| match r {
+                Ok(id) => view! { <OperationProgress id /> }.into_any(),
+                Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+            })}
+        </div>
+    }
+}
