@@ -48,11 +48,23 @@ cargo test --workspace --doc --quiet
 log "benchmarks: built, not run (docs/benchmarks.md runs them), for their lints"
 cargo test --workspace --benches --no-run --quiet
 
+# The fuzzer and the browser tests each start a manager of their own (own database, port and
+# broker prefix), so they run side by side: the browser tests wait on pages and nodes much of
+# their time, which the fuzzer fills. The fuzzer's report is printed once both are done.
+log "API fuzzing from the OpenAPI document (Schemathesis), in the background"
+./scripts/fuzz.sh >"$RESULTS/fuzz.log" 2>&1 &
+FUZZ=$!
 log "end-to-end tests (Playwright, Chromium)"
-./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log"
-
-log "API fuzzing from the OpenAPI document (Schemathesis)"
-./scripts/fuzz.sh
+e2e_status=0
+./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log" || e2e_status=$?
+fuzz_status=0
+wait "$FUZZ" || fuzz_status=$?
+log "API fuzzing from the OpenAPI document (Schemathesis): its report"
+cat "$RESULTS/fuzz.log"
+if [ "$e2e_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
+  echo "end-to-end tests exited $e2e_status, the fuzzer $fuzz_status" >&2
+  exit 1
+fi
 
 # One plain closing line for whoever reads the end of the log (each runner printed its own above).
 unit=$(grep -aoE '[0-9]+ tests run: [0-9]+ passed' "$RESULTS/nextest.log" | tail -1 | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')

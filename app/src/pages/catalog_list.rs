@@ -169,7 +169,6 @@ fn ListTable(
                     <tr>
                         <th>"Id"</th>
                         {kind.columns().iter().map(|c| view! { <th>{*c}</th> }).collect_view()}
-                        {actions.then(|| view! { <th>"Actions"</th> })}
                     </tr>
                 </thead>
                 <tbody>
@@ -182,15 +181,15 @@ fn ListTable(
                                     <td data-label="Id">
                                         <a href=r.href data-test="list-link"><Id id=r.id.clone() /></a>
                                         {r.title.map(|t| view! { <br /><span class="muted" data-test="list-title">{t}</span> })}
+                                        // Beneath the id, not in a column of their own: the
+                                        // table keeps its width at 1024 px.
+                                        {kind.switch_key(&r.id).zip(r.enabled).filter(|_| actions).map(|(key, enabled)| view! {
+                                            <RowSwitch key id=r.id.clone() enabled outcomes changed />
+                                        })}
                                     </td>
                                     {r.cells.into_iter().zip(kind.columns()).map(|(c, h)| view! {
                                         <td data-label=*h>{cell(c, now)}</td>
                                     }).collect_view()}
-                                    {kind.switch_key(&r.id).zip(r.enabled).filter(|_| actions).map(|(key, enabled)| view! {
-                                        <td data-label="Actions">
-                                            <RowSwitch key id=r.id.clone() enabled outcomes changed />
-                                        </td>
-                                    })}
                                 </tr>
                             }
                         })

@@ -12,6 +12,8 @@ pub mod ahead;
 pub mod breaker;
 pub mod fires;
 pub mod groups;
+mod heartbeats;
+mod host_rows;
 pub mod interrupt;
 mod locks;
 pub mod metrics;

@@ -2,10 +2,16 @@
 //! change a compare-and-set on the expected state and the fencing token, failure reports
 //! inserted together. The consumer acknowledges the batch to the broker only after commit.
 
-use super::{Metrics, RuntimeConfig, locks, plan::Plan, settle, status};
+use super::{
+    Metrics, RuntimeConfig, heartbeats,
+    host_rows::{WorkTimeouts, with_counters},
+    locks,
+    plan::Plan,
+    settle, status,
+};
 use crate::{
     dead_letters::replay,
-    entity::{activation_hosts, activations, breaker_trips, failure_logs, launch_settings},
+    entity::{activation_hosts, activations, breaker_trips, failure_logs},
     error::ServiceResult,
     recovery, registry,
     throughput::Grown,
@@ -73,83 +79,7 @@ pub async fn apply(
         match r {
             ToManager::Publication(_) => {}
             ToManager::Heartbeat(hb) => {
-                registry::record_heartbeat(&txn, hb, now).await?;
-                for running in &hb.running {
-                    let timeout = timeouts.of_ls(&txn, &running.launch_setting).await?;
-                    let ids: Vec<Uuid> = running
-                        .activations
-                        .iter()
-                        .filter_map(|a| Uuid::parse_str(&a.0).ok())
-                        .collect();
-                    let mut update = activation_hosts::Entity::update_many()
-                        .col_expr(
-                            activation_hosts::Column::LastHeartbeatAt,
-                            Expr::value(Some(now)),
-                        )
-                        .col_expr(
-                            activation_hosts::Column::RecoveryDeadline,
-                            Expr::value(Some(now + timeout)),
-                        );
-                    // A node that sends no counters per activation: the launch setting's.
-                    if running.by_activation.is_empty() {
-                        update = with_counters(update, &running.counters);
-                    }
-                    update
-                        .filter(activation_hosts::Column::ActivationId.is_in(ids.iter().copied()))
-                        .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
-                        .filter(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
-                        .filter(
-                            activation_hosts::Column::Status
-                                .is_in([status::host::ACCEPTED, status::host::RUNNING]),
-                        )
-                        .exec(&txn)
-                        .await?;
-                    let reported: HashMap<Uuid, u64> = running
-                        .by_activation
-                        .iter()
-                        .filter_map(|each| {
-                            Some((parse(&each.activation_id.0)?, each.counters.processed))
-                        })
-                        .collect();
-                    let counted = Condition::all()
-                        .add(activation_hosts::Column::ActivationId.is_in(reported.keys().copied()))
-                        .add(activation_hosts::Column::Host.eq(hb.host.as_str()))
-                        .add(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
-                        .add(
-                            activation_hosts::Column::Status
-                                .is_in([status::host::ACCEPTED, status::host::RUNNING]),
-                        );
-                    grown
-                        .observe(&txn, &running.launch_setting, counted, &reported)
-                        .await?;
-                    for each in &running.by_activation {
-                        let Ok(id) = Uuid::parse_str(&each.activation_id.0) else {
-                            continue;
-                        };
-                        with_counters(activation_hosts::Entity::update_many(), &each.counters)
-                            .filter(activation_hosts::Column::ActivationId.eq(id))
-                            .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
-                            .filter(
-                                activation_hosts::Column::ApplicationId.eq(hb.application.as_str()),
-                            )
-                            .filter(
-                                activation_hosts::Column::Status
-                                    .is_in([status::host::ACCEPTED, status::host::RUNNING]),
-                            )
-                            .exec(&txn)
-                            .await?;
-                    }
-                    interrupt_unknown_runs(
-                        &txn,
-                        cfg,
-                        &mut plan,
-                        hb,
-                        &running.launch_setting,
-                        &ids,
-                        now,
-                    )
-                    .await?;
-                }
+                heartbeats::apply(&txn, cfg, &mut plan, &mut timeouts, &mut grown, hb, now).await?;
                 out.applied += 1;
             }
             ToManager::Activation(a) => {
@@ -299,72 +229,6 @@ pub async fn apply(
     Ok(out)
 }
 
-/// A node runs an activation the manager no longer has on that node (re-dispatched elsewhere
-/// after a start timeout, declared lost, ended): it is told to interrupt it, so the work does
-/// not run twice. Repeated at every heartbeat until the node stops listing it.
-async fn interrupt_unknown_runs(
-    db: &impl ConnectionTrait,
-    cfg: &RuntimeConfig,
-    plan: &mut Plan,
-    hb: &am_domain::wire::Heartbeat,
-    ls: &str,
-    ids: &[Uuid],
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let known: HashSet<Uuid> = activation_hosts::Entity::find()
-        .select_only()
-        .column(activation_hosts::Column::ActivationId)
-        .filter(activation_hosts::Column::ActivationId.is_in(ids.iter().copied()))
-        .filter(activation_hosts::Column::Host.eq(hb.host.as_str()))
-        .filter(activation_hosts::Column::ApplicationId.eq(hb.application.as_str()))
-        .filter(activation_hosts::Column::Status.is_in(status::host::ACTIVE))
-        .into_tuple::<Uuid>()
-        .all(db)
-        .await?
-        .into_iter()
-        .collect();
-    let unknown: Vec<Uuid> = ids
-        .iter()
-        .filter(|id| !known.contains(id))
-        .copied()
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    // What the node runs is a copy from an earlier launch (its token is at most the
-    // activation's current one): a later launch to this node must not be hit by this command.
-    let tokens: HashMap<Uuid, i64> = activations::Entity::find()
-        .select_only()
-        .column(activations::Column::Id)
-        .column(activations::Column::FencingToken)
-        .filter(activations::Column::Id.is_in(unknown.iter().copied()))
-        .into_tuple::<(Uuid, i64)>()
-        .all(db)
-        .await?
-        .into_iter()
-        .collect();
-    for id in &unknown {
-        tracing::warn!(activation = %id, host = %hb.host, launch_setting = %ls, "node runs an activation the manager gave up on; interrupting it");
-        plan.command(
-            &cfg.names,
-            &hb.application,
-            &hb.host,
-            &am_domain::wire::ToNode::Interrupt(am_domain::wire::Interrupt {
-                activation_id: am_domain::wire::ActivationId(id.to_string()),
-                reason: "the manager no longer runs this activation on this node".into(),
-                up_to_token: tokens.get(id).and_then(|t| u64::try_from(*t).ok()),
-            }),
-            format!("interrupt:{id}:{}:{}", hb.host, now.timestamp_millis()),
-            now,
-        );
-        Metrics::inc(&cfg.metrics.stops);
-    }
-    Ok(())
-}
-
 fn parse(id: &str) -> Option<Uuid> {
     Uuid::parse_str(id).ok()
 }
@@ -381,32 +245,6 @@ enum Applied {
         launch_setting: Option<String>,
     },
     Ignored,
-}
-
-/// Work timeouts of launch settings, read once per batch.
-#[derive(Default)]
-struct WorkTimeouts(HashMap<String, chrono::Duration>);
-
-impl WorkTimeouts {
-    async fn of_ls(
-        &mut self,
-        db: &impl ConnectionTrait,
-        ls: &str,
-    ) -> ServiceResult<chrono::Duration> {
-        if let Some(t) = self.0.get(ls) {
-            return Ok(*t);
-        }
-        let ms: Option<i64> = launch_settings::Entity::find()
-            .select_only()
-            .column(launch_settings::Column::WorkTimeoutMs)
-            .filter(launch_settings::Column::Id.eq(ls))
-            .into_tuple()
-            .one(db)
-            .await?;
-        let t = chrono::Duration::milliseconds(ms.unwrap_or(120_000));
-        self.0.insert(ls.to_owned(), t);
-        Ok(t)
-    }
 }
 
 async fn activation_event(
@@ -552,26 +390,4 @@ async fn activation_event(
         settle,
         started: None,
     })
-}
-
-/// Sets a host row's counters to what its node reported, never lower than they are: a row is
-/// one dispatch, whose counters only grow, and two replicas may commit the heartbeats of one
-/// node in either order (a late older one must not take back what the chart already counted).
-fn with_counters(
-    update: sea_orm::UpdateMany<activation_hosts::Entity>,
-    c: &am_domain::wire::Counters,
-) -> sea_orm::UpdateMany<activation_hosts::Entity> {
-    use activation_hosts::Column as C;
-    let grown = |col: C, v: u64| {
-        let v = i64::try_from(v).unwrap_or(i64::MAX);
-        Expr::case(sea_orm::sea_query::ExprTrait::lt(Expr::col(col), v), v).finally(Expr::col(col))
-    };
-    update
-        .col_expr(C::Processed, grown(C::Processed, c.processed).into())
-        .col_expr(C::Failed, grown(C::Failed, c.failed).into())
-        .col_expr(C::Retried, grown(C::Retried, c.retried).into())
-        .col_expr(
-            C::DeadLettered,
-            grown(C::DeadLettered, c.dead_lettered).into(),
-        )
 }
