@@ -31,3 +31,8 @@ pub(crate) fn epoch_bucket(backend: DbBackend, column: &str, seconds: u32) -> St
         _ => format!("CAST(strftime('%s', {column}) AS INTEGER) / {seconds}"),
     }
 }
+
+/// A `COUNT(*)` (or `SUM`) read back as `BIGINT`, as the unsigned count it is.
+pub(crate) fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}

@@ -12,7 +12,7 @@ use crate::{
     Principal,
     entity::{activation_hosts, agents, launch_settings, throughput_minutes as tm},
     error::{ServiceError, ServiceResult},
-    sql::{epoch_bucket, placeholder},
+    sql::{count, epoch_bucket, placeholder},
     topology::Depths,
 };
 use am_domain::{
@@ -204,10 +204,6 @@ struct FailureRow {
     minute: i64,
     kind: String,
     n: i64,
-}
-
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
 }
 
 /// `minute, kind, n` of the failure reports in the window, of launch setting `ls` or of all.

@@ -46,7 +46,7 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
     let can_operate = role.allows(Role::Operator);
     let links = match &key {
         Key::LaunchSetting(id) => Some((
-            crate::components::failures::href("/activations", &[("launch_setting", id)]),
+            am_domain::links::runs_of(id),
             Some(crate::components::failures::level_path(id, "", "")),
         )),
         Key::ScheduleGroup(id) => Some((

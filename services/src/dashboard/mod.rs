@@ -86,9 +86,7 @@ pub struct Gauges {
     pub failed_notifications: u64,
 }
 
-pub(super) fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
+pub(super) use crate::sql::count;
 
 pub(super) use crate::sql::placeholder;
 
