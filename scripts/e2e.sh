@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts the built manager on a fresh SQLite database and a free port, runs the Playwright
 # suite against it (arguments go to `playwright test`, e.g. a file name), and stops it.
-# Used by scripts/test.sh after `cargo leptos build`.
+# Used by scripts/test.sh after the browser bundle (`build_browser_bundle`) is built.
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 

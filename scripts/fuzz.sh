@@ -2,7 +2,7 @@
 # Fuzzes the JSON API from its own OpenAPI document with Schemathesis (every check: no 5xx,
 # status codes and bodies as documented, valid requests accepted, invalid ones refused, the
 # operations' links followed) against a freshly started manager with the demo catalog, with an
-# admin and a viewer token. Used by scripts/test.sh after `cargo leptos build`.
+# admin and a viewer token. Used by scripts/test.sh (after its builds).
 #
 # FUZZ_EXAMPLES (20) examples per operation and phase; FUZZ_SEED (1) makes a run repeatable;
 # any other seed explores other inputs.

@@ -5,7 +5,6 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CARGO_LEPTOS_VERSION="0.3.10"
 WASM_BINDGEN_VERSION="0.2.130"
 
 log() { printf '\033[1;34m==>\033[0m [%ss] %s\n' "$SECONDS" "$*" >&2; }
@@ -61,15 +60,13 @@ ensure_rust() {
     log "adding the wasm32 target"
     rustup target add wasm32-unknown-unknown
   fi
-  if ! cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"; then
-    # --debug: the tool's own speed hardly matters and a release build of it takes ~40 min.
-    log "installing cargo-leptos $CARGO_LEPTOS_VERSION (takes ~10 minutes once)"
-    cargo install cargo-leptos --version "$CARGO_LEPTOS_VERSION" --locked --debug
-  fi
   if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
-    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+    # The one build tool the browser bundle needs (build_browser_bundle below); its version must
+    # be the wasm-bindgen crate's in Cargo.lock. --debug: installed in ~80 s on 2 cores, and
+    # ~10 s per debug bundle is fast enough.
+    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (~2 minutes once)"
     # Not --locked: one of its locked dependencies is no longer on the registry.
-    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --debug
   fi
 }
 
@@ -195,4 +192,19 @@ wait_healthy() {
   echo "the manager did not start; its log:" >&2
   cat "$log" >&2
   return 1
+}
+
+# Builds the browser's half of the UI into target/site/pkg, as `cargo leptos build
+# --frontend-only` lays it out (the names leptos's hydration script asks for), with only cargo
+# and wasm-bindgen: the app crate for wasm32 with `hydrate`, its JS glue, and the stylesheet.
+# Expects scripts/leptos-env.sh sourced (the same RUSTFLAGS and LEPTOS_* as every other build,
+# so artifacts are shared). `cargo leptos watch` still works for whoever installs cargo-leptos.
+build_browser_bundle() {
+  local pkg="$ROOT/target/site/pkg" wasm="$ROOT/target/front/wasm32-unknown-unknown/debug/app.wasm"
+  cargo build --package app --lib --target wasm32-unknown-unknown --no-default-features \
+    --features hydrate --target-dir "$ROOT/target/front"
+  mkdir -p "$pkg"
+  wasm-bindgen --target web --no-typescript --out-name agent-manager --out-dir "$pkg" "$wasm"
+  mv -f "$pkg/agent-manager_bg.wasm" "$pkg/agent-manager.wasm"
+  cp "$ROOT/style/main.css" "$pkg/agent-manager.css"
 }

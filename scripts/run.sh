@@ -8,10 +8,13 @@ ensure_rust
 ensure_rabbitmq
 cd "$ROOT"
 
-log "building the manager and the demo node (first build: ~15 minutes on 2 cores)"
-cargo leptos build
 . "$ROOT/scripts/leptos-env.sh"
-cargo build -p agent-client --bin demo-node
+log "building the browser bundle"
+build_browser_bundle
+# One build of both programs: their dependencies' features are resolved once, so no crate is
+# compiled twice.
+log "building the manager and the demo node"
+cargo build --package server --bin agent-manager --package agent-client --bin demo-node
 
 BIN="$ROOT/target/debug/agent-manager"
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg

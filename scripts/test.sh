@@ -29,7 +29,7 @@ cargo fmt --all --check
 
 log "building the browser bundle (with lints)"
 # The browser's half only: the manager is built once, with the tests below.
-cargo leptos build --frontend-only
+build_browser_bundle
 
 log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
 RESULTS="$(mktemp -d)"
