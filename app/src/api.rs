@@ -4,6 +4,7 @@
 pub mod activations;
 pub mod audit;
 pub mod broker;
+pub mod bulk;
 pub mod catalog;
 pub mod dashboard;
 pub mod dead_letters;

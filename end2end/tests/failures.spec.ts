@@ -140,3 +140,24 @@ test("a viewer drills from a failing launch setting down to its failure", async 
   await expect(plain.locator(`${t("failure-details")} pre`)).toHaveText("by design");
   await context.close();
 });
+
+test("the global search finds an error type and leads to its failures", async ({ page }) => {
+  test.setTimeout(90_000);
+  await loginAdmin(page);
+  const ls = `${APP}.${uid("errtype")}`;
+  await failOnce(page, ls, `${ls}-group`);
+
+  // Part of it, any case, lists it with how many launch settings reported it.
+  await open(page, "/search?q=demofail");
+  const hit = page.locator(`${t("hit")}[data-kind="error type"][data-id="DemoFailure"]`);
+  await expect(hit).toContainText(/error type of \d+ launch settings?/);
+  await hit.locator(t("hit-link")).click();
+  await expect(page).toHaveURL(/\/failures\?error_type=DemoFailure$/);
+
+  // Its whole name goes straight to its failures.
+  await open(page, "/");
+  const box = page.locator(t("global-search"));
+  await box.fill("DemoFailure");
+  await box.press("Enter");
+  await expect(page).toHaveURL(/\/failures\?error_type=DemoFailure$/);
+});

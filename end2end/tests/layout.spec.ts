@@ -50,11 +50,17 @@ async function wrapped(page: Page): Promise<string[]> {
     for (const el of tokens) {
       const text = (el.textContent ?? "").trim();
       if (!text || el.offsetParent === null) continue;
-      const range = document.createRange();
-      range.selectNodeContents(el);
+      // The line boxes of its text only: a control beside the text (a header's checkbox) is a
+      // box of another height on the same line.
       const tops = new Set<number>();
-      for (const r of range.getClientRects()) {
-        if (r.width > 0 && r.height > 0) tops.add(Math.round(r.top));
+      const texts = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let node = texts.nextNode(); node; node = texts.nextNode()) {
+        if (!(node.textContent ?? "").trim()) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        for (const r of range.getClientRects()) {
+          if (r.width > 0 && r.height > 0) tops.add(Math.round(r.top));
+        }
       }
       if (tops.size > 1) out.push(`${el.tagName.toLowerCase()}.${el.className}: "${text}"`);
     }

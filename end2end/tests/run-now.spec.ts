@@ -265,3 +265,61 @@ test("the runs a search matches are interrupted in bulk only after a question wi
   await page.locator(t("interrupt-matching-button")).click();
   await expect(question).toHaveAttribute("data-count", "0");
 });
+
+test("launch settings selected on their list are disabled, enabled and run in bulk, each asked with the count", async ({ page }) => {
+  await loginAdmin(page);
+  const id = uid("bulk");
+  const [a, b] = [`${APP}.${id}-a`, `${APP}.${id}-b`];
+  await seedRunnable(page, a, `${a}-group`);
+  await seedRunnable(page, b, `${b}-group`);
+  const enabled = async (ls: string) =>
+    (await (await call(page, "GET", `/api/v1/launch-settings/${ls}`)).json()).enabled !== false;
+
+  await open(page, `/launch-settings?q=${id}`);
+  const bar = page.locator(t("bulk-bar"));
+  await expect(bar).toBeHidden();
+  // One row, then the whole page (both).
+  await page.locator(`${t("list-row")}[data-id="${a}"] ${t("row-select")}`).check();
+  await expect(bar.locator(t("bulk-count"))).toHaveAttribute("data-count", "1");
+  await page.locator(t("select-page")).check();
+  await expect(bar.locator(t("bulk-count"))).toHaveAttribute("data-count", "2");
+
+  // Disable asks with the count; Esc leaves both enabled.
+  await bar.locator(t("bulk-disable")).click();
+  await expect(bar.locator(t("bulk-ask"))).toContainText("Disable 2 launch settings?");
+  await expect(bar.locator(t("bulk-yes"))).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(bar.locator(t("bulk-ask"))).toHaveCount(0);
+  expect([await enabled(a), await enabled(b)]).toEqual([true, true]);
+
+  await bar.locator(t("bulk-disable")).click();
+  await bar.locator(t("bulk-yes")).click();
+  const outcome = bar.locator(t("bulk-outcome"));
+  await expect(outcome).toHaveText("Disabled 2 of 2 launch settings.");
+  await expect(outcome).toBeFocused();
+  for (const ls of [a, b]) {
+    const row = page.locator(`${t("list-row")}[data-id="${ls}"]`);
+    await expect(row.locator(t("list-badge")).first()).toHaveText("disabled");
+    await expect(row.locator(t("row-outcome"))).toContainText("disabled");
+  }
+  expect([await enabled(a), await enabled(b)]).toEqual([false, false]);
+  // The selection went with the action.
+  await expect(page.locator(t("select-page"))).not.toBeChecked();
+
+  // Enable both again, then run both now: each row follows its run to its end.
+  await page.locator(t("select-page")).check();
+  await bar.locator(t("bulk-enable")).click();
+  await expect(bar.locator(t("bulk-ask"))).toContainText("Enable 2 launch settings?");
+  await bar.locator(t("bulk-yes")).click();
+  await expect(outcome).toHaveText("Enabled 2 of 2 launch settings.");
+  expect([await enabled(a), await enabled(b)]).toEqual([true, true]);
+  await page.locator(t("select-page")).check();
+  await bar.locator(t("bulk-run")).click();
+  await expect(bar.locator(t("bulk-ask"))).toContainText("Run 2 launch settings now?");
+  await bar.locator(t("bulk-yes")).click();
+  await expect(outcome).toHaveText("Started runs of 2 of 2 launch settings.");
+  for (const ls of [a, b]) {
+    const row = page.locator(`${t("list-row")}[data-id="${ls}"]`);
+    await expect(row.locator(t("run-outcome"))).toHaveAttribute("data-status", "succeeded", { timeout: 45_000 });
+  }
+});

@@ -29,6 +29,8 @@ test("a viewer reads the catalog but cannot edit it", async ({ page }) => {
   await open(page, `/launch-settings?q=${app}`);
   await expect(page.locator(`${t("list-row")}[data-id="${app}.job"]`)).toBeVisible();
   await expect(page.locator(t("row-switch"))).toHaveCount(0);
+  await expect(page.locator(t("row-select"))).toHaveCount(0);
+  await expect(page.locator(t("bulk-bar"))).toHaveCount(0);
   await open(page, `/launch-settings/${app}.job`);
   await expect(page.locator(t("current-status"))).toHaveText("waiting");
   await expect(page.locator(t("toggle-enabled"))).toHaveCount(0);

@@ -51,7 +51,9 @@
 //! - [`m20261127_000028_failure_kind`]: the kind of each failure report (failed, retried,
 //!   unavailable), in the drill-down's indexes;
 //! - [`m20261128_000029_throughput_minutes`]: processed messages and backlog per minute, for the
-//!   charts of the last hour.
+//!   charts of the last hour;
+//! - [`m20261129_000030_error_types`]: the error types each launch setting's failures
+//!   reported, for the global search.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -95,6 +97,7 @@ pub mod m20261126_000026_consumed_queue;
 pub mod m20261126_000027_publication_refusals;
 pub mod m20261127_000028_failure_kind;
 pub mod m20261128_000029_throughput_minutes;
+pub mod m20261129_000030_error_types;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -133,6 +136,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000027_publication_refusals::Migration),
             Box::new(m20261127_000028_failure_kind::Migration),
             Box::new(m20261128_000029_throughput_minutes::Migration),
+            Box::new(m20261129_000030_error_types::Migration),
         ]
     }
 }

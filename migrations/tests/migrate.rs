@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 type TestResult = Result<(), DbErr>;
 
-const TABLES: [&str; 30] = [
+const TABLES: [&str; 31] = [
     "catalog_meta",
     "applications",
     "hosts",
@@ -47,6 +47,7 @@ const TABLES: [&str; 30] = [
     "host_quarantines",
     "recovery_counts",
     "throughput_minutes",
+    "error_types",
 ];
 
 /// Indexes created by `CREATE INDEX` (unique constraints inside `CREATE TABLE` get
@@ -188,6 +189,7 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
     constraints(db).await?;
 
     let manager = SchemaManager::new(db);
+    error_types_are_filled(db, &manager).await?;
     // One step down: no per-minute figures.
     assert!(manager.has_table("throughput_minutes").await?);
     Migrator::down(db, Some(1)).await?;
@@ -669,6 +671,62 @@ type Row = Vec<(&'static str, Value)>;
 
 /// One step down and up again: failure reports stored before the kind column get the kind
 /// their `temporary` and `disposition` say; then down for good (the steps below).
+/// Steps down past `error_types` and up again over stored failure logs: the table is filled
+/// with each launch setting's error types and the latest time each occurred. Leaves the
+/// database one step down.
+async fn error_types_are_filled(
+    db: &DatabaseConnection,
+    manager: &SchemaManager<'_>,
+) -> TestResult {
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_table("error_types").await?);
+    for (id, ls, error_type) in [(1, "a", "E"), (2, "a", "E"), (3, "a", "F"), (4, "b", "E")] {
+        insert(
+            db,
+            "failure_logs",
+            vec![
+                ("id", Value::BigInt(Some(id))),
+                ("launch_setting_id", ls.into()),
+                ("activation_id", Uuid::nil().into()),
+                ("host", "h".into()),
+                ("application_id", "app".into()),
+                ("agent_id", "agent".into()),
+                ("error_type", error_type.into()),
+                ("message", "m".into()),
+                ("occurred_at", at(id).into()),
+                ("temporary", false.into()),
+            ],
+        )
+        .await?;
+    }
+    Migrator::up(db, Some(1)).await?;
+    let backend = db.get_database_backend();
+    let rows = db
+        .query_all_raw(Statement::from_string(
+            backend,
+            "SELECT launch_setting_id, error_type, last_seen FROM error_types \
+             ORDER BY launch_setting_id, error_type",
+        ))
+        .await?;
+    let mut got = Vec::new();
+    for row in rows {
+        let ls: String = row.try_get_by_index(0)?;
+        let error_type: String = row.try_get_by_index(1)?;
+        let last_seen: DateTime<Utc> = row.try_get_by_index(2)?;
+        got.push((ls, error_type, last_seen));
+    }
+    let want: Vec<(String, String, DateTime<Utc>)> =
+        [("a", "E", at(2)), ("a", "F", at(3)), ("b", "E", at(4))]
+            .into_iter()
+            .map(|(ls, t, when)| (ls.to_owned(), t.to_owned(), when))
+            .collect();
+    assert_eq!(got, want);
+    delete(db, "failure_logs", "host", "h".into()).await?;
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_table("error_types").await?);
+    Ok(())
+}
+
 async fn failure_kinds_are_derived(
     db: &DatabaseConnection,
     manager: &SchemaManager<'_>,

@@ -28,7 +28,16 @@ pub const MAX_PAGE: u64 = 200;
 /// Failures an activation's page shows (the drill-down has them all).
 pub const RECENT_FAILURES: u64 = 20;
 
-/// Every status an activation can have, for filters.
+/// The status filter's word for the activations not ended yet (waiting, dispatched or running):
+/// what the dashboard's *Active runs* counts.
+pub const ACTIVE: &str = "active";
+
+/// What the status filter takes: [`ACTIVE`] or one of [`STATUSES`].
+pub fn filter_statuses() -> impl Iterator<Item = &'static str> {
+    std::iter::once(ACTIVE).chain(STATUSES)
+}
+
+/// Every status an activation can have.
 pub const STATUSES: [&str; 7] = [
     status::activation::WAITING,
     status::activation::DISPATCHED,
@@ -60,7 +69,8 @@ pub struct ActivationFilter {
     pub application: Option<String>,
     /// Activations dispatched to this host.
     pub host: Option<String>,
-    /// `waiting`, `dispatched`, `running`, `succeeded`, `failed`, `interrupted` or `skipped`.
+    /// `waiting`, `dispatched`, `running`, `succeeded`, `failed`, `interrupted` or `skipped`;
+    /// `active` for the first three (every run not ended).
     pub status: Option<String>,
     /// Activations with a failure of this error type (a group activation: in a member run).
     pub error_type: Option<String>,
@@ -191,13 +201,20 @@ pub fn matching(filter: &ActivationFilter) -> ServiceResult<Select<activations::
         q = q.filter(C::ApplicationId.eq(a));
     }
     if let Some(s) = filters::text(&filter.status) {
-        if !STATUSES.contains(&s.as_str()) {
+        if !filter_statuses().any(|f| f == s) {
             return Err(ServiceError::invalid(
                 "status",
-                format!("unknown status `{s}`; one of {}", STATUSES.join(", ")),
+                format!(
+                    "unknown status `{s}`; one of {}",
+                    filter_statuses().collect::<Vec<_>>().join(", ")
+                ),
             ));
         }
-        q = q.filter(C::Status.eq(s));
+        q = q.filter(if s == ACTIVE {
+            C::Status.is_in(status::activation::ACTIVE)
+        } else {
+            C::Status.eq(s)
+        });
     }
     if let Some(h) = filters::text(&filter.host) {
         q = q.filter(

@@ -45,7 +45,10 @@
 //! ```
 //!
 //! The inner select reads a range of `idx_failure_logs_ls_occurred_at`, oldest first; a launch
-//! setting with nothing to delete costs one read of that index (no write lock is taken for it).
+//! setting with nothing to delete costs one read of that index and one of `error_types`'s
+//! primary key (no write lock is taken for it). Once a launch setting's failures are deleted,
+//! the error types whose latest failure went with them are forgotten too (the global search
+//! finds an error type only while a failure of it is stored).
 //! Between
 //! batches the sweep pauses ([`RetentionPolicy::pause_between_batches`]) so writers waiting for
 //! SQLite's lock get it, and it stops after [`RetentionPolicy::max_batches`] batches, reporting
@@ -56,6 +59,7 @@
 use crate::{
     entity::{activations, failure_logs, launch_settings},
     error::{ServiceError, ServiceResult},
+    failures::error_types,
     runtime::status,
 };
 use chrono::{DateTime, Utc};
@@ -158,11 +162,17 @@ impl Rule {
         }
     }
 
-    fn condition(self) -> SimpleExpr {
+    /// The rule on a failure's time: `failure_logs.occurred_at`, or the latest of a type in
+    /// `error_types.last_seen` (every failure of the type is gone when that one is).
+    fn on<C: ColumnTrait>(self, time: C) -> SimpleExpr {
         match self {
-            Rule::Success(at) => failure_logs::Column::OccurredAt.lte(at),
-            Rule::Failure(before) => failure_logs::Column::OccurredAt.lt(before),
+            Rule::Success(at) => time.lte(at),
+            Rule::Failure(before) => time.lt(before),
         }
+    }
+
+    fn condition(self) -> SimpleExpr {
+        self.on(failure_logs::Column::OccurredAt)
     }
 }
 
@@ -295,9 +305,22 @@ async fn clean(
     report: &mut RetentionReport,
 ) -> ServiceResult<bool> {
     let found: Option<i64> = probe(launch_setting, rule).into_tuple().one(db).await?;
-    if found.is_none() {
-        return Ok(true);
+    if found.is_some() && !delete_all(db, policy, launch_setting, rule, report).await? {
+        return Ok(false);
     }
+    // Also after a sweep that deleted nothing: the one before may have stopped in between.
+    error_types::forget(db, launch_setting, |time| rule.on(time)).await?;
+    Ok(true)
+}
+
+/// The delete batches of [`clean`]; `false` when the batch budget ran out first.
+async fn delete_all(
+    db: &DatabaseConnection,
+    policy: &RetentionPolicy,
+    launch_setting: &str,
+    rule: Rule,
+    report: &mut RetentionReport,
+) -> ServiceResult<bool> {
     loop {
         if report.batches >= policy.max_batches {
             return Ok(false);

@@ -1,10 +1,12 @@
 //! The global search (docs/concepts.md, Finding anything): what an operator pastes or types —
-//! part of an id or title of any catalog entity, a host name, an activation's id (whole, its
+//! part of an id or title of any catalog entity, a host name, an error type, an activation's id (whole, its
 //! first digits or shortened as pages show it), a dead letter's message id or `#number` —
 //! found from every page.
 //!
-//! Catalog tables and host names hold thousands of rows at most: each is matched on
-//! `LOWER(id)` and `LOWER(title)` containing the text, a bounded number of hits each.
+//! Catalog tables, host names and error types (`error_types`: one row per launch setting and
+//! error type, not the failure logs) hold thousands of rows at most: each is matched on
+//! `LOWER(id)` and `LOWER(title)` (or the name) containing the text, a bounded number of hits
+//! each.
 //! Activations and dead letters hold millions: they are looked up only through an index — an
 //! activation by the range of ids its typed digits span (the primary key, newest first), a dead
 //! letter by its message id (`idx_dead_letters_message_id`) or number — never scanned.
@@ -12,10 +14,11 @@
 use crate::{
     Principal,
     entity::{
-        activations, agents, applications, data_queues, dead_letters, hosts, launch_settings,
-        pools, schedule_groups,
+        activations, agents, applications, data_queues, dead_letters,
+        error_types::Column as ErrorTypes, hosts, launch_settings, pools, schedule_groups,
     },
     error::ServiceResult,
+    failures::error_types,
 };
 use am_domain::{roles::Role, shortened, usage::EntityRef};
 use sea_orm::{
@@ -59,6 +62,10 @@ pub enum Found {
     Host {
         name: String,
     },
+    /// An error type failures reported (and that are still stored).
+    ErrorType {
+        name: String,
+    },
     Activation {
         id: Uuid,
     },
@@ -77,7 +84,10 @@ impl Found {
             Found::Agent { application, id } => EntityRef::agent(application, id),
             Found::LaunchSetting { id } => EntityRef::LaunchSetting(id.clone()),
             Found::ScheduleGroup { id } => EntityRef::ScheduleGroup(id.clone()),
-            Found::Host { .. } | Found::Activation { .. } | Found::DeadLetter { .. } => {
+            Found::Host { .. }
+            | Found::ErrorType { .. }
+            | Found::Activation { .. }
+            | Found::DeadLetter { .. } => {
                 return None;
             }
         })
@@ -94,7 +104,7 @@ impl Found {
             Found::Agent { application, id } => {
                 *id == lowered || format!("{application}/{id}") == lowered
             }
-            Found::Host { name } => name.to_lowercase() == lowered,
+            Found::Host { name } | Found::ErrorType { name } => name.to_lowercase() == lowered,
             Found::Activation { .. } | Found::DeadLetter { .. } => false,
         }
     }
@@ -211,6 +221,25 @@ pub async fn find(
             }
         }));
     }
+
+    hits.extend(
+        error_types::matching(db, contains(ErrorTypes::ErrorType, &q), HITS_PER_KIND)
+            .await?
+            .into_iter()
+            .map(|known| {
+                let found = Found::ErrorType {
+                    name: known.error_type,
+                };
+                Hit {
+                    exact: found.names(&q),
+                    found,
+                    label: match known.launch_settings {
+                        1 => "error type of 1 launch setting".to_owned(),
+                        n => format!("error type of {n} launch settings"),
+                    },
+                }
+            }),
+    );
 
     if let Some(span) = shortened::parse(text) {
         hits.extend(activations_in(db, &span).await?);

@@ -3,6 +3,10 @@
 
 use sea_orm::{DbBackend, Value};
 
+/// Rows per multi-row statement: far below every backend's bound-parameter limit even for the
+/// widest table.
+pub(crate) const CHUNK: usize = 400;
+
 /// Appends a placeholder for the next bound value in the backend's syntax.
 pub(crate) fn placeholder(
     backend: DbBackend,

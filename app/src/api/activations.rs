@@ -292,7 +292,7 @@ pub(crate) mod present {
 pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView, UiError> {
     use super::ssr::*;
     use am_domain::roles::Role;
-    use am_services::activations::{self, STATUSES};
+    use am_services::activations::{self, filter_statuses};
     let who = require(Role::Viewer)?;
     let s = services()?;
     let page = activations::list(&s.db, &who, &query.filter(), Some(query.page), None).await?;
@@ -310,7 +310,7 @@ pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView
         applications: catalog.applications.into_iter().map(|a| a.id).collect(),
         launch_settings: catalog.launch_settings.into_iter().map(|l| l.id).collect(),
         groups: catalog.schedule_groups.into_iter().map(|g| g.id).collect(),
-        statuses: STATUSES.iter().map(|s| (*s).to_owned()).collect(),
+        statuses: filter_statuses().map(str::to_owned).collect(),
         can_operate: who.role.allows(Role::Operator),
         now,
     })

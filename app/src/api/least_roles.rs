@@ -25,6 +25,8 @@ pub const LEAST_ROLES: &[(&str, Caller)] = {
         ("application_publication", AtLeast(Viewer)),
         ("audit", AtLeast(Viewer)),
         ("broker_status", AtLeast(Viewer)),
+        ("bulk_run_now", AtLeast(Operator)),
+        ("bulk_set_enabled", AtLeast(Operator)),
         ("cancel_operation", AtLeast(Operator)),
         ("catalog_list", AtLeast(Viewer)),
         ("change_password", AtLeast(Viewer)),

@@ -39,6 +39,12 @@ pub async fn search(q: String) -> Result<Vec<HitView>, UiError> {
                 ),
                 // A host leads to what ran there.
                 Found::Host { name } => ("host", name.clone(), format!("/activations?host={name}")),
+                // An error type leads to its failures.
+                Found::ErrorType { name } => (
+                    "error type",
+                    name.clone(),
+                    am_domain::links::href("/failures", &[("error_type", name)]),
+                ),
                 found => {
                     let entity = found.entity();
                     let href = entity
@@ -55,6 +61,7 @@ pub async fn search(q: String) -> Result<Vec<HitView>, UiError> {
                         Found::LaunchSetting { id } => ("launch setting", id.clone()),
                         Found::ScheduleGroup { id } => ("schedule group", id.clone()),
                         Found::Host { .. }
+                        | Found::ErrorType { .. }
                         | Found::Activation { .. }
                         | Found::DeadLetter { .. } => ("", String::new()),
                     };

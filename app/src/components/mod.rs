@@ -1,6 +1,7 @@
 //! Building blocks shared by pages.
 
 pub mod attention;
+pub mod bulk_switch;
 pub mod classifier;
 pub mod disable;
 pub mod failure_chart;

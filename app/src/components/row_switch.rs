@@ -21,12 +21,13 @@ pub enum RowDone {
 }
 
 /// The outcomes of the actions taken on a list page, by row id, and the row whose outcome
-/// takes focus when it is drawn (once). An outcome waits until the list has been read again
-/// ([`RowOutcomes::settle`]): drawn at once, it would take focus in a row about to be replaced.
+/// takes focus when it is drawn (once). Outcomes wait until the list has been read again
+/// ([`RowOutcomes::settle`]): drawn at once, they would land in rows about to be replaced.
 #[derive(Debug, Clone, Copy)]
 pub struct RowOutcomes {
     done: RwSignal<HashMap<String, RowDone>>,
-    pending: RwSignal<Option<(String, RowDone)>>,
+    pending: RwSignal<Vec<(String, RowDone)>>,
+    pending_focus: RwSignal<Option<String>>,
     focus: RwSignal<Option<String>>,
 }
 
@@ -34,27 +35,37 @@ impl Default for RowOutcomes {
     fn default() -> Self {
         Self {
             done: RwSignal::new(HashMap::new()),
-            pending: RwSignal::new(None),
+            pending: RwSignal::new(Vec::new()),
+            pending_focus: RwSignal::new(None),
             focus: RwSignal::new(None),
         }
     }
 }
 
 impl RowOutcomes {
+    /// A row's own action: its outcome takes focus.
     fn record(self, id: &str, done: RowDone) {
-        self.pending.set(Some((id.to_owned(), done)));
+        self.pending.set(vec![(id.to_owned(), done)]);
+        self.pending_focus.set(Some(id.to_owned()));
     }
 
-    /// Shows the outcome waiting for the list to be read again, and focuses it: the page
-    /// calls it once the list is drawn from its new rows.
+    /// A bulk action's outcomes, one per row it touched (the bulk bar keeps focus).
+    pub fn record_many(self, outcomes: Vec<(String, RowDone)>) {
+        self.pending.set(outcomes);
+        self.pending_focus.set(None);
+    }
+
+    /// Shows the outcomes waiting for the list to be read again, and focuses the one a row's
+    /// own action gave: the page calls it once the list is drawn from its new rows.
     pub fn settle(self) {
-        let Some((id, done)) = self.pending.try_update(Option::take).flatten() else {
+        let pending = self.pending.try_update(std::mem::take).unwrap_or_default();
+        if pending.is_empty() {
             return;
-        };
-        self.done.update(|m| {
-            m.insert(id.clone(), done);
-        });
-        self.focus.set(Some(id));
+        }
+        self.done.update(|m| m.extend(pending));
+        if let Some(id) = self.pending_focus.try_update(Option::take).flatten() {
+            self.focus.set(Some(id));
+        }
     }
 
     fn of(self, id: &str) -> Option<RowDone> {

@@ -1,11 +1,13 @@
 //! The list page of one kind of catalog entity: filtered and paginated on the server, the
 //! filters in the URL so a view can be shared and reloaded, readable without JavaScript.
 //! Launch settings and schedule groups have their actions on each row for operators (*Run
-//! now*, *Disable…* asked first, *Enable*).
+//! now*, *Disable…* asked first, *Enable*), and the same on the rows they select, asked with
+//! the count.
 
 use crate::{
     api::catalog::{Cell, Kind, ListQuery, ListView, catalog_list},
     components::{
+        bulk_switch::{BulkBar, Bulks},
         ids::Id,
         row_switch::{RowOutcomes, RowSwitch},
         when::Ago,
@@ -17,31 +19,19 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 fn query_string(q: &ListQuery, page: u64) -> String {
-    fn enc(s: &str) -> String {
-        s.bytes()
-            .map(|b| match b {
-                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect()
-    }
-    let mut parts = vec![];
-    if !q.q.is_empty() {
-        parts.push(format!("q={}", enc(&q.q)));
-    }
-    if !q.application.is_empty() {
-        parts.push(format!("application={}", enc(&q.application)));
-    }
-    if page > 1 {
-        parts.push(format!("page={page}"));
-    }
-    if parts.is_empty() {
-        String::new()
+    let page = if page > 1 {
+        page.to_string()
     } else {
-        format!("?{}", parts.join("&"))
-    }
+        String::new()
+    };
+    am_domain::links::href(
+        "",
+        &[
+            ("q", &q.q),
+            ("application", &q.application),
+            ("page", &page),
+        ],
+    )
 }
 
 #[component]
@@ -63,9 +53,11 @@ pub fn CatalogListPage(kind: Kind) -> impl IntoView {
     // What the rows' actions did, kept while the list is read again after each.
     let outcomes = RowOutcomes::default();
     let changed = Callback::new(move |()| data.refetch());
+    let bulks = Bulks::new(kind, outcomes, changed);
     Effect::new(move |_| {
         if data.get().is_some() {
             outcomes.settle();
+            bulks.settle();
         }
     });
 
@@ -133,7 +125,7 @@ pub fn CatalogListPage(kind: Kind) -> impl IntoView {
                 {move || {
                     data.get()
                         .map(|r| match r {
-                            Ok(v) => view! { <ListTable kind view=v query=query.get() outcomes changed /> }.into_any(),
+                            Ok(v) => view! { <ListTable kind view=v query=query.get() outcomes changed bulks /> }.into_any(),
                             Err(e) => view! { <p class="error" data-test="list-error">{e.to_string()}</p> }.into_any(),
                         })
                 }}
@@ -149,6 +141,7 @@ fn ListTable(
     query: ListQuery,
     outcomes: RowOutcomes,
     changed: Callback<()>,
+    bulks: Bulks,
 ) -> impl IntoView {
     let pages = view.total.div_ceil(view.page_size).max(1);
     let first = (view.page - 1) * view.page_size + 1;
@@ -162,12 +155,24 @@ fn ListTable(
     let next = (view.page < pages).then(|| query_string(&query, view.page + 1));
     let now = view.now;
     let actions = view.role.allows(Role::Operator) && kind.switch_key("").is_some();
+    let selection = bulks.selection;
+    let page_ids: Vec<String> = view.rows.iter().map(|r| r.id.clone()).collect();
+    let select_page = actions.then(|| {
+        let ids = page_ids.clone();
+        view! {
+            <input type="checkbox" class="row-select" data-test="select-page"
+                aria-label="Select every row of this page"
+                prop:checked=move || selection.all(&page_ids)
+                on:change=move |ev| selection.set_all(&ids, event_target_checked(&ev)) />
+        }
+    });
     view! {
+        {actions.then(|| view! { <BulkBar bulks /> })}
         <div class="table-wrap">
             <table class="list" data-test="list">
                 <thead>
                     <tr>
-                        <th>"Id"</th>
+                        <th>{select_page} "Id"</th>
                         {kind.columns().iter().map(|c| view! { <th>{*c}</th> }).collect_view()}
                     </tr>
                 </thead>
@@ -179,6 +184,15 @@ fn ListTable(
                             view! {
                                 <tr data-test="list-row" data-id=r.id.clone()>
                                     <td data-label="Id">
+                                        {actions.then(|| {
+                                            let (id, label) = (r.id.clone(), format!("Select {}", r.id));
+                                            let shown = id.clone();
+                                            view! {
+                                                <input type="checkbox" class="row-select" data-test="row-select" aria-label=label
+                                                    prop:checked=move || selection.has(&shown)
+                                                    on:change=move |ev| selection.set(&id, event_target_checked(&ev)) />
+                                            }
+                                        })}
                                         <a href=r.href data-test="list-link"><Id id=r.id.clone() /></a>
                                         {r.title.map(|t| view! { <br /><span class="muted" data-test="list-title">{t}</span> })}
                                         // Beneath the id, not in a column of their own: the

@@ -253,7 +253,7 @@ fn Figures(d: Dashboard, can_operate: bool) -> impl IntoView {
                 <h2>"Active runs " <span class="muted">{format!("({})", d.running_total)}</span></h2>
                 <RunningList rows=d.running now />
                 {running_note.map(|n| view! {
-                    <p class="hint">{n} " " <a href="/activations?status=running">"All running"</a></p>
+                    <p class="hint">{n} " " <a href="/activations?status=active" data-test="all-active">"All active"</a></p>
                 })}
             </div>
             <div class="card" data-test="nodes" data-count=nodes.to_string()>

@@ -32,7 +32,7 @@ pub fn SearchPage() -> impl IntoView {
             <h1>"Search"</h1>
             <form method="get" action="/search" class="filters" role="search" aria-label="Search again">
                 <label>
-                    <span class="label">"Id, title, host, activation id (or its first digits), message id or #dead letter"</span>
+                    <span class="label">"Id, title, host, error type, activation id (or its first digits), message id or #dead letter"</span>
                     <input type="search" name="q" value=move || q.get() data-test="search-q" />
                 </label>
                 <button type="submit">"Search"</button>

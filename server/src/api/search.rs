@@ -9,14 +9,16 @@ use axum::{Json, extract::State};
 #[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SearchQuery {
-    /// Part of an id or title of a catalog entity, an activation's id, a dead letter's
-    /// message id or `#number`.
+    /// Part of an id or title of a catalog entity, of a host name or of an error type, an
+    /// activation's id (whole, its first digits or shortened), a dead letter's message id or
+    /// `#number`.
     #[serde(default)]
     pub q: String,
 }
 
-/// What matches: catalog entities whose id or title contains the text (at most 10 of each
-/// kind), the activation with that id, the dead letters with that message id or number.
+/// What matches: catalog entities whose id or title contains the text, hosts and error types
+/// whose name does (at most 10 of each kind), the activations that id names, the dead letters
+/// with that message id or number.
 #[utoipa::path(get, path = "/api/v1/search", tag = "search", params(SearchQuery), responses(
     (status = 200, body = Vec<Hit>),
     (status = 401, body = ErrorBody),

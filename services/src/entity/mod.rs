@@ -20,6 +20,7 @@ pub mod classifier_values;
 pub mod classifiers;
 pub mod data_queues;
 pub mod dead_letters;
+pub mod error_types;
 pub mod failure_logs;
 pub mod host_quarantines;
 pub mod hosts;

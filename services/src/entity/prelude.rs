@@ -13,6 +13,7 @@ pub use super::classifier_values::Entity as ClassifierValues;
 pub use super::classifiers::Entity as Classifiers;
 pub use super::data_queues::Entity as DataQueues;
 pub use super::dead_letters::Entity as DeadLetters;
+pub use super::error_types::Entity as ErrorTypes;
 pub use super::failure_logs::Entity as FailureLogs;
 pub use super::host_quarantines::Entity as HostQuarantines;
 pub use super::hosts::Entity as Hosts;

@@ -26,6 +26,7 @@
 //! over everything its other filters select.
 
 mod entries;
+pub(crate) mod error_types;
 pub(crate) mod kinds;
 mod levels;
 mod queries;

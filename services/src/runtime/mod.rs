@@ -125,8 +125,6 @@ impl RuntimeConfig {
     }
 }
 
-/// Rows per multi-row statement: far below every backend's bound-parameter limit even for the
-/// widest table.
-pub(crate) const CHUNK: usize = 400;
+pub(crate) use crate::sql::CHUNK;
 
 pub(crate) use crate::db::begin_write;

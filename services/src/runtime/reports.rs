@@ -13,6 +13,7 @@ use crate::{
     dead_letters::replay,
     entity::{activation_hosts, activations, breaker_trips, failure_logs},
     error::ServiceResult,
+    failures::error_types,
     recovery, registry,
     throughput::Grown,
 };
@@ -69,6 +70,7 @@ pub async fn apply(
     locks::reports(&txn).await?;
     let mut plan = Plan::default();
     let mut failures = Vec::new();
+    let mut seen = error_types::Seen::default();
     let mut to_settle: Vec<Uuid> = Vec::new();
     let mut running: BTreeSet<String> = BTreeSet::new();
     let mut timeouts = WorkTimeouts::default();
@@ -106,6 +108,7 @@ pub async fn apply(
                     out.ignored += 1;
                     continue;
                 };
+                seen.note(&f.launch_setting, &f.error_type, f.at);
                 failures.push(failure_logs::ActiveModel {
                     launch_setting_id: Set(f.launch_setting.clone()),
                     activation_id: Set(activation),
@@ -207,6 +210,7 @@ pub async fn apply(
             .await?;
     }
     Metrics::add(&cfg.metrics.failures, stored);
+    seen.write(&txn).await?;
     replay::record(&txn, &replays).await?;
     plan.write(&txn).await?;
     recoveries.write(&txn).await?;

@@ -273,6 +273,24 @@ async fn the_list_filters_and_pages_newest_first(db: &DatabaseConnection) {
         panic!("expected invalid input");
     };
     assert_eq!(e.0[0].path, "status");
+
+    // `active`: every run not ended (the dashboard's Active runs), none of the ended ones.
+    let active = ActivationFilter {
+        status: Some("active".into()),
+        ..Default::default()
+    };
+    assert!(list(active.clone()).await.items.is_empty());
+    for (id, status) in [(s.sleep, "waiting"), (s.drain, "dispatched")] {
+        rows::Entity::update(rows::ActiveModel {
+            id: Set(id),
+            status: Set(status.into()),
+            ..Default::default()
+        })
+        .exec(db)
+        .await
+        .expect("not ended again");
+    }
+    assert_eq!(ids(&list(active).await), [s.drain, s.sleep]);
 }
 
 async fn an_activation_shows_its_members_timeline_per_host_and_failures(db: &DatabaseConnection) {

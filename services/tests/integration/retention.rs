@@ -13,7 +13,7 @@ use am_domain::{
 };
 use am_services::{
     catalog,
-    entity::{activations, failure_logs, launch_settings},
+    entity::{activations, error_types, failure_logs, launch_settings},
     registry,
     retention::{self, RetentionPolicy, RetentionReport},
     runtime::{RuntimeConfig, reports, run::run_now},
@@ -34,6 +34,7 @@ on_both_backends!(
     large_deletions_go_in_batches_within_a_budget,
     bad_policies_are_refused_before_anything_is_deleted,
     every_statement_reads_through_an_index,
+    error_types_go_with_their_last_failure,
 );
 
 const FLAKY: &str = "demo.flaky.1";
@@ -660,4 +661,52 @@ async fn every_statement_reads_through_an_index(db: &DatabaseConnection) {
     txn.rollback().await.expect("rollback");
     // Explaining deleted nothing.
     assert_eq!(left(db, FLAKY).await.len(), 200);
+}
+
+/// The error types the global search finds: a launch setting's type is forgotten once the
+/// sweep deleted its latest failure, also by a sweep that found no failure left to delete.
+async fn error_types_go_with_their_last_failure(db: &DatabaseConnection) {
+    setup(db).await;
+    let t = base();
+    let s = Duration::seconds(1);
+    failures(db, FLAKY, &[t - days(1), t + s]).await;
+    failures(db, POISON, &[t - days(400)]).await;
+    let known = [
+        (FLAKY, "Timeout", t - days(1)),
+        (FLAKY, "Late", t + s),
+        (POISON, "Timeout", t - days(400)),
+        // Its failures are gone already (a sweep stopped before forgetting it).
+        (ECHO, "Old", t - days(50)),
+        (ECHO, "Recent", t - days(10)),
+    ];
+    error_types::Entity::insert_many(known.iter().map(|(ls, e, at)| error_types::ActiveModel {
+        launch_setting_id: Set((*ls).to_owned()),
+        error_type: Set((*e).to_owned()),
+        last_seen: Set(*at),
+    }))
+    .exec(db)
+    .await
+    .expect("error types");
+    ended(db, FLAKY, "succeeded", t).await;
+    ended(db, ECHO, "failed", t).await;
+
+    let r = sweep(db, &policy(30)).await;
+    assert_eq!(r.deleted(), 1);
+    let left: Vec<(String, String)> = error_types::Entity::find()
+        .select_only()
+        .columns([
+            error_types::Column::LaunchSettingId,
+            error_types::Column::ErrorType,
+        ])
+        .order_by_asc(error_types::Column::LaunchSettingId)
+        .order_by_asc(error_types::Column::ErrorType)
+        .into_tuple()
+        .all(db)
+        .await
+        .expect("error types left");
+    let want: Vec<(String, String)> = [(ECHO, "Recent"), (FLAKY, "Late"), (POISON, "Timeout")]
+        .into_iter()
+        .map(|(ls, e)| (ls.to_owned(), e.to_owned()))
+        .collect();
+    assert_eq!(left, want);
 }

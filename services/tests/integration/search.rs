@@ -1,20 +1,28 @@
 //! The global search on both backends: parts of ids and titles of every kind of catalog entity,
 //! whatever the case; host names; an activation by its id, its first digits or its shortened
 //! form; a dead letter by its message id or number; the text's `%` and `_` taken literally;
-//! which hits the text named whole.
+//! an error type as failure reports (also late ones) leave it; which hits the text named whole.
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
-use am_domain::roles::Role;
+use am_domain::{
+    roles::Role,
+    wire::{ActivationId, FailureReport, ToManager},
+};
 use am_services::{
     catalog,
-    entity::{activations, dead_letters},
+    entity::{activations, dead_letters, error_types},
+    runtime::{RuntimeConfig, reports},
     search::{self, Found},
 };
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 use sea_orm::{ActiveValue::Set, DatabaseConnection, EntityTrait};
 use uuid::Uuid;
 
-on_both_backends!(anything_is_found_by_what_identifies_it);
+on_both_backends!(
+    anything_is_found_by_what_identifies_it,
+    error_types_are_found_as_failures_report_them
+);
 
 fn kinds(hits: &[search::Hit]) -> Vec<(String, String)> {
     hits.iter()
@@ -201,5 +209,94 @@ async fn anything_is_found_by_what_identifies_it(db: &DatabaseConnection) {
             .filter(|h| h.found == Found::DeadLetter { id: dl })
             .count(),
         1
+    );
+}
+
+fn failure(ls: &str, error_type: &str, at: DateTime<Utc>) -> ToManager {
+    ToManager::Failure(FailureReport {
+        application: "demo".into(),
+        host: "demo-a".into(),
+        activation_id: ActivationId(Uuid::now_v7().to_string()),
+        launch_setting: ls.into(),
+        agent: "echo".into(),
+        error_type: error_type.into(),
+        message: "failed".into(),
+        details: String::new(),
+        data_message_id: None,
+        attempt: 1,
+        temporary: false,
+        disposition: None,
+        at,
+        report_id: Some(Uuid::new_v4().to_string()),
+        replay: None,
+    })
+}
+
+async fn error_types_are_found_as_failures_report_them(db: &DatabaseConnection) {
+    catalog::import(db, &actor(Role::Admin), demo_catalog())
+        .await
+        .expect("demo catalog imports");
+    let viewer = actor(Role::Viewer);
+    let cfg = RuntimeConfig::new("t");
+    let t = Utc::now().trunc_subsecs(3);
+    let batch = [
+        failure("demo.echo.1", "DbTimeout", t),
+        failure("demo.flaky.1", "DbTimeout", t - Duration::days(2)),
+        failure("demo.flaky.1", "HttpError", t),
+        // The same pair twice in one batch.
+        failure("demo.flaky.1", "HttpError", t - Duration::seconds(1)),
+    ];
+    reports::apply(db, &cfg, &batch, t).await.expect("applies");
+    // A late report of an older failure does not move the latest time back.
+    reports::apply(
+        db,
+        &cfg,
+        &[failure("demo.echo.1", "DbTimeout", t - Duration::hours(1))],
+        t,
+    )
+    .await
+    .expect("applies");
+    let echo = error_types::Entity::find_by_id(("demo.echo.1".to_owned(), "DbTimeout".to_owned()))
+        .one(db)
+        .await
+        .expect("reads")
+        .expect("kept");
+    assert_eq!(echo.last_seen, t);
+
+    // Part of a type, any case; its whole name names it.
+    let hits = search::find(db, &viewer, "dbtime").await.expect("search");
+    let types: Vec<_> = hits
+        .iter()
+        .filter(|h| matches!(h.found, Found::ErrorType { .. }))
+        .map(|h| (&h.found, h.label.as_str(), h.exact))
+        .collect();
+    assert_eq!(
+        types,
+        [(
+            &Found::ErrorType {
+                name: "DbTimeout".into()
+            },
+            "error type of 2 launch settings",
+            false
+        )]
+    );
+    let hits = search::find(db, &viewer, "HTTPERROR")
+        .await
+        .expect("search");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(
+        hits[0].found,
+        Found::ErrorType {
+            name: "HttpError".into()
+        }
+    );
+    assert_eq!(hits[0].label, "error type of 1 launch setting");
+    assert!(hits[0].exact);
+    // A type nobody reported is not found.
+    assert!(
+        search::find(db, &viewer, "OutOfMemory")
+            .await
+            .expect("search")
+            .is_empty()
     );
 }
