@@ -27,33 +27,51 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 log "formatting"
 cargo fmt --all --check
 
-log "building the browser bundle (with lints)"
-# The browser's half only: the manager is built once, with the tests below.
-build_browser_bundle
-
-log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
 RESULTS="$(mktemp -d)"
 # The fault tests' RabbitMQ cluster and network namespace are removed by their test; a test
 # stopped by its time limit cannot, so whatever is left of them goes here.
-trap 'rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; remove_test_namespaces' EXIT
+# A stage still running in the background when the script stops early is stopped with it.
+BUNDLE="" FUZZ=""
+trap 'for p in $BUNDLE $FUZZ; do kill "$p" 2>/dev/null || true; done; rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; remove_test_namespaces' EXIT
+
+# The stages overlap where they share nothing, since each leaves a core idle much of its time
+# (linking, one crate compiling alone, tests waiting on the broker, pages waiting on nodes):
+# the browser bundle (target/front) builds beside the test build (target/debug), and the
+# fuzzer runs beside the unit and integration tests (its own manager, database, port and
+# broker prefix). Their output is printed when they are done.
+log "building the browser bundle (with lints), beside the test build"
+build_browser_bundle >"$RESULTS/bundle.log" 2>&1 &
+BUNDLE=$!
+
+log "building every host crate with its tests"
 # One build of every host crate, with their tests: cargo builds a package's programs and
 # examples with its tests, so this also builds the manager the browser tests and the fuzzer
 # start (target/debug/agent-manager), the demo-node processes of the runtime tests and the
 # getting-started guide's node. A separate `cargo build` of one of them would resolve the
 # dependencies' features without the test-only ones and compile most of them again.
-cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log"
+cargo nextest run --workspace --no-run
+bundle_status=0
+wait "$BUNDLE" || bundle_status=$?
+log "the browser bundle's build:"
+cat "$RESULTS/bundle.log"
+if [ "$bundle_status" -ne 0 ]; then
+  echo "the browser bundle did not build" >&2
+  exit 1
+fi
+
+log "API fuzzing from the OpenAPI document (Schemathesis), in the background"
+./scripts/fuzz.sh >"$RESULTS/fuzz.log" 2>&1 &
+FUZZ=$!
+
+log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
+nextest_status=0
+cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log" || nextest_status=$?
 
 log "documentation examples (doctests; nextest does not run them)"
 cargo test --workspace --doc --quiet
 log "benchmarks: built, not run (docs/benchmarks.md runs them), for their lints"
 cargo test --workspace --benches --no-run --quiet
 
-# The fuzzer and the browser tests each start a manager of their own (own database, port and
-# broker prefix), so they run side by side: the browser tests wait on pages and nodes much of
-# their time, which the fuzzer fills. The fuzzer's report is printed once both are done.
-log "API fuzzing from the OpenAPI document (Schemathesis), in the background"
-./scripts/fuzz.sh >"$RESULTS/fuzz.log" 2>&1 &
-FUZZ=$!
 log "end-to-end tests (Playwright, Chromium)"
 e2e_status=0
 ./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log" || e2e_status=$?
@@ -61,8 +79,8 @@ fuzz_status=0
 wait "$FUZZ" || fuzz_status=$?
 log "API fuzzing from the OpenAPI document (Schemathesis): its report"
 cat "$RESULTS/fuzz.log"
-if [ "$e2e_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
-  echo "end-to-end tests exited $e2e_status, the fuzzer $fuzz_status" >&2
+if [ "$nextest_status" -ne 0 ] || [ "$e2e_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
+  echo "unit and integration tests exited $nextest_status, end-to-end tests $e2e_status, the fuzzer $fuzz_status" >&2
   exit 1
 fi
 

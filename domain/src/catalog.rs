@@ -3,7 +3,7 @@
 //!
 //! These are plain data; the rules they must satisfy live in [`crate::validate`].
 
-use crate::{HumanDuration, params::ParamSpec};
+use crate::{HumanDuration, params::ParamSpec, words::words};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -190,14 +190,15 @@ pub struct Pool {
     pub hosts: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum DataQueueKind {
-    /// Point to point: launch settings of one agent compete for messages.
-    Queue,
-    /// Every launch setting gets its own copy of each message.
-    Topic,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum DataQueueKind {
+        /// Point to point: launch settings of one agent compete for messages.
+        Queue = "queue",
+        /// Every launch setting gets its own copy of each message.
+        Topic = "topic",
+    }
 }
 
 /// Where producers publish messages for agents.
@@ -256,37 +257,39 @@ pub struct ClassifierValue {
     pub label: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum InputKind {
-    /// Runs on its own; only schedules start it.
-    Standalone,
-    /// Consumes messages of a data queue.
-    Messages,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum InputKind {
+        /// Runs on its own; only schedules start it.
+        Standalone = "standalone",
+        /// Consumes messages of a data queue.
+        Messages = "messages",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub enum Concurrency {
-    /// One node of the pool (the least loaded one).
-    #[serde(rename = "ANY")]
-    Any,
-    /// Every node of the pool.
-    #[serde(rename = "MANY")]
-    Many,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum Concurrency {
+        /// One node of the pool (the least loaded one).
+        Any = "ANY",
+        /// Every node of the pool.
+        Many = "MANY",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum OverlapPolicy {
-    /// Run beside an instance that is still running.
-    Allow,
-    /// Refuse the new run and report it skipped.
-    Skip,
-    /// Cancel the running instance, wait for it, then start.
-    Interrupt,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum OverlapPolicy {
+        /// Run beside an instance that is still running.
+        Allow = "allow",
+        /// Refuse the new run and report it skipped.
+        Skip = "skip",
+        /// Cancel the running instance, wait for it, then start.
+        Interrupt = "interrupt",
+    }
 }
 
 /// Code in an application. Nodes publish what the code owns (title, input kind, schema);
@@ -317,25 +320,27 @@ impl Agent {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum LaunchKind {
-    /// Runs continuously while enabled (messages agents only).
-    Stream,
-    /// Runs when a schedule group containing it fires.
-    Scheduled,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum LaunchKind {
+        /// Runs continuously while enabled (messages agents only).
+        Stream = "stream",
+        /// Runs when a schedule group containing it fires.
+        Scheduled = "scheduled",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum StreamMode {
-    /// Messages reach the launch setting as soon as they are published.
-    #[default]
-    Asap,
-    /// Messages reach it only after the data queue's delay.
-    Delayed,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum StreamMode {
+        /// Messages reach the launch setting as soon as they are published.
+        #[default]
+        Asap = "asap",
+        /// Messages reach it only after the data queue's delay.
+        Delayed = "delayed",
+    }
 }
 
 /// Header-based filter of a stream launch setting: every listed header must equal the value.

@@ -22,12 +22,14 @@ pub mod recovery;
 pub mod roles;
 pub mod schedule;
 pub mod shortened;
+pub mod status;
 pub mod text;
 pub mod throughput;
 pub mod topology;
 pub mod usage;
 pub mod validate;
 pub mod wire;
+mod words;
 
 pub use duration::HumanDuration;
 pub use error::{FieldError, ValidationErrors};

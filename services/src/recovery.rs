@@ -11,18 +11,20 @@ use sea_orm::{
 };
 use std::collections::{BTreeMap, HashMap};
 
-/// The kinds of recovery, as stored and as `/metrics` labels them.
+/// The kinds of recovery, as stored and as `/metrics` labels them (`RecoveryKind`).
 pub mod kind {
+    use am_domain::status::RecoveryKind as K;
+
     /// A launch not accepted within the start timeout.
-    pub const START_TIMEOUT: &str = "start_timeout";
+    pub const START_TIMEOUT: &str = K::StartTimeout.as_str();
     /// A run without heartbeat within the work timeout.
-    pub const LOST: &str = "lost";
+    pub const LOST: &str = K::Lost.as_str();
     /// A run moved to another node (after a start timeout, or restarted after it was lost).
-    pub const REDISPATCH: &str = "redispatch";
+    pub const REDISPATCH: &str = K::Redispatch.as_str();
     /// A report with an outdated fencing token, ignored.
-    pub const STALE_REPORT: &str = "stale_report";
+    pub const STALE_REPORT: &str = K::StaleReport.as_str();
     /// A host its `MANY` breaker quarantined.
-    pub const QUARANTINE: &str = "quarantine";
+    pub const QUARANTINE: &str = K::Quarantine.as_str();
     /// Every kind, in the order pages list them.
     pub const ALL: [&str; 5] = [START_TIMEOUT, LOST, REDISPATCH, STALE_REPORT, QUARANTINE];
 }

@@ -32,9 +32,9 @@ use sea_orm::{
 };
 
 /// `nodes.status` of a node heard from recently.
-pub const LIVE: &str = "live";
+pub const LIVE: &str = am_domain::status::NodeStatus::Live.as_str();
 /// `nodes.status` of a node the watchdog gave up on.
-pub const LOST: &str = "lost";
+pub const LOST: &str = am_domain::status::NodeStatus::Lost.as_str();
 
 /// Version recorded for a node heard from before it published itself.
 const UNKNOWN_VERSION: &str = "unknown";

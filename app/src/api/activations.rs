@@ -232,7 +232,7 @@ pub(crate) mod present {
         let begin = a.started_at.unwrap_or(a.created_at);
         let end = a
             .finished_at
-            .or_else(|| (a.status == "running").then_some(now));
+            .or_else(|| (a.status == status::RUNNING).then_some(now));
         ActivationRow {
             id: a.id.to_string(),
             launch_setting: a.launch_setting,

@@ -261,7 +261,13 @@ pub fn entity_href(key: &EntityRef) -> String {
 /// Current status of a launch setting or group as the catalog knows it (runtime status arrives
 /// with the scheduler): `disabled` or `waiting`.
 pub fn catalog_status(enabled: bool) -> &'static str {
-    if enabled { "waiting" } else { "disabled" }
+    use am_domain::status::CurrentStatus;
+    if enabled {
+        CurrentStatus::Waiting
+    } else {
+        CurrentStatus::Disabled
+    }
+    .as_str()
 }
 
 #[cfg(feature = "ssr")]

@@ -42,7 +42,8 @@ pub struct OperationRow {
 impl OperationRow {
     /// Still queued or running: pages keep refreshing it.
     pub fn active(&self) -> bool {
-        matches!(self.status.as_str(), "queued" | "running")
+        am_domain::status::OperationStatus::parse(&self.status)
+            .is_some_and(am_domain::status::OperationStatus::is_active)
     }
 
     /// Whole percent of the items processed (done or failed).

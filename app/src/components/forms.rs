@@ -232,6 +232,15 @@ pub fn CheckField(
 }
 
 /// Static options from `(value, text)` pairs.
+/// Options of a select over an enum of words: the word is the value, the text says it and what
+/// it means ("ANY — one node of the pool").
+pub fn word_options<W: Copy + std::fmt::Display>(pairs: &[(W, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(word, meaning)| (word.to_string(), format!("{word} — {meaning}")))
+        .collect()
+}
+
 pub fn options(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()

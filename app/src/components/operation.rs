@@ -35,7 +35,7 @@ pub fn ProgressBar(op: OperationRow) -> impl IntoView {
             <progress max=op.total.max(1).to_string() value=processed.to_string() aria-label=label.clone()></progress>
             <span class="op-counts">{label}</span>
             <span class=format!("badge op-{}", op.status) data-test="operation-status">
-                {if replay.is_some() && op.status == "succeeded" { "all sent".to_owned() } else { op.status.clone() }}
+                {if replay.is_some() && op.status == am_domain::status::OperationStatus::Succeeded.as_str() { "all sent".to_owned() } else { op.status.clone() }}
                 {op.cancel_requested.then_some(" (cancel requested)")}
             </span>
         </div>

@@ -70,7 +70,7 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                     let key = key.clone();
                     status.get().map(move |r| match r {
                         Ok(s) => {
-                            let enabled = s.current != "disabled";
+                            let enabled = s.current != am_domain::status::CurrentStatus::Disabled.as_str();
                             let last = s.last_result.clone().unwrap_or_else(|| "no activation yet".into());
                             let last_class = format!("pill {}", s.last_result.clone().unwrap_or_else(|| "none".into()));
                             view! {

@@ -324,13 +324,7 @@ fn DataQueueForm(existing: Option<DataQueue>, view: CatalogView) -> impl IntoVie
     });
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
-    let kind = RwSignal::new(
-        match base.kind {
-            DataQueueKind::Queue => "queue",
-            DataQueueKind::Topic => "topic",
-        }
-        .to_owned(),
-    );
+    let kind = RwSignal::new(base.kind.as_str().to_owned());
     let address = RwSignal::new(base.address.clone().unwrap_or_default());
     let delay = RwSignal::new(base.delay.map(|d| d.to_string()).unwrap_or_default());
     let delay_error = RwSignal::new(Vec::<String>::new());
@@ -352,11 +346,7 @@ fn DataQueueForm(existing: Option<DataQueue>, view: CatalogView) -> impl IntoVie
             entity: AnyEntity::DataQueue(DataQueue {
                 id: id.get_untracked().trim().to_owned(),
                 title: title.get_untracked(),
-                kind: if kind.get_untracked() == "topic" {
-                    DataQueueKind::Topic
-                } else {
-                    DataQueueKind::Queue
-                },
+                kind: DataQueueKind::parse(&kind.get_untracked()).unwrap_or(DataQueueKind::Queue),
                 address: opt(address.get_untracked()),
                 delay: parsed,
             }),
@@ -383,7 +373,7 @@ fn DataQueueForm(existing: Option<DataQueue>, view: CatalogView) -> impl IntoVie
                 hint="lower-case letters, digits, '.', '_' and '-'" />
             <TextField label="Title" test="field-title" value=title errors=errors.at("title") readonly=!can_edit />
             <SelectField label="Kind" test="field-kind" value=kind disabled=!can_edit
-                options=options(&[("queue", "queue — point to point"), ("topic", "topic — every launch setting gets a copy")]) />
+                options=word_options(&[(DataQueueKind::Queue, "point to point"), (DataQueueKind::Topic, "every launch setting gets a copy")]) />
             <TextField label="Address" test="field-address" value=address errors=errors.at("address") readonly=!can_edit
                 hint="broker exchange producers publish to; the id when empty" />
             <TextField label="Delay" test="field-delay" value=delay errors=delay_errors readonly=!can_edit
@@ -408,21 +398,6 @@ pub fn AgentPage() -> impl IntoView {
             }
             form=|e, v| view! { <AgentForm existing=e view=v /> }.into_any()
         />
-    }
-}
-
-fn concurrency_str(c: Concurrency) -> &'static str {
-    match c {
-        Concurrency::Any => "ANY",
-        Concurrency::Many => "MANY",
-    }
-}
-
-fn overlap_str(o: OverlapPolicy) -> &'static str {
-    match o {
-        OverlapPolicy::Allow => "allow",
-        OverlapPolicy::Skip => "skip",
-        OverlapPolicy::Interrupt => "interrupt",
     }
 }
 
@@ -451,16 +426,10 @@ fn AgentForm(existing: Option<Agent>, view: CatalogView) -> impl IntoView {
     let application = RwSignal::new(base.application.clone());
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
-    let input = RwSignal::new(
-        match base.input {
-            InputKind::Standalone => "standalone",
-            InputKind::Messages => "messages",
-        }
-        .to_owned(),
-    );
+    let input = RwSignal::new(base.input.as_str().to_owned());
     let queue = RwSignal::new(base.data_queue.clone().unwrap_or_default());
-    let concurrency = RwSignal::new(concurrency_str(base.concurrency).to_owned());
-    let overlap = RwSignal::new(overlap_str(base.overlap).to_owned());
+    let concurrency = RwSignal::new(base.concurrency.as_str().to_owned());
+    let overlap = RwSignal::new(base.overlap.as_str().to_owned());
     let apps: Vec<(String, String)> = view
         .catalog
         .applications
@@ -482,26 +451,15 @@ fn AgentForm(existing: Option<Agent>, view: CatalogView) -> impl IntoView {
         a.application = application.get_untracked();
         a.id = id.get_untracked().trim().to_owned();
         a.title = title.get_untracked();
-        a.input = if input.get_untracked() == "messages" {
-            InputKind::Messages
-        } else {
-            InputKind::Standalone
-        };
+        a.input = InputKind::parse(&input.get_untracked()).unwrap_or(InputKind::Standalone);
         a.data_queue = if a.input == InputKind::Messages {
             opt(queue.get_untracked())
         } else {
             None
         };
-        a.concurrency = if concurrency.get_untracked() == "MANY" {
-            Concurrency::Many
-        } else {
-            Concurrency::Any
-        };
-        a.overlap = match overlap.get_untracked().as_str() {
-            "allow" => OverlapPolicy::Allow,
-            "interrupt" => OverlapPolicy::Interrupt,
-            _ => OverlapPolicy::Skip,
-        };
+        a.concurrency =
+            Concurrency::parse(&concurrency.get_untracked()).unwrap_or(Concurrency::Any);
+        a.overlap = OverlapPolicy::parse(&overlap.get_untracked()).unwrap_or(OverlapPolicy::Skip);
         save.dispatch(SaveEntity {
             entity: AnyEntity::Agent(a),
             create: creating,
@@ -530,16 +488,16 @@ fn AgentForm(existing: Option<Agent>, view: CatalogView) -> impl IntoView {
                 hint="unique in its application" />
             <TextField label="Title" test="field-title" value=title errors=errors.at("title") readonly=!can_edit />
             <SelectField label="Input" test="field-input" value=input errors=errors.at("input") disabled=!creating || !can_edit
-                options=options(&[("standalone", "standalone — run by schedule"), ("messages", "messages — consumes a data queue")])
+                options=word_options(&[(InputKind::Standalone, "run by schedule"), (InputKind::Messages, "consumes a data queue")])
                 hint="owned by the agent's code; nodes publish it" />
-            <Show when=move || input.get() == "messages">
+            <Show when=move || input.get() == InputKind::Messages.as_str()>
                 <SelectField label="Data queue" test="field-data-queue" value=queue options=queues.clone()
                     errors=errors.at("data_queue") disabled=!can_edit />
             </Show>
             <SelectField label="Concurrency" test="field-concurrency" value=concurrency errors=errors.at("concurrency") disabled=!can_edit
-                options=options(&[("ANY", "ANY — one node of the pool"), ("MANY", "MANY — every node of the pool")]) />
+                options=word_options(&[(Concurrency::Any, "one node of the pool"), (Concurrency::Many, "every node of the pool")]) />
             <SelectField label="Overlap policy" test="field-overlap" value=overlap errors=errors.at("overlap") disabled=!can_edit
-                options=options(&[("allow", "allow — run beside the running one"), ("skip", "skip — refuse the new run"), ("interrupt", "interrupt — stop the running one first")]) />
+                options=word_options(&[(OverlapPolicy::Allow, "run beside the running one"), (OverlapPolicy::Skip, "refuse the new run"), (OverlapPolicy::Interrupt, "stop the running one first")]) />
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         <div class="card">

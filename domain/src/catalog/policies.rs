@@ -111,15 +111,16 @@ impl Default for DeadLetterSettings {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum LostPolicy {
-    /// Dispatch the activation again.
-    #[default]
-    Restart,
-    /// End the activation as failed.
-    Fail,
+crate::words::words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum LostPolicy {
+        /// Dispatch the activation again.
+        #[default]
+        Restart = "restart",
+        /// End the activation as failed.
+        Fail = "fail",
+    }
 }
 
 /// Watchdog deadlines of an activation (docs/concepts.md, Watchdog and recovery).

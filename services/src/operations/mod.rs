@@ -47,13 +47,15 @@ pub use view::{ItemError, OperationView, view, views};
 
 /// States of an operation.
 pub mod status {
-    pub const QUEUED: &str = "queued";
-    pub const RUNNING: &str = "running";
+    use am_domain::status::OperationStatus as S;
+
+    pub const QUEUED: &str = S::Queued.as_str();
+    pub const RUNNING: &str = S::Running.as_str();
     /// Every selected item was processed without error.
-    pub const SUCCEEDED: &str = "succeeded";
+    pub const SUCCEEDED: &str = S::Succeeded.as_str();
     /// Finished, but some items failed (see `failed` and `errors`).
-    pub const FAILED: &str = "failed";
-    pub const CANCELLED: &str = "cancelled";
+    pub const FAILED: &str = S::Failed.as_str();
+    pub const CANCELLED: &str = S::Cancelled.as_str();
     /// Not finished yet.
     pub const ACTIVE: [&str; 2] = [QUEUED, RUNNING];
 }

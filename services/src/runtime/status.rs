@@ -1,78 +1,59 @@
-//! Status names of activations and of their per-host dispatches, as stored.
+//! The runtime's status words as `&str` constants for the query builder and the stored rows,
+//! each taken from its domain enum (`am_domain::status`), where the word is written once.
+
+pub use am_domain::status::Trigger;
 
 /// Status of an activation (one run of a launch setting or of a group).
 pub mod activation {
+    use am_domain::status::ActivationStatus as S;
+
     /// No live node could take it yet.
-    pub const WAITING: &str = "waiting";
-    pub const DISPATCHED: &str = "dispatched";
-    pub const RUNNING: &str = "running";
-    pub const SUCCEEDED: &str = "succeeded";
-    pub const FAILED: &str = "failed";
-    pub const INTERRUPTED: &str = "interrupted";
+    pub const WAITING: &str = S::Waiting.as_str();
+    pub const DISPATCHED: &str = S::Dispatched.as_str();
+    pub const RUNNING: &str = S::Running.as_str();
+    pub const SUCCEEDED: &str = S::Succeeded.as_str();
+    pub const FAILED: &str = S::Failed.as_str();
+    pub const INTERRUPTED: &str = S::Interrupted.as_str();
     /// Refused by every node (overlap policy `skip`), or a group member after a failure.
-    pub const SKIPPED: &str = "skipped";
+    pub const SKIPPED: &str = S::Skipped.as_str();
     /// States from which an activation can still change.
     pub const ACTIVE: [&str; 3] = [WAITING, DISPATCHED, RUNNING];
 }
 
 /// Status of one dispatch of an activation to one host.
 pub mod host {
-    pub const DISPATCHED: &str = "dispatched";
-    pub const ACCEPTED: &str = "accepted";
-    pub const RUNNING: &str = "running";
-    pub const SUCCEEDED: &str = "succeeded";
-    pub const FAILED: &str = "failed";
-    pub const INTERRUPTED: &str = "interrupted";
-    pub const SKIPPED: &str = "skipped";
+    use am_domain::status::HostStatus as S;
+
+    pub const DISPATCHED: &str = S::Dispatched.as_str();
+    pub const ACCEPTED: &str = S::Accepted.as_str();
+    pub const RUNNING: &str = S::Running.as_str();
+    pub const SUCCEEDED: &str = S::Succeeded.as_str();
+    pub const FAILED: &str = S::Failed.as_str();
+    pub const INTERRUPTED: &str = S::Interrupted.as_str();
+    pub const SKIPPED: &str = S::Skipped.as_str();
     /// No heartbeat within the work timeout.
-    pub const LOST: &str = "lost";
+    pub const LOST: &str = S::Lost.as_str();
     /// Not accepted in time; the activation went to another node with a new token.
-    pub const SUPERSEDED: &str = "superseded";
+    pub const SUPERSEDED: &str = S::Superseded.as_str();
     pub const ACTIVE: [&str; 3] = [DISPATCHED, ACCEPTED, RUNNING];
+}
+
+/// What a schedule group or a launch setting is doing (their `current_status`).
+pub mod current {
+    use am_domain::status::CurrentStatus as S;
+
+    pub const WAITING: &str = S::Waiting.as_str();
+    /// A run of it (for a group: a fire) is still active.
+    pub const RUNNING: &str = S::Running.as_str();
+    pub const DISABLED: &str = S::Disabled.as_str();
 }
 
 /// What a schedule group is doing (`schedule_groups.current_status`).
 pub mod group {
-    pub const WAITING: &str = "waiting";
-    /// A fire of it is still running.
-    pub const RUNNING: &str = "running";
-    pub const DISABLED: &str = "disabled";
+    pub use super::current::*;
 }
 
 /// What a launch setting is doing (`launch_settings.current_status`).
 pub mod launch_setting {
-    pub const WAITING: &str = "waiting";
-    /// An activation of it is still active.
-    pub const RUNNING: &str = "running";
-    pub const DISABLED: &str = "disabled";
-}
-
-/// What started an activation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
-    /// A schedule group's cron fire.
-    Schedule,
-    /// A fire missed while no manager ran, fired late per the group's misfire policy.
-    Misfire,
-    /// An operator pressed *Run now*.
-    Manual,
-    /// A stream launch setting kept running.
-    Stream,
-    /// A member of a group activation.
-    Group,
-    /// An operator re-ran a failed activation from where it broke.
-    Rerun,
-}
-
-impl Trigger {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Schedule => "schedule",
-            Trigger::Misfire => "misfire",
-            Trigger::Manual => "manual",
-            Trigger::Stream => "stream",
-            Trigger::Group => "group",
-            Trigger::Rerun => "rerun",
-        }
-    }
+    pub use super::current::*;
 }

@@ -1,7 +1,7 @@
 //! Turning entities into list rows (presentation only).
 
 use super::*;
-use am_domain::catalog::{Concurrency, DataQueueKind, InputKind, LaunchKind, OverlapPolicy};
+use am_domain::catalog::LaunchKind;
 use am_services::run_status::RunStatus;
 
 fn text(cells: Vec<String>) -> Vec<Cell> {
@@ -39,11 +39,7 @@ pub fn data_queue(q: DataQueue) -> ListRow {
         title: None,
         cells: text(vec![
             q.title.clone(),
-            match q.kind {
-                DataQueueKind::Queue => "queue",
-                DataQueueKind::Topic => "topic",
-            }
-            .into(),
+            q.kind.as_str().into(),
             q.effective_address().to_owned(),
             q.delay.map(|d| d.to_string()).unwrap_or_default(),
         ]),
@@ -59,22 +55,9 @@ pub fn agent(a: Agent) -> ListRow {
         cells: text(vec![
             a.application,
             a.title,
-            match a.input {
-                InputKind::Standalone => "standalone",
-                InputKind::Messages => "messages",
-            }
-            .into(),
-            match a.concurrency {
-                Concurrency::Any => "ANY",
-                Concurrency::Many => "MANY",
-            }
-            .into(),
-            match a.overlap {
-                OverlapPolicy::Allow => "allow",
-                OverlapPolicy::Skip => "skip",
-                OverlapPolicy::Interrupt => "interrupt",
-            }
-            .into(),
+            a.input.as_str().into(),
+            a.concurrency.as_str().into(),
+            a.overlap.as_str().into(),
         ]),
         enabled: None,
         id: a.id,

@@ -85,13 +85,6 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
     }
 }
 
-fn kind_str(k: LaunchKind) -> &'static str {
-    match k {
-        LaunchKind::Stream => "stream",
-        LaunchKind::Scheduled => "scheduled",
-    }
-}
-
 #[component]
 fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
@@ -108,15 +101,9 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     let title = RwSignal::new(base.title.clone());
     let application = RwSignal::new(base.application.clone());
     let agent = RwSignal::new(base.agent.clone());
-    let kind = RwSignal::new(kind_str(base.kind).to_owned());
+    let kind = RwSignal::new(base.kind.as_str().to_owned());
     let pool = RwSignal::new(base.pool.clone().unwrap_or_default());
-    let mode = RwSignal::new(
-        match base.stream_mode.unwrap_or_default() {
-            StreamMode::Asap => "asap",
-            StreamMode::Delayed => "delayed",
-        }
-        .to_owned(),
-    );
+    let mode = RwSignal::new(base.stream_mode.unwrap_or_default().as_str().to_owned());
     let filter = RwSignal::new(
         base.filter
             .as_ref()
@@ -147,13 +134,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             .map(|d| d.to_string())
             .unwrap_or_default(),
     );
-    let on_lost = RwSignal::new(
-        match base.recovery.on_lost {
-            LostPolicy::Restart => "restart",
-            LostPolicy::Fail => "fail",
-        }
-        .to_owned(),
-    );
+    let on_lost = RwSignal::new(base.recovery.on_lost.as_str().to_owned());
     let idle = RwSignal::new(base.idle_timeout.map(|d| d.to_string()).unwrap_or_default());
     let channels = ChannelSignals::new(
         base.webhook_url.as_deref(),
@@ -206,10 +187,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 .iter()
                 .filter(|a| a.application == app)
                 .map(|a| {
-                    let input = match a.input {
-                        InputKind::Messages => "messages",
-                        InputKind::Standalone => "standalone",
-                    };
+                    let input = a.input;
                     (a.id.clone(), format!("{} ({input})", a.id))
                 })
                 .collect::<Vec<_>>()
@@ -229,12 +207,12 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     });
     let kinds = Signal::derive(move || {
         if is_messages.get() {
-            options(&[
-                ("stream", "stream — runs continuously"),
-                ("scheduled", "scheduled — run by schedule groups"),
+            word_options(&[
+                (LaunchKind::Stream, "runs continuously"),
+                (LaunchKind::Scheduled, "run by schedule groups"),
             ])
         } else {
-            options(&[("scheduled", "scheduled — run by schedule groups")])
+            word_options(&[(LaunchKind::Scheduled, "run by schedule groups")])
         }
     });
     // Another application: pick one of its agents rather than keep a stale one.
@@ -246,8 +224,8 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     });
     // A standalone agent has no stream launch settings.
     Effect::new(move |_| {
-        if !is_messages.get() && kind.get_untracked() == "stream" {
-            kind.set("scheduled".into());
+        if !is_messages.get() && kind.get_untracked() == LaunchKind::Stream.as_str() {
+            kind.set(LaunchKind::Scheduled.as_str().into());
         }
     });
     let group_choices = Signal::derive(move || {
@@ -303,11 +281,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         ls.title = title.get_untracked();
         ls.application = application.get_untracked();
         ls.agent = agent.get_untracked();
-        ls.kind = if kind.get_untracked() == "stream" {
-            LaunchKind::Stream
-        } else {
-            LaunchKind::Scheduled
-        };
+        ls.kind = LaunchKind::parse(&kind.get_untracked()).unwrap_or(LaunchKind::Scheduled);
         ls.pool = Some(pool.get_untracked()).filter(|p| !p.is_empty());
         let st: Vec<ParamState> = states.get_untracked().into_iter().map(|b| b.0).collect();
         ls.parameters = collect_values(&st);
@@ -321,11 +295,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             ls.failure_threshold = m;
         }
         if ls.kind == LaunchKind::Stream {
-            ls.stream_mode = Some(if mode.get_untracked() == "delayed" {
-                StreamMode::Delayed
-            } else {
-                StreamMode::Asap
-            });
+            ls.stream_mode = Some(StreamMode::parse(&mode.get_untracked()).unwrap_or_default());
             let mut headers = BTreeMap::new();
             for line in filter
                 .get_untracked()
@@ -367,11 +337,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         }
         ls.recovery.max_run_time =
             parse_opt_duration(&mut errs, "recovery.max_run_time", &max_run.get_untracked());
-        ls.recovery.on_lost = if on_lost.get_untracked() == "fail" {
-            LostPolicy::Fail
-        } else {
-            LostPolicy::Restart
-        };
+        ls.recovery.on_lost = LostPolicy::parse(&on_lost.get_untracked()).unwrap_or_default();
         ls.idle_timeout = if ls.kind == LaunchKind::Scheduled
             && agent_row
                 .with_untracked(|a| a.as_ref().is_some_and(|a| a.input == InputKind::Messages))
@@ -434,7 +400,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             })
             .unwrap_or_default()
     };
-    let stream = move || kind.get() == "stream";
+    let stream = move || kind.get() == LaunchKind::Stream.as_str();
     let app_for_params = move || application.get();
 
     view! {
@@ -475,7 +441,10 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 <h2>"Stream"</h2>
                 <div class="row">
                     <SelectField label="Mode" test="field-stream-mode" value=mode errors=lerr("stream_mode") disabled=!can_edit
-                        options=options(&[("asap", "ASAP — as soon as published"), ("delayed", "Delayed — after the data queue's delay")]) />
+                        options=vec![
+                            (StreamMode::Asap.to_string(), "ASAP — as soon as published".into()),
+                            (StreamMode::Delayed.to_string(), "Delayed — after the data queue's delay".into()),
+                        ] />
                 </div>
                 <TextField label="Message filter" test="field-filter" value=filter errors=lerr("filter") readonly=!can_edit multiline=true
                     placeholder="region=eu" hint="one header per line as name=value; every header must match" />
@@ -534,7 +503,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
                 <TextField label="Max run time" test="field-max-run-time" value=max_run errors=lerr("recovery.max_run_time") readonly=!can_edit
                     placeholder="no limit" />
                 <SelectField label="When lost" test="field-on-lost" value=on_lost errors=lerr("recovery.on_lost") disabled=!can_edit
-                    options=options(&[("restart", "restart — dispatch again"), ("fail", "fail — end as failed")]) />
+                    options=word_options(&[(LostPolicy::Restart, "dispatch again"), (LostPolicy::Fail, "end as failed")]) />
             </div>
             <ChannelFields channels errors can_edit whose="this launch setting" placeholder="the application's"
                 webhook_hint="overrides the application's webhook for this launch setting" />

@@ -1,0 +1,170 @@
+//! The runtime's vocabularies: the status of an activation and of each of its dispatches to a
+//! host, what a launch setting or schedule group is doing, what started an activation, the
+//! state of a node, the kinds of recovery and the state of a bulk operation. Each word is written once, here; the database
+//! stores it, the API and the pages show it.
+
+use crate::words::words;
+
+words! {
+    /// Status of an activation (one run of a launch setting or of a group).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum ActivationStatus {
+        /// No live node could take it yet.
+        Waiting = "waiting",
+        Dispatched = "dispatched",
+        Running = "running",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Interrupted = "interrupted",
+        /// Refused by every node (overlap policy `skip`), or a group member after a failure.
+        Skipped = "skipped",
+    }
+}
+
+impl ActivationStatus {
+    /// The statuses from which an activation can still change.
+    pub const ACTIVE: [ActivationStatus; 3] = [
+        ActivationStatus::Waiting,
+        ActivationStatus::Dispatched,
+        ActivationStatus::Running,
+    ];
+
+    pub fn is_active(self) -> bool {
+        Self::ACTIVE.contains(&self)
+    }
+}
+
+words! {
+    /// Status of one dispatch of an activation to one host.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum HostStatus {
+        Dispatched = "dispatched",
+        Accepted = "accepted",
+        Running = "running",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Interrupted = "interrupted",
+        Skipped = "skipped",
+        /// No heartbeat within the work timeout.
+        Lost = "lost",
+        /// Not accepted in time; the activation went to another node with a new token.
+        Superseded = "superseded",
+    }
+}
+
+impl HostStatus {
+    /// The statuses from which a dispatch can still change.
+    pub const ACTIVE: [HostStatus; 3] = [
+        HostStatus::Dispatched,
+        HostStatus::Accepted,
+        HostStatus::Running,
+    ];
+}
+
+words! {
+    /// What a launch setting or a schedule group is doing (their `current_status`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum CurrentStatus {
+        Waiting = "waiting",
+        /// A run of it (for a group: a fire) is still active.
+        Running = "running",
+        Disabled = "disabled",
+    }
+}
+
+words! {
+    /// What started an activation.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum Trigger {
+        /// A schedule group's cron fire.
+        Schedule = "schedule",
+        /// A fire missed while no manager ran, fired late per the group's misfire policy.
+        Misfire = "misfire",
+        /// An operator pressed *Run now*.
+        Manual = "manual",
+        /// A stream launch setting kept running.
+        Stream = "stream",
+        /// A member of a group activation.
+        Group = "group",
+        /// An operator re-ran a failed activation from where it broke.
+        Rerun = "rerun",
+    }
+}
+
+words! {
+    /// State of a node (`nodes.status`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum NodeStatus {
+        /// Heard from recently.
+        Live = "live",
+        /// The watchdog gave up on it.
+        Lost = "lost",
+    }
+}
+
+words! {
+    /// The kinds of recovery, as stored and as `/metrics` labels them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum RecoveryKind {
+        /// A launch not accepted within the start timeout.
+        StartTimeout = "start_timeout",
+        /// A run without heartbeat within the work timeout.
+        Lost = "lost",
+        /// A run moved to another node (after a start timeout, or restarted after it was lost).
+        Redispatch = "redispatch",
+        /// A report with an outdated fencing token, ignored.
+        StaleReport = "stale_report",
+        /// A host its `MANY` breaker quarantined.
+        Quarantine = "quarantine",
+    }
+}
+
+words! {
+    /// State of a bulk operation.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum OperationStatus {
+        Queued = "queued",
+        Running = "running",
+        /// Every selected item was processed without error.
+        Succeeded = "succeeded",
+        /// Finished, but some items failed.
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
+}
+
+impl OperationStatus {
+    /// Not finished yet.
+    pub const ACTIVE: [OperationStatus; 2] = [OperationStatus::Queued, OperationStatus::Running];
+
+    pub fn is_active(self) -> bool {
+        Self::ACTIVE.contains(&self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_active_statuses_are_the_ones_not_ended() {
+        let active: Vec<_> = ActivationStatus::ALL
+            .iter()
+            .filter(|s| s.is_active())
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(active, ["waiting", "dispatched", "running"]);
+        assert_eq!(
+            HostStatus::parse("superseded"),
+            Some(HostStatus::Superseded)
+        );
+        assert_eq!(RecoveryKind::StartTimeout.as_str(), "start_timeout");
+    }
+}
