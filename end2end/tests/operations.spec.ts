@@ -77,11 +77,14 @@ test("re-run all matching starts each launch setting of an activation search onc
   await page.locator(t("rerun-matching-button")).click();
   await expect(page.locator(t("rerun-question"))).toHaveAttribute("data-count", "1");
   await page.locator(t("rerun-confirm")).click();
-  const progress = page.locator(`${t("rerun-matching")} ${t("operation-progress")}`);
+  // The operation goes into the address: its outcome stays above the list, across a reload.
+  const progress = page.locator(`${t("bulk-operation")} ${t("operation-progress")}`);
   await expect(progress).toHaveAttribute("data-status", "succeeded", { timeout: 30_000 });
   await expect(progress).toHaveAttribute("data-total", "1");
+  await expect(page).toHaveURL(/[?&]operation=[0-9a-f-]{36}/);
   await page.reload();
   await expect(page.locator(t("activation-row"))).toHaveCount(3);
+  await expect(progress).toHaveAttribute("data-status", "succeeded");
 
   // With no filter it asks twice, and Cancel starts nothing.
   await open(page, "/activations");

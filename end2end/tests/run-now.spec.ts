@@ -254,7 +254,7 @@ test("the runs a search matches are interrupted in bulk only after a question wi
   await page.locator(t("interrupt-matching-button")).click();
   await expect(question).toHaveAttribute("data-count", "2");
   await page.locator(t("interrupt-matching-confirm")).click();
-  const progress = page.locator(`${t("interrupt-matching")} ${t("operation-progress")}`);
+  const progress = page.locator(`${t("bulk-operation")} ${t("operation-progress")}`);
   await expect(progress).toHaveAttribute("data-status", "succeeded", { timeout: 30_000 });
   await expect(progress).toHaveAttribute("data-total", "2");
   await expect(async () => {

@@ -15,7 +15,7 @@ pub mod broker;
 pub mod browser_safety;
 pub mod commands;
 pub mod config;
-pub mod dead_letters;
+pub mod dead_letter_messages;
 pub mod error;
 pub mod host_check;
 pub mod http;

@@ -1,13 +1,14 @@
 //! The API's door, around every route under `/api/`: it refuses what no handler can hold (a
 //! NUL character in the address, which PostgreSQL cannot store or compare), and gives every
 //! refusal the JSON error shape, including those answered before a handler runs (axum's
-//! path and query extractors, an unknown path, a method a route does not serve), which would
-//! otherwise be plain text or the admin UI's HTML page.
+//! path and query extractors, a method a route does not serve), which would otherwise be
+//! plain text. An address under `/api/` that no route serves is answered by
+//! [`no_such_endpoint`], the API router's own fallback.
 
-use crate::error::AppError;
+use crate::error::{AppError, ErrorBody};
 use axum::{
     extract::Request,
-    http::{Method, StatusCode, header},
+    http::{Method, StatusCode, Uri, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -41,6 +42,24 @@ pub async fn middleware(req: Request, next: Next) -> Response {
     reshape(res, &method, &path).await
 }
 
+fn no_such(method: &Method, path: &str) -> String {
+    format!(
+        "no such API endpoint: {method} {path} (the OpenAPI document is at /api/v1/openapi.json)"
+    )
+}
+
+/// An address under `/api/` that no route serves: 404 in the API's error shape.
+pub async fn no_such_endpoint(method: Method, uri: Uri) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(ErrorBody {
+            error: no_such(&method, uri.path()),
+            errors: vec![],
+        }),
+    )
+        .into_response()
+}
+
 fn is_json(res: &Response) -> bool {
     res.headers()
         .get(header::CONTENT_TYPE)
@@ -56,11 +75,7 @@ async fn reshape(res: Response, method: &Method, path: &str) -> Response {
         .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
         .unwrap_or_default();
     let error = match parts.status {
-        StatusCode::NOT_FOUND if text.is_empty() || text.starts_with('<') => {
-            format!(
-                "no such API endpoint: {method} {path} (the OpenAPI document is at /api/v1/openapi.json)"
-            )
-        }
+        StatusCode::NOT_FOUND if text.is_empty() => no_such(method, path),
         StatusCode::METHOD_NOT_ALLOWED => {
             let allowed = allowed_methods(path).join(", ");
             if !allowed.is_empty()
@@ -70,7 +85,7 @@ async fn reshape(res: Response, method: &Method, path: &str) -> Response {
             }
             format!("{method} is not served on {path}; it takes: {allowed}")
         }
-        _ if text.is_empty() || text.starts_with('<') => parts
+        _ if text.is_empty() => parts
             .status
             .canonical_reason()
             .unwrap_or("refused")
@@ -79,7 +94,7 @@ async fn reshape(res: Response, method: &Method, path: &str) -> Response {
     };
     let mut out = (
         parts.status,
-        axum::Json(crate::error::ErrorBody {
+        axum::Json(ErrorBody {
             error,
             errors: vec![],
         }),

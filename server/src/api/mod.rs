@@ -221,4 +221,8 @@ pub fn router() -> Router<AppState> {
             axum::routing::post(dead_letters::delete),
         )
         .merge(entities::router())
+        // Every other address under /api/ answers here, in the API's error shape: the admin
+        // UI's fallback (an HTML page) never sees an API path.
+        .route("/api", axum::routing::any(door::no_such_endpoint))
+        .route("/api/{*rest}", axum::routing::any(door::no_such_endpoint))
 }

@@ -63,7 +63,8 @@ impl ReplayBroker for BrokerPublisher {
     ) -> Vec<Result<(), String>> {
         match self.open().await {
             Ok(channel) => {
-                crate::dead_letters::publish_batch(&channel, &self.names, rows, replayed_by).await
+                crate::dead_letter_messages::publish_batch(&channel, &self.names, rows, replayed_by)
+                    .await
             }
             Err(e) => rows.iter().map(|_| Err(e.clone())).collect(),
         }

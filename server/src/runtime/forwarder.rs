@@ -5,7 +5,7 @@
 //! broker cannot take (no such exchange, routed nowhere, an outage) keeps its error on the dead
 //! letter and is tried again later.
 
-use crate::{broker::Link, dead_letters::forward_properties};
+use crate::{broker::Link, dead_letter_messages::forward_properties};
 use am_services::{dead_letters::forward, entity::dead_letters};
 use chrono::Utc;
 use lapin::{

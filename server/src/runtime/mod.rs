@@ -5,7 +5,7 @@
 //! database errors (it logs and tries again on its next round).
 
 mod batches;
-mod dead_letters;
+mod dead_letter_consumer;
 mod forwarder;
 mod hearing;
 pub mod notifier;
@@ -60,7 +60,7 @@ pub fn spawn(
         link.clone(),
         stop.clone(),
     ));
-    tasks.spawn(dead_letters::run(
+    tasks.spawn(dead_letter_consumer::run(
         db.clone(),
         cfg.clone(),
         link.clone(),

@@ -271,9 +271,13 @@ async fn a_dead_letter_goes_into_the_database_and_back_to_its_subscription() {
         .await
         .expect("batch");
     assert_eq!(batch.len(), 1);
-    let results =
-        server::dead_letters::publish_batch(&broker.channel, &broker.names(), &batch, "alice")
-            .await;
+    let results = server::dead_letter_messages::publish_batch(
+        &broker.channel,
+        &broker.names(),
+        &batch,
+        "alice",
+    )
+    .await;
     assert_eq!(results, vec![Ok(())]);
     let got = broker
         .get(&broker.names().subscription(LS))
@@ -421,7 +425,7 @@ async fn a_missing_subscription_is_an_error_not_a_hang() {
     ];
     let results = tokio::time::timeout(
         Duration::from_secs(10),
-        server::dead_letters::publish_batch(&broker.channel, &broker.names(), &rows, "bob"),
+        server::dead_letter_messages::publish_batch(&broker.channel, &broker.names(), &rows, "bob"),
     )
     .await
     .expect("the publisher answers for every row");
@@ -450,8 +454,13 @@ async fn a_missing_subscription_is_an_error_not_a_hang() {
     );
     // The channel is still usable after a returned message.
     assert_eq!(
-        server::dead_letters::publish_batch(&broker.channel, &broker.names(), &rows[2..], "bob")
-            .await,
+        server::dead_letter_messages::publish_batch(
+            &broker.channel,
+            &broker.names(),
+            &rows[2..],
+            "bob"
+        )
+        .await,
         vec![Ok(())]
     );
     broker.finish().await;

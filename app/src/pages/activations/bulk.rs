@@ -1,6 +1,8 @@
 //! The activations list's bulk actions over what the search matches, each asked first with
 //! the count it will touch (twice when no filter narrows the search), then followed as a
 //! background operation on the page: re-run (whole, or each from where it broke) and interrupt.
+//! The operation started goes into the page's address (`operation=`), which shows its progress
+//! and outcome above the list: a reload or a live refresh of the list keeps it in sight.
 
 use crate::{
     api::{
@@ -9,9 +11,35 @@ use crate::{
             InterruptCount, InterruptMatching as StartInterrupt, RerunActivations, RerunCount,
         },
     },
-    components::operation::OperationProgress,
+    error::UiError,
 };
 use leptos::prelude::*;
+
+/// Once the operation started, puts it into the page's address (the page shows it from there);
+/// shows why it did not start otherwise.
+fn follow(
+    q: ActivationsQuery,
+    started: impl Fn() -> Option<Result<String, UiError>> + Clone + Send + Sync + 'static,
+) -> impl IntoView {
+    let navigate = leptos_router::hooks::use_navigate();
+    let result = started.clone();
+    Effect::new(move |_| {
+        if let Some(Ok(id)) = result() {
+            navigate(
+                &super::with_operation(&q, &id),
+                leptos_router::NavigateOptions {
+                    replace: true,
+                    scroll: false,
+                    ..Default::default()
+                },
+            );
+        }
+    });
+    move || match started() {
+        Some(Err(e)) => Some(view! { <p class="error" role="alert">{e.to_string()}</p> }),
+        _ => None,
+    }
+}
 
 /// Re-runs, as one bulk operation, what the activations matching the search ran: each launch
 /// setting or group once, whole or from where its newest run broke. Asks first, with the count
@@ -26,6 +54,7 @@ pub fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
     let asking = RwSignal::new(None::<bool>);
     let sure = RwSignal::new(false);
     let unfiltered = q.is_unfiltered();
+    let q_follow = q.clone();
     let ask = {
         let q = q.clone();
         move |from_where_it_broke: bool| {
@@ -87,10 +116,7 @@ pub fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
                 };
                 view! { <div class="card confirm" data-test="rerun-ask">{asked}" "{cancel}</div> }
             })}
-            {move || action.value().get().map(|r| match r {
-                Ok(id) => view! { <OperationProgress id /> }.into_any(),
-                Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
-            })}
+            {follow(q_follow, move || action.value().get())}
         </div>
     }
 }
@@ -105,6 +131,7 @@ pub fn InterruptMatching(q: ActivationsQuery) -> impl IntoView {
     let asking = RwSignal::new(false);
     let sure = RwSignal::new(false);
     let unfiltered = q.is_unfiltered();
+    let q_follow = q.clone();
     let ask = {
         let q = q.clone();
         move |_| {
@@ -160,10 +187,7 @@ pub fn InterruptMatching(q: ActivationsQuery) -> impl IntoView {
                 };
                 view! { <div class="card confirm" data-test="interrupt-matching-ask">{asked}" "{cancel}</div> }
             })}
-            {move || action.value().get().map(|r| match r {
-                Ok(id) => view! { <OperationProgress id /> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
-            })}
+            {follow(q_follow, move || action.value().get())}
         </div>
     }
 }

@@ -11,6 +11,7 @@ use crate::{
         failures::{ErrorTypeCounts, FailureCards, enc, href, kind_noun, level_path},
         ids::{Id, ShortId},
         live::LiveRefresh,
+        operation::OperationProgress,
         rerun::RerunPanel,
         run_actions::{InterruptButton, RerunButton},
         when::{Ago, local_input},
@@ -27,6 +28,16 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 fn query_href(q: &ActivationsQuery, page: u64) -> String {
+    query_href_with(q, page, "")
+}
+
+/// The list's address with the bulk operation `operation` started from it: shown above the
+/// list while the address says so, so a reload or a live refresh keeps it in sight.
+pub(crate) fn with_operation(q: &ActivationsQuery, operation: &str) -> String {
+    query_href_with(q, q.page, operation)
+}
+
+fn query_href_with(q: &ActivationsQuery, page: u64, operation: &str) -> String {
     let page = if page > 1 {
         page.to_string()
     } else {
@@ -45,6 +56,7 @@ fn query_href(q: &ActivationsQuery, page: u64) -> String {
             ("to", &q.to),
             ("top_level", if q.top_level { "true" } else { "" }),
             ("page", &page),
+            ("operation", operation),
         ],
     )
 }
@@ -69,6 +81,7 @@ pub fn ActivationsPage() -> impl IntoView {
         }
     });
     let data = Resource::new(move || query.get(), list_activations);
+    let operation = Memo::new(move |_| query_map.get().get("operation").filter(|o| !o.is_empty()));
 
     view! {
         <section data-test="activations">
@@ -76,6 +89,12 @@ pub fn ActivationsPage() -> impl IntoView {
                 <h1>"Activations"</h1>
                 <LiveRefresh fingerprint=runs_moved refresh=Callback::new(move |_| data.refetch()) />
             </div>
+            {move || operation.get().map(|id| view! {
+                <div class="card" data-test="bulk-operation">
+                    <h2>"Bulk action started here"</h2>
+                    <OperationProgress id />
+                </div>
+            })}
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| {
                     let q = query.get_untracked();

@@ -4,7 +4,7 @@
 //! connection) stores nothing twice: every row is keyed by the message's identity.
 
 use super::batches::Batches;
-use crate::{broker::Link, dead_letters::incoming};
+use crate::{broker::Link, dead_letter_messages::incoming};
 use am_services::{
     dead_letters::{self, IncomingDeadLetter},
     runtime::RuntimeConfig,
