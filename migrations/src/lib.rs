@@ -53,7 +53,9 @@
 //! - [`m20261128_000029_throughput_minutes`]: processed messages and backlog per minute, for the
 //!   charts of the last hour;
 //! - [`m20261129_000030_error_types`]: the error types each launch setting's failures
-//!   reported, for the global search.
+//!   reported, for the global search;
+//! - [`m20261129_000031_classifier_value_order`]: classifier values in their order, for the
+//!   picker's first page.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -98,6 +100,7 @@ pub mod m20261126_000027_publication_refusals;
 pub mod m20261127_000028_failure_kind;
 pub mod m20261128_000029_throughput_minutes;
 pub mod m20261129_000030_error_types;
+pub mod m20261129_000031_classifier_value_order;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -137,6 +140,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000028_failure_kind::Migration),
             Box::new(m20261128_000029_throughput_minutes::Migration),
             Box::new(m20261129_000030_error_types::Migration),
+            Box::new(m20261129_000031_classifier_value_order::Migration),
         ]
     }
 }

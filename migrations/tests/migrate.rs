@@ -52,7 +52,7 @@ const TABLES: [&str; 31] = [
 
 /// Indexes created by `CREATE INDEX` (unique constraints inside `CREATE TABLE` get
 /// backend-specific names on SQLite, so they are checked by behaviour instead).
-const INDEXES: [(&str, &str); 13] = [
+const INDEXES: [(&str, &str); 14] = [
     ("pool_hosts", "idx_pool_hosts_host_name"),
     ("classifier_values", "idx_classifier_values_label"),
     ("launch_settings", "idx_launch_settings_current_status"),
@@ -66,6 +66,7 @@ const INDEXES: [(&str, &str); 13] = [
     ("dead_letters", "idx_dead_letters_received_at"),
     ("failure_logs", "idx_failure_logs_data_message_id"),
     ("throughput_minutes", "idx_throughput_minutes_minute"),
+    ("classifier_values", "idx_classifier_values_position"),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -189,6 +190,18 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
     constraints(db).await?;
 
     let manager = SchemaManager::new(db);
+    // One step down: no index of classifier values by their order.
+    assert!(
+        manager
+            .has_index("classifier_values", "idx_classifier_values_position")
+            .await?
+    );
+    Migrator::down(db, Some(1)).await?;
+    assert!(
+        !manager
+            .has_index("classifier_values", "idx_classifier_values_position")
+            .await?
+    );
     error_types_are_filled(db, &manager).await?;
     // One step down: no per-minute figures.
     assert!(manager.has_table("throughput_minutes").await?);
