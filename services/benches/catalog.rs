@@ -22,6 +22,8 @@
 //! BENCH_AT_LIMITS=1 BENCH_BACKENDS=sqlite cargo bench -p am-services --bench catalog
 //! ```
 
+mod common;
+
 use am_domain::{
     catalog::{Catalog, LaunchSetting},
     usage::EntityRef,
@@ -33,6 +35,7 @@ use am_services::{
     catalog,
     testing::{Backend, TestDb},
 };
+use common::{env, percentile};
 use serde_json::json;
 use std::{
     sync::{
@@ -43,13 +46,6 @@ use std::{
 };
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// A catalog of `settings` launch settings, `queues` data queues (one agent each), `pools`
 /// pools and `values` classifier values.
@@ -160,11 +156,6 @@ fn fix_up(catalog: &mut Catalog) {
         };
     }
     catalog.schedule_groups.retain(|g| !g.members.is_empty());
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted.get(i).copied().unwrap_or(0.0)
 }
 
 /// Another writer, writing every 20 ms until stopped; `longest` holds its longest write so

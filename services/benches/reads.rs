@@ -21,6 +21,8 @@
 //! cargo bench -p am-services --bench reads
 //! ```
 
+mod common;
+
 use am_domain::{
     catalog::{Agent, Catalog, LaunchSetting},
     usage::EntityRef,
@@ -30,18 +32,12 @@ use am_services::{
     Principal, catalog, classifiers, ls_overview,
     testing::{Backend, TestDb},
 };
+use common::{env, percentile};
 use sea_orm::DatabaseConnection;
 use serde_json::json;
 use std::time::Instant;
 
 type BenchResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 const APP: &str = "bench";
 const AGENT: &str = "export";
@@ -72,11 +68,6 @@ fn build(values: usize) -> BenchResult<Catalog> {
         "launch_settings": launch_settings,
         "classifiers": [{ "application": APP, "name": CLASSIFIER, "values": codes }],
     }))?)
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted.get(i).copied().unwrap_or(0.0)
 }
 
 fn report(what: &str, mut ms: Vec<f64>) {
