@@ -47,8 +47,12 @@ log "fuzzing the API as an admin (seed $SEED, $EXAMPLES examples per operation)"
 st "$EXAMPLES" -H "Authorization: Bearer $ADMIN" --exclude-path-regex "$SELF" || status=1
 # A viewer reads what an admin reads and is refused every write before its body is read:
 # half the examples find what there is to find.
+# Every write answering a viewer only 403 is what this pass checks, so Schemathesis's warning
+# about operations that answered only 401/403 (missing_auth) is off here; the others stay.
 log "fuzzing the API as a viewer"
-st "$(( (EXAMPLES + 1) / 2 ))" -H "Authorization: Bearer $VIEWER" || status=1
+st "$(( (EXAMPLES + 1) / 2 ))" -H "Authorization: Bearer $VIEWER" \
+  --warnings missing_test_data,validation_mismatch,missing_deserializer,unused_openapi_auth,method_not_allowed,missing_required_header,base_url_mismatch,dictionary_mismatch \
+  || status=1
 log "fuzzing the operations on tokens and users as an admin"
 # Their links come from the creates, which are fuzzed above: no stateful phase here.
 st "$EXAMPLES" -H "Authorization: Bearer $ADMIN" --include-path-regex "$SELF" \

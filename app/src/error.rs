@@ -98,6 +98,12 @@ impl UiError {
         }
     }
 
+    /// A request a server function cannot take (`what` says which argument and why),
+    /// answered 400.
+    pub fn bad_request(what: impl Into<String>) -> Self {
+        UiError::BadRequest(what.into()).set_response_status()
+    }
+
     /// Gives the response of the running server function this error's status, so a user's
     /// mistake is a 4xx rather than a 500. Plain HTML form posts keep their redirect back.
     fn set_response_status(self) -> Self {
@@ -131,6 +137,12 @@ impl From<am_services::ServiceError> for UiError {
 
 #[cfg(feature = "ssr")]
 impl UiError {
+    /// What a service error says about one item of a call that otherwise succeeded (a row of a
+    /// bulk action): unlike `From`, it leaves the call's own status alone.
+    pub fn item_detail(e: am_services::ServiceError) -> String {
+        Self::from_service(e).detail()
+    }
+
     fn from_service(e: am_services::ServiceError) -> Self {
         use am_services::ServiceError as S;
         match e {

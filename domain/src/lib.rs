@@ -6,6 +6,7 @@
 //! sides must agree on.
 
 pub mod audit;
+pub mod bulk;
 pub mod catalog;
 pub mod dashboard;
 pub mod display;

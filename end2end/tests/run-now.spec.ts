@@ -271,7 +271,7 @@ test("launch settings selected on their list are disabled, enabled and run in bu
   const id = uid("bulk");
   const [a, b] = [`${APP}.${id}-a`, `${APP}.${id}-b`];
   await seedRunnable(page, a, `${a}-group`);
-  await seedRunnable(page, b, `${b}-group`);
+  await seedRunnable(page, b, `${b}-group`, "60s");
   const enabled = async (ls: string) =>
     (await (await call(page, "GET", `/api/v1/launch-settings/${ls}`)).json()).enabled !== false;
 
@@ -318,8 +318,23 @@ test("launch settings selected on their list are disabled, enabled and run in bu
   await expect(bar.locator(t("bulk-ask"))).toContainText("Run 2 launch settings now?");
   await bar.locator(t("bulk-yes")).click();
   await expect(outcome).toHaveText("Started runs of 2 of 2 launch settings.");
-  for (const ls of [a, b]) {
-    const row = page.locator(`${t("list-row")}[data-id="${ls}"]`);
-    await expect(row.locator(t("run-outcome"))).toHaveAttribute("data-status", "succeeded", { timeout: 45_000 });
-  }
+  const rowA = page.locator(`${t("list-row")}[data-id="${a}"]`);
+  const rowB = page.locator(`${t("list-row")}[data-id="${b}"]`);
+  await expect(rowA.locator(t("run-outcome"))).toHaveAttribute("data-status", "succeeded", { timeout: 45_000 });
+  await expect(rowB.locator(t("run-outcome"))).toHaveAttribute("data-status", "running", { timeout: 45_000 });
+
+  // Interrupt both: the one still running is stopped, the other says it runs nothing.
+  await page.locator(t("select-page")).check();
+  await bar.locator(t("bulk-interrupt")).click();
+  await expect(bar.locator(t("bulk-ask"))).toContainText("Interrupt what 2 launch settings are running?");
+  await bar.locator(t("bulk-yes")).click();
+  await expect(outcome).toHaveText(
+    "Interrupted the runs of 1 of 2 launch settings. The others say why on their rows.",
+  );
+  await expect(rowB.locator(t("row-outcome"))).toHaveText("interrupted 1 run");
+  await expect(rowA.locator(t("row-outcome"))).toContainText("nothing to interrupt");
+  await expect(async () => {
+    const runs = await (await call(page, "GET", `/api/v1/activations?launch_setting=${b}`)).json();
+    expect(runs.items.map((r: { status: string }) => r.status)).toEqual(["interrupted"]);
+  }).toPass({ timeout: 30_000 });
 });

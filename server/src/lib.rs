@@ -9,6 +9,7 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+pub mod allowed_hosts;
 pub mod api;
 pub mod auth;
 pub mod broker;

@@ -4,14 +4,16 @@
 //! settings and groups, failures in the last hour).
 
 use crate::state::AppState;
+use am_services::runtime::Metrics;
 use am_services::{
     dashboard,
     entity::{nodes, outbox},
     runtime::status,
 };
 use axum::{extract::State, http::header, response::IntoResponse};
+use chrono::DateTime;
 use chrono::Utc;
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter};
 use std::fmt::Write;
 
 fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
@@ -23,7 +25,18 @@ fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display
 
 pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     let mut out = String::new();
-    let m = &s.services.runtime.metrics;
+    let db = &s.services.db;
+    let now = Utc::now();
+    counters(&mut out, &s.services.runtime.metrics);
+    table_gauges(&mut out, db, now, s.services.runtime.node_timeout).await;
+    dashboard_gauges(&mut out, db, now).await;
+    recovery_counts(&mut out, db).await;
+    queue_gauges(&mut out, &s.services.broker_depths);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
+}
+
+/// This replica's counters, its report rate and its notification deliveries.
+fn counters(out: &mut String, m: &Metrics) {
     for (name, value) in m.snapshot() {
         let kind = if name.ends_with("_ms") {
             "gauge"
@@ -38,7 +51,7 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         let _ = writeln!(out, "# TYPE {name} {kind}\n{name} {value}");
     }
     gauge(
-        &mut out,
+        out,
         "am_reports_per_second",
         &format!(
             "node reports applied per second over the last {} complete seconds (the rate of am_reports_total)",
@@ -59,17 +72,21 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
             );
         }
     }
-    let db = &s.services.db;
-    let now = Utc::now();
+}
+
+/// Gauges counted from the runtime's tables: the outbox, live nodes, waiting activations.
+async fn table_gauges(
+    out: &mut String,
+    db: &DatabaseConnection,
+    now: DateTime<Utc>,
+    node_timeout: chrono::Duration,
+) {
     let depth = outbox::Entity::find()
         .filter(outbox::Column::SentAt.is_null())
         .count(db)
         .await;
     let live = nodes::Entity::find()
-        .filter(am_services::registry::live_condition(
-            now,
-            s.services.runtime.node_timeout,
-        ))
+        .filter(am_services::registry::live_condition(now, node_timeout))
         .count(db)
         .await;
     let waiting = am_services::entity::activations::Entity::find()
@@ -94,10 +111,14 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         ),
     ] {
         match v {
-            Ok(v) => gauge(&mut out, name, help, v),
+            Ok(v) => gauge(out, name, help, v),
             Err(e) => tracing::warn!(error = %e, metric = name, "metric not read"),
         }
     }
+}
+
+/// The dashboard's figures, read as the dashboard reads them.
+async fn dashboard_gauges(out: &mut String, db: &DatabaseConnection, now: DateTime<Utc>) {
     match dashboard::gauges(db, now).await {
         Ok(g) => {
             let _ = writeln!(
@@ -151,11 +172,15 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
                     g.failed_notifications,
                 ),
             ] {
-                gauge(&mut out, name, help, v);
+                gauge(out, name, help, v);
             }
         }
         Err(e) => tracing::warn!(error = %e, "dashboard gauges not read"),
     }
+}
+
+/// Recoveries per launch setting and kind, from the database: the same on every replica.
+async fn recovery_counts(out: &mut String, db: &DatabaseConnection) {
     match am_services::recovery::all(db).await {
         Ok(rows) => {
             let name = "am_launch_setting_recoveries_total";
@@ -175,8 +200,6 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
         }
         Err(e) => tracing::warn!(error = %e, "recovery counts not read"),
     }
-    queue_gauges(&mut out, &s.services.broker_depths);
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
 }
 
 /// Prometheus label value: backslash, quote and newline escaped.

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod activations;
 pub mod audit;
+pub mod bulk;
 pub mod catalog;
 pub mod classifiers;
 pub mod dashboard;

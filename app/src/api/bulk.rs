@@ -1,16 +1,14 @@
-//! Server functions of the catalog lists' bulk actions: *Run now*, *Disable* and *Enable* on
-//! the launch settings or schedule groups an operator selected. Each entity is acted on as its
-//! row's own action does (its own transaction and audit entry), so one that cannot be (deleted
-//! meanwhile, already disabled) is said on its row and does not stop the others.
+//! The server function of the catalog lists' bulk actions: *Run now*, *Interrupt*, *Disable*
+//! and *Enable* on the launch settings or schedule groups an operator selected. The rule (role,
+//! bounds, one transaction and audit entry per entity, causes) is `am_services::bulk`; this maps
+//! the list's ids to entities and each outcome back to its row.
 
 use super::catalog::Kind;
 use crate::error::UiError;
+pub use am_domain::bulk::BulkAction;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
-
-/// Most entities one bulk action takes: a list page's largest.
-pub const MAX_SELECTED: usize = 200;
 
 /// What a bulk action did to one entity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,79 +17,50 @@ pub struct BulkDone {
     pub id: String,
     /// *Run now*: the activation it started.
     pub activation: Option<String>,
+    /// *Interrupt*: how many of its runs were asked to stop.
+    pub interrupted: Option<u64>,
     /// Why this one was not acted on.
     pub error: Option<String>,
 }
 
-/// The keys of `ids` of `kind`, if it has bulk actions and the count is in bounds.
-#[cfg(feature = "ssr")]
-fn keys(kind: Kind, ids: &[String]) -> Result<Vec<am_domain::usage::EntityRef>, UiError> {
-    if ids.is_empty() || ids.len() > MAX_SELECTED {
-        return Err(UiError::BadRequest(format!(
-            "ids: select between 1 and {MAX_SELECTED} entities, not {}",
-            ids.len()
-        )));
-    }
-    ids.iter()
-        .map(|id| {
-            kind.switch_key(id).map(Into::into).ok_or_else(|| {
-                UiError::BadRequest(format!("kind: {} have no bulk actions", kind.title()))
-            })
-        })
-        .collect()
-}
-
-/// Enables or disables the entities `ids` of `kind` (operators and admins), each with the
-/// cause the row's own action gives its audit entry.
-#[server(prefix = "/ui", endpoint = "bulk_set_enabled", input = Json)]
-pub async fn bulk_set_enabled(
+/// Acts with `action` on the entities `ids` of `kind` (operators and admins), each as its row's
+/// own action would, and says per id what came of it.
+#[server(prefix = "/ui", endpoint = "bulk_act", input = Json)]
+pub async fn bulk_act(
     kind: Kind,
     ids: Vec<String>,
-    enabled: bool,
+    action: BulkAction,
 ) -> Result<Vec<BulkDone>, UiError> {
-    use super::ssr::*;
     use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
-    let keys = keys(kind, &ids)?;
-    let s = services()?;
-    let cause = format!(
-        "{} by {} in the UI, one of {} selected",
-        if enabled { "enabled" } else { "disabled" },
-        who.name,
-        ids.len()
-    );
-    let mut out = Vec::with_capacity(ids.len());
-    for (id, key) in ids.into_iter().zip(keys) {
-        let done = am_services::catalog::set_enabled(&s.db, &who, &key, enabled, &cause).await;
-        out.push(BulkDone {
-            id,
-            activation: None,
-            error: done.err().map(|e| UiError::from(e).detail()),
-        });
-    }
-    Ok(out)
-}
-
-/// *Run now* of the entities `ids` of `kind` (operators and admins): the activations started.
-#[server(prefix = "/ui", endpoint = "bulk_run_now", input = Json)]
-pub async fn bulk_run_now(kind: Kind, ids: Vec<String>) -> Result<Vec<BulkDone>, UiError> {
-    use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
-    let keys = keys(kind, &ids)?;
-    let s = services()?;
-    let mut out = Vec::with_capacity(ids.len());
-    for (id, key) in ids.into_iter().zip(keys) {
-        let started = am_services::runtime::run::run_now(&s.db, &s.runtime, &who, &key).await;
-        let (activation, error) = match started {
-            Ok(a) => (Some(a.to_string()), None),
-            Err(e) => (None, Some(UiError::from(e).detail())),
-        };
-        out.push(BulkDone {
-            id,
-            activation,
-            error,
-        });
-    }
-    Ok(out)
+    use am_services::bulk::{self, Done};
+    let who = super::ssr::require(Role::Operator)?;
+    let keys = ids
+        .iter()
+        .map(|id| {
+            kind.switch_key(id).map(Into::into).ok_or_else(|| {
+                UiError::bad_request(format!("kind: {} have no bulk actions", kind.title()))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let s = super::ssr::services()?;
+    let done = bulk::act(&s.db, &s.runtime, &who, &keys, action, "in the UI").await?;
+    Ok(ids
+        .into_iter()
+        .zip(done)
+        .map(|(id, one)| {
+            let mut row = BulkDone {
+                id,
+                activation: None,
+                interrupted: None,
+                error: None,
+            };
+            match one {
+                Ok(Done::Switched) => {}
+                Ok(Done::Started(a)) => row.activation = Some(a.to_string()),
+                Ok(Done::Interrupted(runs)) => row.interrupted = Some(runs.len() as u64),
+                Err(e) => row.error = Some(UiError::item_detail(e)),
+            }
+            row
+        })
+        .collect())
 }

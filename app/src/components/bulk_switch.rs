@@ -1,11 +1,11 @@
 //! The bulk actions of the launch-setting and schedule-group lists, for operators: rows are
-//! selected by their checkboxes (or a whole page at once), then *Run now…*, *Disable…* or
-//! *Enable…* acts on all of them, each asked first with the count it will touch. What it did
+//! selected by their checkboxes (or a whole page at once), then *Run now…*, *Interrupt…*,
+//! *Disable…* or *Enable…* acts on all of them, each asked first with the count it will touch. What it did
 //! stays on each row (as a row's own action) and a summary on the bar takes focus.
 
 use crate::{
     api::{
-        bulk::{BulkDone, BulkRunNow, BulkSetEnabled},
+        bulk::{BulkAct, BulkAction, BulkDone},
         catalog::Kind,
     },
     components::row_switch::{RowDone, RowOutcomes},
@@ -62,54 +62,69 @@ impl Selection {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Bulk {
-    Run,
-    Disable,
-    Enable,
+/// How the bar says a bulk action: its button, question, answer and outcome.
+trait Said: Copy {
+    fn button(self) -> &'static str;
+    fn test(self) -> &'static str;
+    fn question(self, what: &str) -> String;
+    fn yes(self, n: usize) -> String;
+    fn past(self) -> &'static str;
+    fn danger(self) -> bool;
 }
 
-impl Bulk {
+impl Said for BulkAction {
     fn button(self) -> &'static str {
         match self {
-            Bulk::Run => "Run now…",
-            Bulk::Disable => "Disable…",
-            Bulk::Enable => "Enable…",
+            BulkAction::RunNow => "Run now…",
+            BulkAction::Interrupt => "Interrupt…",
+            BulkAction::Disable => "Disable…",
+            BulkAction::Enable => "Enable…",
         }
     }
 
     fn test(self) -> &'static str {
         match self {
-            Bulk::Run => "bulk-run",
-            Bulk::Disable => "bulk-disable",
-            Bulk::Enable => "bulk-enable",
+            BulkAction::RunNow => "bulk-run",
+            BulkAction::Interrupt => "bulk-interrupt",
+            BulkAction::Disable => "bulk-disable",
+            BulkAction::Enable => "bulk-enable",
         }
     }
 
     fn question(self, what: &str) -> String {
         match self {
-            Bulk::Run => format!("Run {what} now? Each starts a run of its own."),
-            Bulk::Disable => format!(
+            BulkAction::RunNow => format!("Run {what} now? Each starts a run of its own."),
+            BulkAction::Interrupt => format!(
+                "Interrupt what {what} are running? Waiting runs end at once, running ones when \
+                 their nodes have stopped them."
+            ),
+            BulkAction::Disable => format!(
                 "Disable {what}? Their schedules stop and the nodes running them are told to stop."
             ),
-            Bulk::Enable => format!("Enable {what}? Their schedules start again."),
+            BulkAction::Enable => format!("Enable {what}? Their schedules start again."),
         }
     }
 
     fn yes(self, n: usize) -> String {
         match self {
-            Bulk::Run => format!("Run {n}"),
-            Bulk::Disable => format!("Disable {n}"),
-            Bulk::Enable => format!("Enable {n}"),
+            BulkAction::RunNow => format!("Run {n}"),
+            BulkAction::Interrupt => format!("Interrupt {n}"),
+            BulkAction::Disable => format!("Disable {n}"),
+            BulkAction::Enable => format!("Enable {n}"),
         }
     }
 
     fn past(self) -> &'static str {
         match self {
-            Bulk::Run => "Started runs of",
-            Bulk::Disable => "Disabled",
-            Bulk::Enable => "Enabled",
+            BulkAction::RunNow => "Started runs of",
+            BulkAction::Interrupt => "Interrupted the runs of",
+            BulkAction::Disable => "Disabled",
+            BulkAction::Enable => "Enabled",
         }
+    }
+
+    fn danger(self) -> bool {
+        matches!(self, BulkAction::Interrupt | BulkAction::Disable)
     }
 }
 
@@ -124,16 +139,21 @@ fn counted(kind: Kind, n: usize) -> String {
 }
 
 /// The rows' outcomes of a bulk action, and its summary.
-fn outcomes_of(bulk: Bulk, kind: Kind, done: Vec<BulkDone>) -> (Vec<(String, RowDone)>, String) {
+fn outcomes_of(
+    bulk: BulkAction,
+    kind: Kind,
+    done: Vec<BulkDone>,
+) -> (Vec<(String, RowDone)>, String) {
     let total = done.len();
     let mut acted = 0;
     let rows = done
         .into_iter()
         .map(|d| {
-            let row = match (d.error, d.activation) {
-                (Some(e), _) => RowDone::Failed(e),
-                (None, Some(a)) => RowDone::Started(a),
-                (None, None) => RowDone::Switched(bulk == Bulk::Enable),
+            let row = match (d.error, d.activation, d.interrupted) {
+                (Some(e), _, _) => RowDone::Failed(e),
+                (None, Some(a), _) => RowDone::Started(a),
+                (None, None, Some(n)) => RowDone::Interrupted(n),
+                (None, None, None) => RowDone::Switched(bulk == BulkAction::Enable),
             };
             if !matches!(row, RowDone::Failed(_)) {
                 acted += 1;
@@ -155,10 +175,9 @@ fn outcomes_of(bulk: Bulk, kind: Kind, done: Vec<BulkDone>) -> (Vec<(String, Row
 pub struct Bulks {
     kind: Kind,
     pub selection: Selection,
-    run: ServerAction<BulkRunNow>,
-    toggle: ServerAction<BulkSetEnabled>,
-    asking: RwSignal<Option<Bulk>>,
-    acting: RwSignal<Option<Bulk>>,
+    call: ServerAction<BulkAct>,
+    asking: RwSignal<Option<BulkAction>>,
+    acting: RwSignal<Option<BulkAction>>,
     summary: RwSignal<Option<Result<String, String>>>,
     /// The summary takes focus once the list was read again after its action ([`Bulks::settle`]):
     /// drawn at once, it would take focus in a bar about to be replaced.
@@ -173,8 +192,7 @@ impl Bulks {
         let b = Self {
             kind,
             selection: Selection::default(),
-            run: ServerAction::new(),
-            toggle: ServerAction::new(),
+            call: ServerAction::new(),
             asking: RwSignal::new(None),
             acting: RwSignal::new(None),
             summary: RwSignal::new(None),
@@ -199,12 +217,7 @@ impl Bulks {
             changed.run(());
         };
         Effect::new(move |_| {
-            if let Some(r) = b.run.value().get() {
-                finish(r);
-            }
-        });
-        Effect::new(move |_| {
-            if let Some(r) = b.toggle.value().get() {
+            if let Some(r) = b.call.value().get() {
                 finish(r);
             }
         });
@@ -224,26 +237,18 @@ impl Bulks {
     }
 
     fn busy(self) -> bool {
-        self.run.pending().get() || self.toggle.pending().get()
+        self.call.pending().get()
     }
 
-    fn act(self, bulk: Bulk) {
+    fn act(self, action: BulkAction) {
         self.asking.set(None);
-        self.acting.set(Some(bulk));
+        self.acting.set(Some(action));
         self.summary.set(None);
-        let (kind, ids) = (self.kind, self.selection.ids());
-        match bulk {
-            Bulk::Run => {
-                self.run.dispatch(BulkRunNow { kind, ids });
-            }
-            Bulk::Disable | Bulk::Enable => {
-                self.toggle.dispatch(BulkSetEnabled {
-                    kind,
-                    ids,
-                    enabled: bulk == Bulk::Enable,
-                });
-            }
-        }
+        self.call.dispatch(BulkAct {
+            kind: self.kind,
+            ids: self.selection.ids(),
+            action,
+        });
     }
 }
 
@@ -282,8 +287,8 @@ pub fn BulkBar(bulks: Bulks) -> impl IntoView {
                 view! {
                     <span data-test="bulk-count" data-count=n.to_string()>{format!("{} selected", counted(kind, n))}</span>
                     {move || asking.get().is_none().then(|| view! {
-                        {[Bulk::Run, Bulk::Disable, Bulk::Enable].into_iter().map(|b| view! {
-                            <button type="button" class="small" class:danger=b == Bulk::Disable data-test=b.test()
+                        {BulkAction::ALL.iter().map(|&b| view! {
+                            <button type="button" class="small" class:danger=b.danger() data-test=b.test()
                                 disabled=move || bulks.busy() on:click=move |_| asking.set(Some(b))>{b.button()}</button>
                         }).collect_view()}
                         <button type="button" class="small secondary" data-test="bulk-clear"
@@ -292,7 +297,7 @@ pub fn BulkBar(bulks: Bulks) -> impl IntoView {
                     {move || asking.get().map(|b| view! {
                         <span class="confirm" data-test="bulk-ask">
                             {b.question(&counted(kind, n))} " "
-                            <button type="button" class="small" class:danger=b == Bulk::Disable data-test="bulk-yes"
+                            <button type="button" class="small" class:danger=b.danger() data-test="bulk-yes"
                                 node_ref=confirm_ref on:click=move |_| bulks.act(b)>{b.yes(n)}</button>
                             " "
                             <button type="button" class="small secondary" data-test="bulk-no" data-esc="close"
@@ -329,15 +334,17 @@ mod tests {
             BulkDone {
                 id: "a".into(),
                 activation: None,
+                interrupted: None,
                 error: None,
             },
             BulkDone {
                 id: "b".into(),
                 activation: None,
+                interrupted: None,
                 error: Some("launch setting 'b' does not exist".into()),
             },
         ];
-        let (rows, text) = outcomes_of(Bulk::Disable, Kind::LaunchSettings, done);
+        let (rows, text) = outcomes_of(BulkAction::Disable, Kind::LaunchSettings, done);
         assert_eq!(
             rows,
             [
@@ -353,14 +360,27 @@ mod tests {
             "Disabled 1 of 2 launch settings. The others say why on their rows."
         );
         let (_, text) = outcomes_of(
-            Bulk::Run,
+            BulkAction::RunNow,
             Kind::ScheduleGroups,
             vec![BulkDone {
                 id: "g".into(),
                 activation: Some("0190".into()),
+                interrupted: None,
                 error: None,
             }],
         );
         assert_eq!(text, "Started runs of 1 of 1 schedule group.");
+        let (rows, text) = outcomes_of(
+            BulkAction::Interrupt,
+            Kind::LaunchSettings,
+            vec![BulkDone {
+                id: "l".into(),
+                activation: None,
+                interrupted: Some(2),
+                error: None,
+            }],
+        );
+        assert_eq!(rows, [("l".to_owned(), RowDone::Interrupted(2))]);
+        assert_eq!(text, "Interrupted the runs of 1 of 1 launch setting.");
     }
 }

@@ -17,6 +17,8 @@ pub enum RowDone {
     Started(String),
     /// Enabled (`true`) or disabled.
     Switched(bool),
+    /// *Interrupt* asked this many of its runs to stop.
+    Interrupted(u64),
     Failed(String),
 }
 
@@ -140,6 +142,10 @@ pub fn RowSwitch(
             RowDone::Switched(false) => {
                 view! { "disabled: its schedule stopped, its nodes were told to stop" }.into_any()
             }
+            RowDone::Interrupted(n) => view! {
+                {format!("interrupted {}", am_domain::display::plural(n, "run"))}
+            }
+            .into_any(),
             RowDone::Failed(e) => view! { <span class="error" role="alert">{e}</span> }.into_any(),
         };
         view! {

@@ -1,6 +1,7 @@
 //! The settings read from the environment and the file, with their errors.
 
 use super::*;
+use am_services::db::DEFAULT_DATABASE_URL;
 use std::collections::HashMap;
 
 fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {

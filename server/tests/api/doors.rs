@@ -20,6 +20,7 @@ on_both_backends!(
     an_export_with_hostile_characters_imports_again,
     a_wrong_password_from_one_address_locks_no_one_else_out,
     page_numbers_past_the_last_are_refused_not_a_panic,
+    a_bulk_selection_out_of_bounds_is_refused_and_changes_nothing,
 );
 
 fn server_fn_call(
@@ -362,4 +363,73 @@ async fn page_numbers_past_the_last_are_refused_not_a_panic(app: TestApp) {
         ))
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+}
+
+/// The catalog lists' bulk server functions take 1 to 200 launch settings or groups: an empty,
+/// oversized or wrong-kind selection is refused whole (the field named), and in bounds each
+/// id gets its own outcome.
+async fn a_bulk_selection_out_of_bounds_is_refused_and_changes_nothing(app: TestApp) {
+    let admin = app.token(Role::Admin).await;
+    let r = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(demo_catalog()))
+        .await;
+    assert!(r.status.is_success(), "{}", r.text());
+    let cookie = session(&app, "bulk-operator", Role::Operator).await;
+    let call = |body: serde_json::Value| {
+        server_fn_call(
+            "/ui/bulk_act",
+            Some(&cookie),
+            "application/json",
+            body.to_string(),
+        )
+    };
+    let many: Vec<String> = (0..=200).map(|i| format!("demo.echo.{i}")).collect();
+    for (ids, status) in [
+        (json!([]), StatusCode::UNPROCESSABLE_ENTITY),
+        (json!(many), StatusCode::UNPROCESSABLE_ENTITY),
+    ] {
+        let r = app
+            .send(call(
+                json!({"kind": "launch-settings", "ids": ids, "action": "disable"}),
+            ))
+            .await;
+        assert_eq!(r.status, status, "{}", r.text());
+        assert!(r.text().contains("between 1 and 200"), "{}", r.text());
+    }
+    let r = app
+        .send(call(
+            json!({"kind": "pools", "ids": ["demo"], "action": "disable"}),
+        ))
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text());
+    let r = app
+        .api(
+            "GET",
+            "/api/v1/launch-settings/demo.echo.1",
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(
+        r.json()["status"]["current"],
+        "waiting",
+        "nothing was disabled: {}",
+        r.text()
+    );
+
+    let r = app
+        .send(call(json!({
+            "kind": "launch-settings", "ids": ["demo.echo.1", "no.such.1"], "action": "disable",
+        })))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let done = r.json();
+    assert_eq!(done[0]["id"], "demo.echo.1");
+    assert!(done[0]["error"].is_null(), "{done}");
+    assert!(
+        done[1]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not found")),
+        "{done}"
+    );
 }

@@ -107,7 +107,7 @@ impl TestApp {
             http: Arc::new(HttpConfig {
                 listen: ([127, 0, 0, 1], 3000).into(),
                 allowed_origins: vec![],
-                allowed_hosts: server::host_check::AllowedHosts::parse(["manager.example.com"])
+                allowed_hosts: server::allowed_hosts::AllowedHosts::parse(["manager.example.com"])
                     .expect("host names"),
                 secure_cookies: false,
                 metrics_public: false,

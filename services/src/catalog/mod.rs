@@ -13,6 +13,7 @@ mod browse;
 mod kinds;
 pub(crate) mod rows;
 mod store;
+mod sync;
 mod write;
 
 pub use browse::{Browse, ListFilter, ListPage, MAX_PAGE_SIZE, browse, overview, page_of};

@@ -9,7 +9,10 @@
 //! ingestion) on SQLite. A write that keeps losing the race to others is prepared under the
 //! lock instead.
 
-use super::store::{self, ChangeSummary};
+use super::{
+    store::{self, ChangeSummary},
+    sync,
+};
 use crate::{Principal, ServiceError, entity::catalog_meta, error::ServiceResult};
 use am_domain::{
     ValidationErrors,
@@ -85,7 +88,7 @@ where
         };
         let txn = db.begin().await?;
         if lock(&txn, Some(seen)).await? {
-            let summary = store::sync(&txn, actor, &old, &new, cause).await?;
+            let summary = sync::sync(&txn, actor, &old, &new, cause).await?;
             return Ok((txn, new, summary));
         }
         txn.rollback().await?;
@@ -116,7 +119,7 @@ where
     lock(txn, None).await?;
     let old = store::load(txn).await?;
     let new = prepare(&old, focus, change)?;
-    let summary = store::sync(txn, actor, &old, &new, cause).await?;
+    let summary = sync::sync(txn, actor, &old, &new, cause).await?;
     Ok((new, summary))
 }
 

@@ -8,7 +8,8 @@ use super::{
 use crate::{
     Principal,
     audit::{self, AuditEntry},
-    catalog, dead_letters,
+    bulk::{self, BulkAction},
+    dead_letters,
     entity::{dead_letters as dead_letters_entity, operations},
     error::{ServiceError, ServiceResult},
     runtime::{RuntimeConfig, begin_write, interrupt, run, sweep},
@@ -143,110 +144,7 @@ pub async fn run(
     let mut kept_errors = op.errors.as_array().map_or(0, Vec::len);
     let mut failed_total = op.failed;
     loop {
-        let step = match &stored.request {
-            OperationRequest::ReplayDeadLetters {
-                selection,
-                canary,
-                rate_per_second,
-            } => {
-                super::replay::step(
-                    db,
-                    id,
-                    &stored,
-                    selection,
-                    *canary,
-                    *rate_per_second,
-                    cursor.as_deref(),
-                    publisher,
-                )
-                .await?
-            }
-            OperationRequest::DeleteDeadLetters { selection } => {
-                let after = cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0);
-                let rows = dead_letter_batch(db, &stored, selection, after, DELETE_BATCH).await?;
-                let mut step = Step::default();
-                if let Some(last) = rows.last() {
-                    step.cursor = Some(last.id.to_string());
-                    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-                    let deleted = dead_letters::delete(db, &ids).await?;
-                    step.done = i64::try_from(deleted).unwrap_or(i64::MAX);
-                } else {
-                    step.cursor = cursor.clone();
-                    step.finished = true;
-                }
-                step
-            }
-            OperationRequest::EnableLaunchSettings { .. }
-            | OperationRequest::EnableScheduleGroups { .. } => {
-                batch_step(&stored.items, cursor.as_deref(), |item| {
-                    let actor = stored.actor.clone();
-                    let item = item.clone();
-                    async move {
-                        catalog::set_enabled(
-                            db,
-                            &actor,
-                            &item,
-                            true,
-                            &format!("bulk operation {id}"),
-                        )
-                        .await
-                        .map(|_| ())
-                    }
-                })
-                .await
-            }
-            OperationRequest::ReplayUnrouted { data_queue } => {
-                unrouted_step(
-                    db,
-                    publisher,
-                    data_queue,
-                    op.total,
-                    cursor.as_deref(),
-                    &stored.actor.name,
-                )
-                .await?
-            }
-            OperationRequest::ConsistencySweep {} => {
-                sweep_step(db, cfg, stored.until, cursor.as_deref()).await?
-            }
-            OperationRequest::RerunActivations {
-                from_where_it_broke: true,
-                ..
-            } => {
-                batch_step(&stored.runs, cursor.as_deref(), |id| {
-                    let actor = stored.actor.clone();
-                    let id = *id;
-                    async move {
-                        run::rerun_where_it_broke(db, cfg, &actor, id)
-                            .await
-                            .map(|_| ())
-                    }
-                })
-                .await
-            }
-            OperationRequest::InterruptActivations { .. } => {
-                batch_step(&stored.runs, cursor.as_deref(), |id| {
-                    let actor = stored.actor.clone();
-                    let id = id.to_string();
-                    async move {
-                        match interrupt::interrupt(db, cfg, &actor, &id).await {
-                            // It ended meanwhile: nothing is left to interrupt.
-                            Err(ServiceError::Conflict(_)) => Ok(()),
-                            other => other,
-                        }
-                    }
-                })
-                .await
-            }
-            OperationRequest::RerunActivations { .. } => {
-                batch_step(&stored.items, cursor.as_deref(), |item| {
-                    let actor = stored.actor.clone();
-                    let item = item.clone();
-                    async move { run::run_now(db, cfg, &actor, &item).await.map(|_| ()) }
-                })
-                .await
-            }
-        };
+        let step = step(db, cfg, id, op.total, &stored, cursor.as_deref(), publisher).await?;
         failed_total += step.failed;
         let room = MAX_ERRORS.saturating_sub(kept_errors);
         let new_errors: Vec<_> = step.errors.into_iter().take(room).collect();
@@ -285,6 +183,107 @@ pub async fn run(
             }
         }
     }
+}
+
+/// One batch of operation `id`'s work after `cursor`: what it did, and where the next begins.
+async fn step(
+    db: &DatabaseConnection,
+    cfg: &RuntimeConfig,
+    id: Uuid,
+    total: i64,
+    stored: &Stored,
+    cursor: Option<&str>,
+    publisher: &impl ReplayBroker,
+) -> ServiceResult<Step> {
+    Ok(match &stored.request {
+        OperationRequest::ReplayDeadLetters {
+            selection,
+            canary,
+            rate_per_second,
+        } => {
+            super::replay::step(
+                db,
+                id,
+                stored,
+                selection,
+                *canary,
+                *rate_per_second,
+                cursor,
+                publisher,
+            )
+            .await?
+        }
+        OperationRequest::DeleteDeadLetters { selection } => {
+            let after = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
+            let rows = dead_letter_batch(db, stored, selection, after, DELETE_BATCH).await?;
+            let mut step = Step::default();
+            if let Some(last) = rows.last() {
+                step.cursor = Some(last.id.to_string());
+                let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+                let deleted = dead_letters::delete(db, &ids).await?;
+                step.done = i64::try_from(deleted).unwrap_or(i64::MAX);
+            } else {
+                step.cursor = cursor.map(str::to_owned);
+                step.finished = true;
+            }
+            step
+        }
+        OperationRequest::EnableLaunchSettings { .. }
+        | OperationRequest::EnableScheduleGroups { .. } => {
+            batch_step(&stored.items, cursor, |item| {
+                let actor = stored.actor.clone();
+                let item = item.clone();
+                async move {
+                    let cause = format!("bulk operation {id}");
+                    bulk::one(db, cfg, &actor, &item, BulkAction::Enable, &cause)
+                        .await
+                        .map(|_| ())
+                }
+            })
+            .await
+        }
+        OperationRequest::ReplayUnrouted { data_queue } => {
+            unrouted_step(db, publisher, data_queue, total, cursor, &stored.actor.name).await?
+        }
+        OperationRequest::ConsistencySweep {} => sweep_step(db, cfg, stored.until, cursor).await?,
+        OperationRequest::RerunActivations {
+            from_where_it_broke: true,
+            ..
+        } => {
+            batch_step(&stored.runs, cursor, |id| {
+                let actor = stored.actor.clone();
+                let id = *id;
+                async move {
+                    run::rerun_where_it_broke(db, cfg, &actor, id)
+                        .await
+                        .map(|_| ())
+                }
+            })
+            .await
+        }
+        OperationRequest::InterruptActivations { .. } => {
+            batch_step(&stored.runs, cursor, |id| {
+                let actor = stored.actor.clone();
+                let id = id.to_string();
+                async move {
+                    match interrupt::interrupt(db, cfg, &actor, &id).await {
+                        // It ended meanwhile: nothing is left to interrupt.
+                        Err(ServiceError::Conflict(_)) => Ok(()),
+                        other => other,
+                    }
+                }
+            })
+            .await
+        }
+        OperationRequest::RerunActivations { .. } => {
+            batch_step(&stored.items, cursor, |item| {
+                let actor = stored.actor.clone();
+                let item = item.clone();
+                async move { run::run_now(db, cfg, &actor, &item).await.map(|_| ()) }
+            })
+            .await
+        }
+    })
 }
 
 /// The next dead letters of a dead-letter operation: still dead, after the cursor, and not

@@ -19,13 +19,13 @@ use crate::{
 };
 use am_domain::{
     recovery::ReplayResult,
-    wire::{ActivationEvent, ActivationReport, BreakerTripped, ToManager},
+    wire::{ActivationEvent, ActivationReport, BreakerTripped, FailureReport, ToManager},
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set,
-    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    QueryFilter, QuerySelect,
     sea_query::{Expr, OnConflict},
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -51,16 +51,16 @@ pub async fn apply(
     reports: &[ToManager],
     now: DateTime<Utc>,
 ) -> ServiceResult<Outcome> {
-    let mut out = Outcome::default();
+    let mut batch = Batch::default();
     for r in reports {
         if let ToManager::Publication(p) = r {
             match registry::record_publication(db, p, now).await {
-                Ok(()) => out.applied += 1,
+                Ok(()) => batch.out.applied += 1,
                 // A publication the catalog cannot take must not block the reports behind it.
                 Err(e) if e.is_client_error() => {
                     tracing::warn!(application = %p.application, host = %p.host, error = %e,
                         "publication refused");
-                    out.ignored += 1;
+                    batch.out.ignored += 1;
                 }
                 Err(e) => return Err(e),
             }
@@ -68,169 +68,240 @@ pub async fn apply(
     }
     let txn = super::begin_write(db).await?;
     locks::reports(&txn).await?;
-    let mut plan = Plan::default();
-    let mut failures = Vec::new();
-    let mut seen = error_types::Seen::default();
-    let mut to_settle: Vec<Uuid> = Vec::new();
-    let mut running: BTreeSet<String> = BTreeSet::new();
-    let mut timeouts = WorkTimeouts::default();
-    let mut replays = Vec::new();
-    let mut recoveries = recovery::Tally::default();
-    let mut grown = Grown::default();
     for r in reports {
+        batch.take(&txn, cfg, r, now).await?;
+    }
+    let out = batch.finish(&txn, cfg, now).await?;
+    txn.commit().await?;
+    Metrics::add(&cfg.metrics.reports, out.applied as u64);
+    Ok(out)
+}
+
+/// What one transaction's reports gather before it is written: each kind of report adds to it
+/// ([`Batch::take`]), and [`Batch::finish`] writes it all in a fixed order.
+#[derive(Default)]
+struct Batch {
+    out: Outcome,
+    plan: Plan,
+    failures: Vec<failure_logs::ActiveModel>,
+    seen: error_types::Seen,
+    to_settle: Vec<Uuid>,
+    running: BTreeSet<String>,
+    timeouts: WorkTimeouts,
+    replays: Vec<replay::Reported>,
+    recoveries: recovery::Tally,
+    grown: Grown,
+}
+
+impl Batch {
+    async fn take(
+        &mut self,
+        txn: &DatabaseTransaction,
+        cfg: &RuntimeConfig,
+        r: &ToManager,
+        now: DateTime<Utc>,
+    ) -> ServiceResult<()> {
         match r {
             ToManager::Publication(_) => {}
             ToManager::Heartbeat(hb) => {
-                heartbeats::apply(&txn, cfg, &mut plan, &mut timeouts, &mut grown, hb, now).await?;
-                out.applied += 1;
+                heartbeats::apply(
+                    txn,
+                    cfg,
+                    &mut self.plan,
+                    &mut self.timeouts,
+                    &mut self.grown,
+                    hb,
+                    now,
+                )
+                .await?;
+                self.out.applied += 1;
             }
-            ToManager::Activation(a) => {
-                match activation_event(&txn, &mut plan, &mut timeouts, &mut grown, a, now).await? {
-                    Applied::Yes { settle, started } => {
-                        out.applied += 1;
-                        running.extend(started);
-                        if settle {
-                            to_settle.push(parse(&a.activation_id.0).unwrap_or_default());
-                        }
-                    }
-                    Applied::Stale { launch_setting } => {
-                        out.stale += 1;
-                        Metrics::inc(&cfg.metrics.stale_reports);
-                        if let Some(ls) = launch_setting {
-                            recoveries.add(&ls, recovery::kind::STALE_REPORT);
-                        }
-                    }
-                    Applied::Ignored => out.ignored += 1,
-                }
-            }
-            ToManager::Failure(f) => {
-                let Some(activation) = parse(&f.activation_id.0) else {
-                    out.ignored += 1;
-                    continue;
-                };
-                seen.note(&f.launch_setting, &f.error_type, f.at);
-                failures.push(failure_logs::ActiveModel {
-                    launch_setting_id: Set(f.launch_setting.clone()),
-                    activation_id: Set(activation),
-                    host: Set(f.host.clone()),
-                    application_id: Set(f.application.clone()),
-                    agent_id: Set(f.agent.clone()),
-                    error_type: Set(f.error_type.clone()),
-                    message: Set(f.message.clone()),
-                    details: Set((!f.details.is_empty()).then(|| f.details.clone())),
-                    data_message_id: Set(f.data_message_id.clone()),
-                    attempt: Set(Some(i32::try_from(f.attempt).unwrap_or(i32::MAX))),
-                    occurred_at: Set(f.at),
-                    report_id: Set(f.report_id.clone()),
-                    temporary: Set(f.temporary),
-                    disposition: Set(f.disposition.clone()),
-                    kind: Set(crate::failures::kinds::of_report(
-                        f.temporary,
-                        f.disposition.as_deref(),
-                    )),
-                    ..Default::default()
-                });
-                if let Some(token) = f.replay {
-                    replays.push(replay::Reported {
-                        token,
-                        result: ReplayResult::of_disposition(f.disposition.as_deref()),
-                        error: Some(format!("{}: {}", f.error_type, f.message)),
-                        new_dead_letter: None,
-                        at: f.at,
-                    });
-                }
-                out.applied += 1;
-            }
+            ToManager::Activation(a) => self.activation(txn, cfg, a, now).await?,
+            ToManager::Failure(f) => self.failure(f),
             ToManager::ReplayProcessed(r) => {
-                replays.push(replay::Reported {
+                self.replays.push(replay::Reported {
                     token: r.replay,
                     result: ReplayResult::Processed,
                     error: None,
                     new_dead_letter: None,
                     at: r.at,
                 });
-                out.applied += 1;
+                self.out.applied += 1;
             }
-            ToManager::BreakerTripped(t) => {
-                let activation = parse(&t.activation_id.0);
-                let known = breaker_trips::Entity::find()
-                    .filter(breaker_trips::Column::LaunchSettingId.eq(t.launch_setting.as_str()))
-                    .filter(breaker_trips::Column::Host.eq(t.host.as_str()))
-                    .filter(breaker_trips::Column::ActivationId.eq(activation))
-                    .one(&txn)
-                    .await?;
-                if known.is_none() {
-                    breaker_trips::Entity::insert(breaker_trips::ActiveModel {
-                        launch_setting_id: Set(t.launch_setting.clone()),
-                        activation_id: Set(activation),
-                        host: Set(t.host.clone()),
-                        consecutive_failures: Set(
-                            i32::try_from(t.consecutive_failures).unwrap_or(i32::MAX)
-                        ),
-                        last_errors: Set(serde_json::to_value(&t.last_errors).unwrap_or_default()),
-                        tripped_at: Set(t.at),
-                        ..Default::default()
-                    })
-                    .exec_without_returning(&txn)
-                    .await?;
-                    if let Some(a) = activation {
-                        plan.event(
-                            a,
-                            Some(&t.host),
-                            "breaker-tripped",
-                            format!(
-                                "{} consecutive failures ({} of the same type)",
-                                t.consecutive_failures, t.same_type_failures
-                            ),
-                            now,
-                        );
-                    }
-                    Metrics::inc(&cfg.metrics.breaker_trips);
+            ToManager::BreakerTripped(t) => self.breaker_tripped(txn, cfg, t, now).await?,
+        }
+        Ok(())
+    }
+
+    async fn activation(
+        &mut self,
+        txn: &DatabaseTransaction,
+        cfg: &RuntimeConfig,
+        a: &ActivationReport,
+        now: DateTime<Utc>,
+    ) -> ServiceResult<()> {
+        let applied = activation_event(
+            txn,
+            &mut self.plan,
+            &mut self.timeouts,
+            &mut self.grown,
+            a,
+            now,
+        )
+        .await?;
+        match applied {
+            Applied::Yes { settle, started } => {
+                self.out.applied += 1;
+                self.running.extend(started);
+                if settle {
+                    self.to_settle
+                        .push(parse(&a.activation_id.0).unwrap_or_default());
                 }
-                // The policy runs again for a repeated trip: it is idempotent, and the first
-                // delivery may have died between commit and policy.
-                out.trips.push(t.clone());
-                out.applied += 1;
+            }
+            Applied::Stale { launch_setting } => {
+                self.out.stale += 1;
+                Metrics::inc(&cfg.metrics.stale_reports);
+                if let Some(ls) = launch_setting {
+                    self.recoveries.add(&ls, recovery::kind::STALE_REPORT);
+                }
+            }
+            Applied::Ignored => self.out.ignored += 1,
+        }
+        Ok(())
+    }
+
+    fn failure(&mut self, f: &FailureReport) {
+        let Some(activation) = parse(&f.activation_id.0) else {
+            self.out.ignored += 1;
+            return;
+        };
+        self.seen.note(&f.launch_setting, &f.error_type, f.at);
+        self.failures.push(failure_logs::ActiveModel {
+            launch_setting_id: Set(f.launch_setting.clone()),
+            activation_id: Set(activation),
+            host: Set(f.host.clone()),
+            application_id: Set(f.application.clone()),
+            agent_id: Set(f.agent.clone()),
+            error_type: Set(f.error_type.clone()),
+            message: Set(f.message.clone()),
+            details: Set((!f.details.is_empty()).then(|| f.details.clone())),
+            data_message_id: Set(f.data_message_id.clone()),
+            attempt: Set(Some(i32::try_from(f.attempt).unwrap_or(i32::MAX))),
+            occurred_at: Set(f.at),
+            report_id: Set(f.report_id.clone()),
+            temporary: Set(f.temporary),
+            disposition: Set(f.disposition.clone()),
+            kind: Set(crate::failures::kinds::of_report(
+                f.temporary,
+                f.disposition.as_deref(),
+            )),
+            ..Default::default()
+        });
+        if let Some(token) = f.replay {
+            self.replays.push(replay::Reported {
+                token,
+                result: ReplayResult::of_disposition(f.disposition.as_deref()),
+                error: Some(format!("{}: {}", f.error_type, f.message)),
+                new_dead_letter: None,
+                at: f.at,
+            });
+        }
+        self.out.applied += 1;
+    }
+
+    /// Records a trip once (the first delivery), and hands every delivery to the policy.
+    async fn breaker_tripped(
+        &mut self,
+        txn: &DatabaseTransaction,
+        cfg: &RuntimeConfig,
+        t: &BreakerTripped,
+        now: DateTime<Utc>,
+    ) -> ServiceResult<()> {
+        let activation = parse(&t.activation_id.0);
+        let known = breaker_trips::Entity::find()
+            .filter(breaker_trips::Column::LaunchSettingId.eq(t.launch_setting.as_str()))
+            .filter(breaker_trips::Column::Host.eq(t.host.as_str()))
+            .filter(breaker_trips::Column::ActivationId.eq(activation))
+            .one(txn)
+            .await?;
+        if known.is_none() {
+            breaker_trips::Entity::insert(breaker_trips::ActiveModel {
+                launch_setting_id: Set(t.launch_setting.clone()),
+                activation_id: Set(activation),
+                host: Set(t.host.clone()),
+                consecutive_failures: Set(
+                    i32::try_from(t.consecutive_failures).unwrap_or(i32::MAX)
+                ),
+                last_errors: Set(serde_json::to_value(&t.last_errors).unwrap_or_default()),
+                tripped_at: Set(t.at),
+                ..Default::default()
+            })
+            .exec_without_returning(txn)
+            .await?;
+            if let Some(a) = activation {
+                self.plan.event(
+                    a,
+                    Some(&t.host),
+                    "breaker-tripped",
+                    format!(
+                        "{} consecutive failures ({} of the same type)",
+                        t.consecutive_failures, t.same_type_failures
+                    ),
+                    now,
+                );
+            }
+            Metrics::inc(&cfg.metrics.breaker_trips);
+        }
+        // The policy runs again for a repeated trip: it is idempotent, and the first
+        // delivery may have died between commit and policy.
+        self.out.trips.push(t.clone());
+        self.out.applied += 1;
+        Ok(())
+    }
+
+    /// Writes what the reports gathered, then settles the runs they started or may have ended.
+    async fn finish(
+        self,
+        txn: &DatabaseTransaction,
+        cfg: &RuntimeConfig,
+        now: DateTime<Utc>,
+    ) -> ServiceResult<Outcome> {
+        // A report the node gave an id to is stored once, however often it is delivered: the
+        // batch may come again after its commit (an acknowledgement lost, the manager stopped).
+        let mut stored = 0;
+        let mut rows = self.failures.into_iter().peekable();
+        while rows.peek().is_some() {
+            let chunk: Vec<_> = rows.by_ref().take(super::CHUNK).collect();
+            stored += failure_logs::Entity::insert_many(chunk)
+                .on_conflict(
+                    OnConflict::column(failure_logs::Column::ReportId)
+                        .do_nothing()
+                        .to_owned(),
+                )
+                .exec_without_returning(txn)
+                .await?;
+        }
+        Metrics::add(&cfg.metrics.failures, stored);
+        self.seen.write(txn).await?;
+        replay::record(txn, &self.replays).await?;
+        self.plan.write(txn).await?;
+        self.recoveries.write(txn).await?;
+        self.grown.write(txn, now).await?;
+        // The launch settings of every run the batch started or may end, locked at once in the
+        // one order (`locks`) before the first is written: written report by report, they would
+        // be locked in the order the reports came.
+        locks::for_settling(txn, &self.to_settle, self.running.iter().cloned()).await?;
+        for ls in &self.running {
+            settle::ls_running(txn, ls).await?;
+        }
+        let mut seen = HashSet::new();
+        for id in self.to_settle {
+            if seen.insert(id) {
+                settle::settle_locked(txn, cfg, id, None, now).await?;
             }
         }
+        Ok(self.out)
     }
-    // A report the node gave an id to is stored once, however often it is delivered: the
-    // batch may come again after its commit (an acknowledgement lost, the manager stopped).
-    let mut stored = 0;
-    let mut rows = failures.into_iter().peekable();
-    while rows.peek().is_some() {
-        let chunk: Vec<_> = rows.by_ref().take(super::CHUNK).collect();
-        stored += failure_logs::Entity::insert_many(chunk)
-            .on_conflict(
-                OnConflict::column(failure_logs::Column::ReportId)
-                    .do_nothing()
-                    .to_owned(),
-            )
-            .exec_without_returning(&txn)
-            .await?;
-    }
-    Metrics::add(&cfg.metrics.failures, stored);
-    seen.write(&txn).await?;
-    replay::record(&txn, &replays).await?;
-    plan.write(&txn).await?;
-    recoveries.write(&txn).await?;
-    grown.write(&txn, now).await?;
-    // The launch settings of every run the batch started or may end, locked at once in the one
-    // order (`locks`) before the first is written: written report by report, they would be
-    // locked in the order the reports came.
-    locks::for_settling(&txn, &to_settle, running.iter().cloned()).await?;
-    for ls in &running {
-        settle::ls_running(&txn, ls).await?;
-    }
-    let mut seen = HashSet::new();
-    for id in to_settle {
-        if seen.insert(id) {
-            settle::settle_locked(&txn, cfg, id, None, now).await?;
-        }
-    }
-    txn.commit().await?;
-    Metrics::add(&cfg.metrics.reports, out.applied as u64);
-    Ok(out)
 }
 
 fn parse(id: &str) -> Option<Uuid> {

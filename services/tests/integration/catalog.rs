@@ -6,7 +6,9 @@ use am_domain::{
     usage::EntityRef,
 };
 use am_services::{ServiceError, catalog, entity::audit_log};
-use sea_orm::{DatabaseConnection, EntityTrait, PaginatorTrait};
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait, PaginatorTrait, Statement,
+};
 
 on_both_backends!(
     import_then_export_gives_back_an_equal_document,
@@ -16,6 +18,7 @@ on_both_backends!(
     roles_are_enforced_by_the_service,
     scheduled_launch_settings_are_saved_with_their_groups,
     concurrent_writers_are_serialized,
+    a_large_classifier_is_read_by_its_key_right_after_the_import,
 );
 
 async fn import_then_export_gives_back_an_equal_document(db: &DatabaseConnection) {
@@ -362,4 +365,43 @@ async fn concurrent_writers_are_serialized(db: &DatabaseConnection) {
     }
     let queues: Vec<DataQueue> = catalog::list(db, &admin).await.expect("list");
     assert_eq!(queues.len(), 2 + 8);
+}
+
+/// A classifier of 20,000 values: PostgreSQL has statistics of them as soon as the import
+/// commits (else its first readers scan every value through the order index), and a label
+/// lookup reads them by key.
+async fn a_large_classifier_is_read_by_its_key_right_after_the_import(db: &DatabaseConnection) {
+    let admin = actor(Role::Admin);
+    let mut c = demo_catalog();
+    // The demo's own values stay: its launch settings name them.
+    c.classifiers[0]
+        .values
+        .extend((0..20_000).map(|i| am_domain::catalog::ClassifierValue {
+            code: format!("c{i}"),
+            label: format!("Value {i}"),
+        }));
+    catalog::import(db, &admin, c).await.expect("import");
+    let codes: Vec<String> = ["c1", "c19999", "nope"].map(String::from).into();
+    let found = am_services::classifiers::lookup(db, &admin, "demo", "organisations", &codes)
+        .await
+        .expect("lookup");
+    assert_eq!(found.len(), 2);
+    if db.get_database_backend() != DbBackend::Postgres {
+        return;
+    }
+    let plan: Vec<String> = db
+        .query_all_raw(Statement::from_string(
+            DbBackend::Postgres,
+            "EXPLAIN SELECT * FROM classifier_values WHERE application_id = 'demo' \
+             AND classifier_name = 'organisations' AND code IN ('c1', 'c2', 'c3')",
+        ))
+        .await
+        .expect("explain")
+        .iter()
+        .filter_map(|r| r.try_get_by_index::<String>(0).ok())
+        .collect();
+    assert!(
+        plan.iter().any(|l| l.contains("pk_classifier_values")),
+        "the lookup reads by key: {plan:#?}"
+    );
 }

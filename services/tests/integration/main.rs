@@ -6,6 +6,7 @@ mod activations;
 mod ahead;
 mod audit;
 mod browsing;
+mod bulk;
 mod catalog;
 mod channels;
 mod dashboard;

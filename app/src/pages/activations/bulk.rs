@@ -41,6 +41,110 @@ fn follow(
     }
 }
 
+/// The `data-test` names of a [`CountedQuestion`]'s parts.
+#[derive(Clone, Copy)]
+struct QuestionTests {
+    ask: &'static str,
+    question: &'static str,
+    sure: &'static str,
+    confirm: &'static str,
+    cancel: &'static str,
+}
+
+/// The texts of a [`CountedQuestion`], each given the count.
+#[derive(Clone, Copy)]
+struct QuestionTexts {
+    counting: &'static str,
+    nothing: &'static str,
+    /// Asked first when no filter narrows the search.
+    everything: fn(u64) -> String,
+    question: fn(u64) -> String,
+    yes: fn(u64) -> String,
+}
+
+/// A bulk action's question: the count of what it will touch once counted, a second question
+/// first when no filter narrows the search, and the confirming button, which runs `on_yes`.
+#[component]
+fn CountedQuestion(
+    #[prop(into)] counting: Signal<bool>,
+    counted: Signal<Option<Result<u64, UiError>>>,
+    unfiltered: bool,
+    sure: RwSignal<bool>,
+    texts: QuestionTexts,
+    tests: QuestionTests,
+    danger: bool,
+    on_yes: Callback<()>,
+    on_cancel: Callback<()>,
+) -> impl IntoView {
+    let asked = move || match (counting.get(), counted.get()) {
+        (true, _) | (_, None) => view! { <p class="muted">{texts.counting}</p> }.into_any(),
+        (_, Some(Err(e))) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
+        (_, Some(Ok(0))) => view! {
+            <p data-test=tests.question data-count="0">{texts.nothing}</p>
+        }
+        .into_any(),
+        (_, Some(Ok(n))) if unfiltered && !sure.get() => view! {
+            <p data-test=tests.question>{(texts.everything)(n)}</p>
+            <button class:danger=danger data-test=tests.sure on:click=move |_| sure.set(true)>
+                {format!("Yes, all {n}")}
+            </button>
+        }
+        .into_any(),
+        (_, Some(Ok(n))) => view! {
+            <p data-test=tests.question data-count=n.to_string()>{(texts.question)(n)}</p>
+            <button class:danger=danger data-test=tests.confirm on:click=move |_| on_yes.run(())>
+                {(texts.yes)(n)}
+            </button>
+        }
+        .into_any(),
+    };
+    view! {
+        <div class="card confirm" data-test=tests.ask>
+            {asked}
+            " "
+            <button class="secondary" data-test=tests.cancel data-esc="close"
+                on:click=move |_| on_cancel.run(())>"Cancel"</button>
+        </div>
+    }
+}
+
+const RERUN_TEXTS: QuestionTexts = QuestionTexts {
+    counting: "Counting what matches…",
+    nothing: "Nothing to re-run: no launch setting or group of the search.",
+    everything: |n| {
+        format!(
+            "No filter is set: this re-runs every launch setting and group any activation ran, {n} in all. Are you sure?"
+        )
+    },
+    question: |n| format!("Re-run {n} launch setting(s) and group(s), each once?"),
+    yes: |n| format!("Re-run {n}"),
+};
+
+const BROKEN_TEXTS: QuestionTexts = QuestionTexts {
+    question: |n| {
+        format!("Re-run from where it broke {n} launch setting(s) and group(s), each once?")
+    },
+    yes: |n| format!("Re-run from where it broke {n}"),
+    ..RERUN_TEXTS
+};
+
+const INTERRUPT_TEXTS: QuestionTexts = QuestionTexts {
+    counting: "Counting what still runs…",
+    nothing: "Nothing to interrupt: no activation of the search is still waiting or running.",
+    everything: |n| {
+        format!(
+            "No filter is set: this interrupts every activation still waiting or running, {n} in all. Are you sure?"
+        )
+    },
+    question: |n| {
+        format!(
+            "Interrupt {}? Waiting ones end at once, running ones when their nodes have stopped them.",
+            am_domain::display::plural(n, "activation")
+        )
+    },
+    yes: |n| format!("Interrupt {n}"),
+};
+
 /// Re-runs, as one bulk operation, what the activations matching the search ran: each launch
 /// setting or group once, whole or from where its newest run broke. Asks first, with the count
 /// it will start (twice when no filter narrows the search), then shows the operation's
@@ -88,33 +192,17 @@ pub fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
                 a MANY run on its failed hosts"
             </span>
             {move || asking.get().map(|from_where_it_broke| {
-                let what = if from_where_it_broke { "Re-run from where it broke" } else { "Re-run" };
-                let cancel = view! {
-                    <button class="secondary" data-test="rerun-cancel" data-esc="close" on:click=move |_| asking.set(None)>"Cancel"</button>
-                };
-                let asked = match (count.pending().get(), count.value().get()) {
-                    (true, _) | (_, None) => view! { <p class="muted">"Counting what matches…"</p> }.into_any(),
-                    (_, Some(Err(e))) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
-                    (_, Some(Ok(0))) => view! {
-                        <p data-test="rerun-question">"Nothing to re-run: no launch setting or group of the search."</p>
-                    }.into_any(),
-                    (_, Some(Ok(n))) if unfiltered && !sure.get() => view! {
-                        <p data-test="rerun-question">{format!(
-                            "No filter is set: this re-runs every launch setting and group any activation ran, {n} in all. Are you sure?"
-                        )}</p>
-                        <button data-test="rerun-sure" on:click=move |_| sure.set(true)>{format!("Yes, all {n}")}</button>
-                    }.into_any(),
-                    (_, Some(Ok(n))) => view! {
-                        <p data-test="rerun-question" data-count=n.to_string()>{format!(
-                            "{what} {n} launch setting(s) and group(s), each once?"
-                        )}</p>
-                        <button data-test="rerun-confirm" on:click={
-                            let start = start.clone();
-                            move |_| start(from_where_it_broke)
-                        }>{format!("{what} {n}")}</button>
-                    }.into_any(),
-                };
-                view! { <div class="card confirm" data-test="rerun-ask">{asked}" "{cancel}</div> }
+                let start = start.clone();
+                let texts = if from_where_it_broke { BROKEN_TEXTS } else { RERUN_TEXTS };
+                view! {
+                    <CountedQuestion counting=count.pending() counted=Signal::derive(move || count.value().get()) unfiltered sure texts danger=false
+                        tests=QuestionTests {
+                            ask: "rerun-ask", question: "rerun-question", sure: "rerun-sure",
+                            confirm: "rerun-confirm", cancel: "rerun-cancel",
+                        }
+                        on_yes=Callback::new(move |()| start(from_where_it_broke))
+                        on_cancel=Callback::new(move |()| asking.set(None)) />
+                }
             })}
             {follow(q_follow, move || action.value().get())}
         </div>
@@ -140,7 +228,7 @@ pub fn InterruptMatching(q: ActivationsQuery) -> impl IntoView {
             count.dispatch(InterruptCount { query: q.clone() });
         }
     };
-    let start = move |_| {
+    let start = move |()| {
         action.dispatch(StartInterrupt { query: q.clone() });
         asking.set(false);
     };
@@ -155,37 +243,16 @@ pub fn InterruptMatching(q: ActivationsQuery) -> impl IntoView {
             </span>
             {move || asking.get().then(|| {
                 let start = start.clone();
-                let cancel = view! {
-                    <button class="secondary" data-test="interrupt-matching-cancel" data-esc="close"
-                        on:click=move |_| asking.set(false)>"Cancel"</button>
-                };
-                let asked = match (count.pending().get(), count.value().get()) {
-                    (true, _) | (_, None) => view! { <p class="muted">"Counting what still runs…"</p> }.into_any(),
-                    (_, Some(Err(e))) => view! { <p class="error">{e.to_string()}</p> }.into_any(),
-                    (_, Some(Ok(0))) => view! {
-                        <p data-test="interrupt-question" data-count="0">
-                            "Nothing to interrupt: no activation of the search is still waiting or running."
-                        </p>
-                    }.into_any(),
-                    (_, Some(Ok(n))) if unfiltered && !sure.get() => view! {
-                        <p data-test="interrupt-question">{format!(
-                            "No filter is set: this interrupts every activation still waiting or running, {n} in all. Are you sure?"
-                        )}</p>
-                        <button class="danger" data-test="interrupt-sure" on:click=move |_| sure.set(true)>
-                            {format!("Yes, all {n}")}
-                        </button>
-                    }.into_any(),
-                    (_, Some(Ok(n))) => view! {
-                        <p data-test="interrupt-question" data-count=n.to_string()>{format!(
-                            "Interrupt {}? Waiting ones end at once, running ones when their nodes have stopped them.",
-                            am_domain::display::plural(n, "activation")
-                        )}</p>
-                        <button class="danger" data-test="interrupt-matching-confirm" on:click=start.clone()>
-                            {format!("Interrupt {n}")}
-                        </button>
-                    }.into_any(),
-                };
-                view! { <div class="card confirm" data-test="interrupt-matching-ask">{asked}" "{cancel}</div> }
+                view! {
+                    <CountedQuestion counting=count.pending() counted=Signal::derive(move || count.value().get()) unfiltered sure texts=INTERRUPT_TEXTS danger=true
+                        tests=QuestionTests {
+                            ask: "interrupt-matching-ask", question: "interrupt-question",
+                            sure: "interrupt-sure", confirm: "interrupt-matching-confirm",
+                            cancel: "interrupt-matching-cancel",
+                        }
+                        on_yes=Callback::new(move |()| start(()))
+                        on_cancel=Callback::new(move |()| asking.set(false)) />
+                }
             })}
             {follow(q_follow, move || action.value().get())}
         </div>
