@@ -451,15 +451,16 @@ pub struct LaunchSetting {
     pub notify_on_failure: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "kebab-case")]
-pub enum MisfirePolicy {
-    /// A fire missed while no manager ran happens once, at once.
-    #[default]
-    FireOnceNow,
-    /// A missed fire is dropped.
-    Skip,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum MisfirePolicy {
+        /// A fire missed while no manager ran happens once, at once.
+        #[default]
+        FireOnceNow = "fire-once-now",
+        /// A missed fire is dropped.
+        Skip = "skip",
+    }
 }
 
 /// A cron schedule and the launch settings it runs one after another, in order.

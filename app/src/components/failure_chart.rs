@@ -27,17 +27,7 @@ const PLOT_BOTTOM: f64 = 176.0;
 pub fn FailureChartView(chart: FailureChart) -> impl IntoView {
     let peak = chart.peak();
     let total = chart.total();
-    let colour = |error_type: &str| -> &'static str {
-        if error_type == OTHER_ERROR_TYPES {
-            return OTHER_COLOUR;
-        }
-        chart
-            .error_types
-            .iter()
-            .position(|t| t.error_type == error_type)
-            .and_then(|i| PALETTE.get(i).copied())
-            .unwrap_or(OTHER_COLOUR)
-    };
+    let colour = |error_type: &str| colour_of(&chart, error_type);
     let hours = chart.hours.len().max(1) as f64;
     let slot = (CHART_W - PLOT_LEFT) / hours;
     let bar = (slot * 0.75).max(1.0);
@@ -120,7 +110,46 @@ pub fn FailureChartView(chart: FailureChart) -> impl IntoView {
             am_domain::display::plural(total, "failure")
         )
     };
-    let legend = chart
+    let legend = legend(&chart);
+    view! {
+        <figure class="chart" data-test="failure-chart" data-total=total.to_string() data-peak=peak.to_string()>
+            <svg viewBox=format!("0 0 {CHART_W} {CHART_H}") role="img" aria-labelledby="chart-title chart-desc"
+                preserveAspectRatio="xMidYMid meet">
+                <title id="chart-title">"Failures per hour over the last 24 hours, by error type"</title>
+                <desc id="chart-desc">{summary.clone()}</desc>
+                <line class="axis" x1=PLOT_LEFT.to_string() y1=PLOT_BOTTOM.to_string()
+                    x2=CHART_W.to_string() y2=PLOT_BOTTOM.to_string() />
+                <text class="tick" x=(PLOT_LEFT - 6.0).to_string() y=(PLOT_TOP + 8.0).to_string()
+                    text-anchor="end">{peak.to_string()}</text>
+                <text class="tick" x=(PLOT_LEFT - 6.0).to_string() y=PLOT_BOTTOM.to_string()
+                    text-anchor="end">"0"</text>
+                {bars}
+            </svg>
+            <figcaption>
+                <p class="muted">{summary}</p>
+                <ul class="legend">{legend}</ul>
+            </figcaption>
+        </figure>
+    }
+}
+
+/// The colour of `error_type` in `chart`: its place in the legend, grey past the palette.
+fn colour_of(chart: &FailureChart, error_type: &str) -> &'static str {
+    if error_type == OTHER_ERROR_TYPES {
+        return OTHER_COLOUR;
+    }
+    chart
+        .error_types
+        .iter()
+        .position(|t| t.error_type == error_type)
+        .and_then(|i| PALETTE.get(i).copied())
+        .unwrap_or(OTHER_COLOUR)
+}
+
+/// The legend: each error type with its colour, count and a link to its failures, then the
+/// retried attempts and "unavailable" answers when there are any.
+fn legend(chart: &FailureChart) -> impl IntoView + use<> {
+    let types = chart
         .error_types
         .iter()
         .map(|t| {
@@ -131,7 +160,7 @@ pub fn FailureChartView(chart: FailureChart) -> impl IntoView {
             };
             view! {
                 <li data-test="legend-item" data-error-type=t.error_type.clone() data-count=t.count.to_string()>
-                    <span class="swatch" style=format!("background: {}", colour(&t.error_type))></span>
+                    <span class="swatch" style=format!("background: {}", colour_of(chart, &t.error_type))></span>
                     <a href=href>{t.error_type.clone()}</a> " " <span class="muted">{t.count.to_string()}</span>
                 </li>
             }
@@ -162,24 +191,5 @@ pub fn FailureChartView(chart: FailureChart) -> impl IntoView {
         }
     })
     .collect_view();
-    view! {
-        <figure class="chart" data-test="failure-chart" data-total=total.to_string() data-peak=peak.to_string()>
-            <svg viewBox=format!("0 0 {CHART_W} {CHART_H}") role="img" aria-labelledby="chart-title chart-desc"
-                preserveAspectRatio="xMidYMid meet">
-                <title id="chart-title">"Failures per hour over the last 24 hours, by error type"</title>
-                <desc id="chart-desc">{summary.clone()}</desc>
-                <line class="axis" x1=PLOT_LEFT.to_string() y1=PLOT_BOTTOM.to_string()
-                    x2=CHART_W.to_string() y2=PLOT_BOTTOM.to_string() />
-                <text class="tick" x=(PLOT_LEFT - 6.0).to_string() y=(PLOT_TOP + 8.0).to_string()
-                    text-anchor="end">{peak.to_string()}</text>
-                <text class="tick" x=(PLOT_LEFT - 6.0).to_string() y=PLOT_BOTTOM.to_string()
-                    text-anchor="end">"0"</text>
-                {bars}
-            </svg>
-            <figcaption>
-                <p class="muted">{summary}</p>
-                <ul class="legend">{legend}{pale}</ul>
-            </figcaption>
-        </figure>
-    }
+    (types, pale)
 }

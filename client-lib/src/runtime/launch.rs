@@ -12,6 +12,40 @@ use std::{future::Future, sync::Arc, time::Duration};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+/// What became of a launch command on this node.
+enum Admission {
+    /// Accepted: it runs with `permit`, or once a slot frees (`None`), after the runs it
+    /// interrupted have finished (`wait_for`).
+    Taken {
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        wait_for: Vec<CancellationToken>,
+    },
+    /// Refused by the overlap policy, with why.
+    Skipped(String),
+    /// The activation already runs here.
+    Duplicate,
+}
+
+/// Interrupts the run when it is still going after `limit`.
+fn watch_max_run_time(
+    limit: am_domain::HumanDuration,
+    cancel: CancellationToken,
+    done: CancellationToken,
+) {
+    tokio::spawn(
+        async move {
+            tokio::select! {
+                () = tokio::time::sleep(limit.0) => {
+                    tracing::warn!(max_run_time = %limit, "maximum run time reached; interrupting");
+                    cancel.cancel();
+                }
+                () = done.cancelled() => {}
+            }
+        }
+        .in_current_span(),
+    );
+}
+
 impl Shared {
     pub(super) fn command(self: &Arc<Self>, cmd: ToNode) {
         match cmd {
@@ -69,63 +103,10 @@ impl Shared {
             return skip("a messages agent needs a subscription".into());
         }
         let finished = CancellationToken::new();
-        let mut wait_for = Vec::new();
-        let permit = {
-            let mut running = self.running();
-            if running
-                .values()
-                .flatten()
-                .any(|r| r.id == launch.activation_id)
-            {
-                // A command delivered twice (at-least-once) must not run the activation twice.
-                drop(running);
-                tracing::info!("duplicate launch ignored: the activation already runs here");
-                return;
-            }
-            let others = running
-                .get(&launch.launch_setting)
-                .map_or(&[][..], Vec::as_slice);
-            let mut permit = None;
-            match launch.overlap {
-                OverlapPolicy::Allow => {}
-                OverlapPolicy::Skip => {
-                    if !others.is_empty() {
-                        drop(running);
-                        return skip("an activation of this launch setting is still running (overlap policy: skip)".into());
-                    }
-                }
-                OverlapPolicy::Interrupt => {
-                    for r in others {
-                        tracing::info!(interrupted = %r.id, "interrupting the running activation (overlap policy: interrupt)");
-                        r.cancel.cancel();
-                        wait_for.push(r.finished.clone());
-                    }
-                }
-            }
-            if wait_for.is_empty() {
-                // A full node queues the launch: it is accepted now and starts when a slot
-                // frees. A scheduled run never vanishes because of a burst; the manager sees
-                // the queue in the heartbeat's running count and sends new launches elsewhere.
-                match Arc::clone(&self.slots).try_acquire_owned() {
-                    Ok(p) => permit = Some(p),
-                    Err(_) => tracing::info!(
-                        capacity = self.capacity,
-                        "every slot is busy: the launch waits for one"
-                    ),
-                }
-            }
-            // Only now, when the launch is taken, so refused ones leave no empty entry behind.
-            running
-                .entry(launch.launch_setting.clone())
-                .or_default()
-                .push(Running {
-                    id: launch.activation_id.clone(),
-                    fencing_token: launch.fencing_token,
-                    tally: Arc::clone(&info.tally),
-                    cancel: info.cancel.clone(),
-                    finished: finished.clone(),
-                });
-            permit
+        let (permit, wait_for) = match self.admit(&launch, &info, &finished) {
+            Admission::Taken { permit, wait_for } => (permit, wait_for),
+            Admission::Skipped(reason) => return skip(reason),
+            Admission::Duplicate => return,
         };
         self.stats(&launch.launch_setting)
             .breaker()
@@ -155,16 +136,7 @@ impl Shared {
                     info.report(ActivationEvent::Started);
                     tracing::info!("started");
                     if let Some(limit) = launch.max_run_time.filter(|d| !d.is_zero()) {
-                        let (cancel, done) = (info.cancel.clone(), finished.clone());
-                        tokio::spawn(async move {
-                            tokio::select! {
-                                () = tokio::time::sleep(limit.0) => {
-                                    tracing::warn!(max_run_time = %limit, "maximum run time reached; interrupting");
-                                    cancel.cancel();
-                                }
-                                () = done.cancelled() => {}
-                            }
-                        }.in_current_span());
+                        watch_max_run_time(limit, info.cancel.clone(), finished.clone());
                     }
                     match agent {
                         Registered::Standalone(a) => {
@@ -189,19 +161,90 @@ impl Shared {
                     counters: Some(info.tally.counters()),
                 });
                 drop(permit);
-                {
-                    let mut running = shared.running();
-                    if let Some(list) = running.get_mut(&info.launch_setting) {
-                        list.retain(|r| r.id != info.activation_id);
-                        if list.is_empty() {
-                            running.remove(&info.launch_setting);
-                        }
-                    }
-                }
+                shared.forget(&info);
                 finished.cancel();
             }
             .instrument(span.clone()),
         );
+    }
+
+    /// Takes `launch` onto this node by its overlap policy: at once when a slot is free, else
+    /// queued for one (after the runs it interrupts have ended); refused when the policy says
+    /// skip; ignored when the activation already runs here (a command delivered twice).
+    fn admit(
+        &self,
+        launch: &Launch,
+        info: &Arc<RunInfo>,
+        finished: &CancellationToken,
+    ) -> Admission {
+        let mut wait_for = Vec::new();
+        let mut running = self.running();
+        if running
+            .values()
+            .flatten()
+            .any(|r| r.id == launch.activation_id)
+        {
+            // A command delivered twice (at-least-once) must not run the activation twice.
+            tracing::info!("duplicate launch ignored: the activation already runs here");
+            return Admission::Duplicate;
+        }
+        let others = running
+            .get(&launch.launch_setting)
+            .map_or(&[][..], Vec::as_slice);
+        let mut permit = None;
+        match launch.overlap {
+            OverlapPolicy::Allow => {}
+            OverlapPolicy::Skip => {
+                if !others.is_empty() {
+                    return Admission::Skipped(
+                        "an activation of this launch setting is still running (overlap policy: skip)"
+                            .into(),
+                    );
+                }
+            }
+            OverlapPolicy::Interrupt => {
+                for r in others {
+                    tracing::info!(interrupted = %r.id, "interrupting the running activation (overlap policy: interrupt)");
+                    r.cancel.cancel();
+                    wait_for.push(r.finished.clone());
+                }
+            }
+        }
+        if wait_for.is_empty() {
+            // A full node queues the launch: it is accepted now and starts when a slot
+            // frees. A scheduled run never vanishes because of a burst; the manager sees
+            // the queue in the heartbeat's running count and sends new launches elsewhere.
+            match Arc::clone(&self.slots).try_acquire_owned() {
+                Ok(p) => permit = Some(p),
+                Err(_) => tracing::info!(
+                    capacity = self.capacity,
+                    "every slot is busy: the launch waits for one"
+                ),
+            }
+        }
+        // Only now, when the launch is taken, so refused ones leave no empty entry behind.
+        running
+            .entry(launch.launch_setting.clone())
+            .or_default()
+            .push(Running {
+                id: launch.activation_id.clone(),
+                fencing_token: launch.fencing_token,
+                tally: Arc::clone(&info.tally),
+                cancel: info.cancel.clone(),
+                finished: finished.clone(),
+            });
+        Admission::Taken { permit, wait_for }
+    }
+
+    /// Removes a finished run from the runs of its launch setting.
+    fn forget(&self, info: &RunInfo) {
+        let mut running = self.running();
+        if let Some(list) = running.get_mut(&info.launch_setting) {
+            list.retain(|r| r.id != info.activation_id);
+            if list.is_empty() {
+                running.remove(&info.launch_setting);
+            }
+        }
     }
 
     async fn run_standalone(

@@ -2,6 +2,10 @@
 //! Each test has its own topology prefix and data exchanges, so they run in parallel; the
 //! harness plays the manager.
 
+// A test reads as one scenario, set-up to last check: the one-sitting bound of production
+// functions (clippy::too_many_lines) is not theirs.
+#![allow(clippy::too_many_lines)]
+
 mod agents;
 mod breaker;
 mod counters;
