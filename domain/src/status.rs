@@ -64,6 +64,80 @@ impl HostStatus {
 }
 
 words! {
+    /// What an entry of an activation's timeline says happened (`activation_events.kind`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum EventKind {
+        /// No live node could take it: it waits for one.
+        Waiting = "waiting",
+        Dispatched = "dispatched",
+        /// A waiting activation got a node.
+        DispatchedAfterWaiting = "dispatched after waiting",
+        /// Moved to another node, with why.
+        Redispatched = "re-dispatched",
+        /// A stream run reached a node of its pool that came up, with why.
+        Joined = "joined",
+        Accepted = "accepted",
+        Started = "started",
+        Progress = "progress",
+        Skipped = "skipped",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Interrupted = "interrupted",
+        /// The activation ended (its result in the detail).
+        Finished = "finished",
+        /// No heartbeat within the work timeout.
+        Lost = "lost",
+        /// Its launch command, missing from the outbox, was written again.
+        Relaunched = "relaunched",
+        StopRequested = "stop-requested",
+        InterruptRequested = "interrupt-requested",
+        BreakerTripped = "breaker-tripped",
+        /// A report with an outdated fencing token, ignored.
+        StaleReport = "stale-report",
+        /// On the original: it was re-run.
+        Rerun = "rerun",
+        /// On the re-run: what it re-runs.
+        RerunOf = "rerun-of",
+        /// On a group's re-run: the member it starts from.
+        RerunFrom = "rerun-from",
+    }
+}
+
+/// A timeline entry's kind as stored: its word, and for some kinds why, as `word: reason`
+/// (`re-dispatched: h1 did not accept the launch in time`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventLabel<'a> {
+    pub kind: EventKind,
+    pub reason: Option<&'a str>,
+}
+
+impl EventKind {
+    /// This kind with why it happened.
+    pub fn because(self, reason: &str) -> EventLabel<'_> {
+        EventLabel {
+            kind: self,
+            reason: Some(reason),
+        }
+    }
+}
+
+impl From<EventKind> for EventLabel<'_> {
+    fn from(kind: EventKind) -> Self {
+        EventLabel { kind, reason: None }
+    }
+}
+
+impl std::fmt::Display for EventLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.reason {
+            Some(r) => write!(f, "{}: {r}", self.kind),
+            None => f.write_str(self.kind.as_str()),
+        }
+    }
+}
+
+words! {
     /// What a launch setting or a schedule group is doing (their `current_status`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -152,6 +226,26 @@ impl OperationStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_is_stored_as_its_word_and_why_after_a_colon() {
+        assert_eq!(EventLabel::from(EventKind::Lost).to_string(), "lost");
+        assert_eq!(
+            EventKind::Redispatched
+                .because("h1 did not accept the launch in time")
+                .to_string(),
+            "re-dispatched: h1 did not accept the launch in time"
+        );
+        // The host results are the host statuses' words: one vocabulary.
+        for (kind, status) in [
+            (EventKind::Succeeded, HostStatus::Succeeded),
+            (EventKind::Failed, HostStatus::Failed),
+            (EventKind::Interrupted, HostStatus::Interrupted),
+            (EventKind::Skipped, HostStatus::Skipped),
+        ] {
+            assert_eq!(kind.as_str(), status.as_str());
+        }
+    }
 
     #[test]
     fn the_active_statuses_are_the_ones_not_ended() {

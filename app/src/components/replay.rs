@@ -127,13 +127,15 @@ pub fn ReplayConfirm(
 /// What became of a dead letter's last replay, in words an operator reads at a glance.
 #[component]
 pub fn ReplayBadge(r: ReplayRow) -> impl IntoView {
+    // Coloured as the activation status it resembles.
+    use am_domain::status::ActivationStatus as S;
     let (class, text) = match r.result {
-        ReplayResult::Processed => ("succeeded", "processed".to_owned()),
-        ReplayResult::Sent => ("waiting", "sent, no outcome yet".to_owned()),
-        ReplayResult::Waiting => ("interrupted", "waiting: launch setting disabled".to_owned()),
-        ReplayResult::Retrying => ("failed", "failed again, retrying".to_owned()),
-        ReplayResult::Parked => ("failed", "failed again, parked".to_owned()),
-        ReplayResult::DeadLettered => ("failed", "dead-lettered again".to_owned()),
+        ReplayResult::Processed => (S::Succeeded, "processed"),
+        ReplayResult::Sent => (S::Waiting, "sent, no outcome yet"),
+        ReplayResult::Waiting => (S::Interrupted, "waiting: launch setting disabled"),
+        ReplayResult::Retrying => (S::Failed, "failed again, retrying"),
+        ReplayResult::Parked => (S::Failed, "failed again, parked"),
+        ReplayResult::DeadLettered => (S::Failed, "dead-lettered again"),
     };
     view! {
         <span class=format!("pill {class}") data-test="dl-replay-result" data-result=r.result.as_str()>

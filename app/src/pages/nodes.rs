@@ -92,7 +92,11 @@ fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
         }
         .into_any();
     }
-    let live = view.nodes.iter().filter(|n| n.status == "live").count();
+    let live = view
+        .nodes
+        .iter()
+        .filter(|n| n.status == am_domain::status::NodeStatus::Live.as_str())
+        .count();
     let summary = format!("{live} live of {} shown", view.nodes.len());
     view! {
         <div class="table-wrap">

@@ -11,6 +11,7 @@ use crate::{
     entity::{activation_hosts, activations},
     error::ServiceResult,
 };
+use am_domain::status::{EventKind, EventLabel};
 use am_domain::wire::ToNode;
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -84,7 +85,7 @@ pub(crate) fn plan_activation(
         plan.event(
             id,
             None,
-            "waiting",
+            EventKind::Waiting,
             format!(
                 "no live node of application '{}' on the pool's hosts [{}]{}",
                 target.ls.application,
@@ -98,7 +99,17 @@ pub(crate) fn plan_activation(
             now,
         );
     } else {
-        dispatch_hosts(plan, cfg, &target, id, &hosts, 1, 1, now, "dispatched");
+        dispatch_hosts(
+            plan,
+            cfg,
+            &target,
+            id,
+            &hosts,
+            1,
+            1,
+            now,
+            EventKind::Dispatched,
+        );
     }
     Ok(Planned { id, hosts })
 }
@@ -137,7 +148,7 @@ pub(crate) fn activation_row(
     clippy::too_many_arguments,
     reason = "one call site shape per dispatch reason"
 )]
-pub(crate) fn dispatch_hosts(
+pub(crate) fn dispatch_hosts<'a>(
     plan: &mut Plan,
     cfg: &RuntimeConfig,
     target: &Target,
@@ -146,8 +157,9 @@ pub(crate) fn dispatch_hosts(
     token: i64,
     attempt: i32,
     now: DateTime<Utc>,
-    why: &str,
+    why: impl Into<EventLabel<'a>>,
 ) {
+    let why = why.into();
     let launch = ToNode::Launch(target.launch(activation, token));
     let consumes = target.consumed_queue(&cfg.names);
     let deadline = now + ms(target.ls.recovery.start_timeout);

@@ -92,7 +92,7 @@ pub async fn apply_trip(
                 .await?
                 .map(|a| a.concurrency)
                 .unwrap_or_default();
-        if concurrency != "MANY" {
+        if concurrency != am_domain::catalog::Concurrency::Many.as_str() {
             targets.push(EntityRef::LaunchSetting(ls.id.clone()));
         } else {
             let txn = db.begin().await?;

@@ -16,6 +16,7 @@ use crate::{
     entity::{activation_hosts, activations, schedule_group_members, schedule_groups},
     error::ServiceResult,
 };
+use am_domain::status::EventKind;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -200,7 +201,7 @@ pub(crate) async fn finish_group(
         return Ok(());
     }
     let mut ev = Plan::default();
-    ev.event(parent.id, None, "finished", result, now);
+    ev.event(parent.id, None, EventKind::Finished, result, now);
     ev.write(db).await?;
     let Some(group) = &parent.group_id else {
         return Ok(());

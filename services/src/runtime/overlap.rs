@@ -23,6 +23,7 @@ use crate::{
     error::ServiceResult,
 };
 use am_domain::catalog::OverlapPolicy;
+use am_domain::status::EventKind;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -182,7 +183,7 @@ pub(crate) fn plan_skipped(
         error: Set(Some(format!("skipped: {reason}"))),
         ..activation_row(id, new, application, now)
     });
-    plan.event(id, None, status::activation::SKIPPED, reason, now);
+    plan.event(id, None, EventKind::Skipped, reason, now);
     id
 }
 

@@ -6,7 +6,10 @@ use crate::{
     entity::{activation_events, activation_hosts, activations, outbox},
     error::ServiceResult,
 };
-use am_domain::wire::{self, ToNode, names::Names};
+use am_domain::{
+    status::EventLabel,
+    wire::{self, ToNode, names::Names},
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveValue::Set, ConnectionTrait, DbBackend, EntityTrait, QueryTrait, Statement};
 use uuid::Uuid;
@@ -20,20 +23,23 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    pub fn event(
+    /// An entry of `activation`'s timeline (`kind`: an [`EventKind`](am_domain::status::EventKind),
+    /// or one with why).
+    pub fn event<'a>(
         &mut self,
         activation: Uuid,
         host: Option<&str>,
-        kind: &str,
+        kind: impl Into<EventLabel<'a>>,
         detail: impl Into<String>,
         at: DateTime<Utc>,
     ) {
         let detail: String = detail.into();
+        let kind = kind.into().to_string();
         self.events.push(activation_events::ActiveModel {
             activation_id: Set(activation),
             host: Set(host.map(str::to_owned)),
             at: Set(at),
-            kind: Set(kind.to_owned()),
+            kind: Set(kind),
             detail: Set((!detail.is_empty()).then_some(detail)),
             ..Default::default()
         });

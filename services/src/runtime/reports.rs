@@ -17,6 +17,7 @@ use crate::{
     recovery, registry,
     throughput::Grown,
 };
+use am_domain::status::EventKind;
 use am_domain::{
     recovery::ReplayResult,
     wire::{ActivationEvent, ActivationReport, BreakerTripped, FailureReport, ToManager},
@@ -242,7 +243,7 @@ impl Batch {
                 self.plan.event(
                     a,
                     Some(&t.host),
-                    "breaker-tripped",
+                    EventKind::BreakerTripped,
                     format!(
                         "{} consecutive failures ({} of the same type)",
                         t.consecutive_failures, t.same_type_failures
@@ -349,7 +350,7 @@ async fn activation_event(
                 .col_expr(C::AcceptedAt, Expr::value(Some(r.at)))
                 .col_expr(C::RecoveryDeadline, Expr::value(Some(deadline)))
                 .filter(C::Status.eq(h::DISPATCHED));
-            ("accepted", String::new(), false)
+            (EventKind::Accepted, String::new(), false)
         }
         ActivationEvent::Started => {
             update = update
@@ -357,14 +358,14 @@ async fn activation_event(
                 .col_expr(C::StartedAt, Expr::value(Some(r.at)))
                 .col_expr(C::RecoveryDeadline, Expr::value(Some(deadline)))
                 .filter(C::Status.is_in([h::DISPATCHED, h::ACCEPTED]));
-            ("started", String::new(), false)
+            (EventKind::Started, String::new(), false)
         }
         ActivationEvent::Progress { .. } => {
             update = update
                 .col_expr(C::LastHeartbeatAt, Expr::value(Some(now)))
                 .col_expr(C::RecoveryDeadline, Expr::value(Some(deadline)))
                 .filter(C::Status.is_in([h::ACCEPTED, h::RUNNING]));
-            ("progress", String::new(), false)
+            (EventKind::Progress, String::new(), false)
         }
         ActivationEvent::Skipped { reason } => {
             update = update
@@ -376,17 +377,21 @@ async fn activation_event(
                     Expr::value(Option::<DateTime<Utc>>::None),
                 )
                 .filter(C::Status.is_in([h::DISPATCHED, h::ACCEPTED]));
-            ("skipped", reason.clone(), true)
+            (EventKind::Skipped, reason.clone(), true)
         }
         ActivationEvent::Finished {
             result,
             error,
             counters,
         } => {
-            let s = match result {
-                am_domain::wire::ActivationResult::Succeeded => h::SUCCEEDED,
-                am_domain::wire::ActivationResult::Failed => h::FAILED,
-                am_domain::wire::ActivationResult::Interrupted => h::INTERRUPTED,
+            let (s, kind) = match result {
+                am_domain::wire::ActivationResult::Succeeded => {
+                    (h::SUCCEEDED, EventKind::Succeeded)
+                }
+                am_domain::wire::ActivationResult::Failed => (h::FAILED, EventKind::Failed),
+                am_domain::wire::ActivationResult::Interrupted => {
+                    (h::INTERRUPTED, EventKind::Interrupted)
+                }
             };
             update = update
                 .col_expr(C::Status, Expr::value(s))
@@ -411,7 +416,7 @@ async fn activation_event(
                     .await?;
                 update = with_counters(update, c);
             }
-            (s, error.clone().unwrap_or_default(), true)
+            (kind, error.clone().unwrap_or_default(), true)
         }
     };
     if update.exec(db).await?.rows_affected == 0 {
@@ -428,7 +433,7 @@ async fn activation_event(
                 plan.event(
                     id,
                     Some(&r.host),
-                    "stale-report",
+                    EventKind::StaleReport,
                     format!("{kind} with fencing token {token} ignored (current {current})"),
                     now,
                 );
@@ -437,13 +442,13 @@ async fn activation_event(
             _ => Applied::Ignored,
         });
     }
-    if kind == "progress" {
+    if kind == EventKind::Progress {
         return Ok(Applied::Yes {
             settle: false,
             started: None,
         });
     }
-    if kind == "started" {
+    if kind == EventKind::Started {
         activations::Entity::update_many()
             .col_expr(
                 activations::Column::Status,

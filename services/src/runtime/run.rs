@@ -19,6 +19,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
 };
 pub use am_domain::recovery::{Rerun, RerunChoices};
+use am_domain::status::EventKind;
 use am_domain::{roles::Role, usage::EntityRef};
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -231,7 +232,7 @@ async fn run_alone(
             "{what} is disabled; enable it before running it"
         )));
     }
-    let stream = row.kind == "stream";
+    let stream = row.kind == am_domain::catalog::LaunchKind::Stream.as_str();
     if stream {
         let active = activations::Entity::find()
             .filter(activations::Column::LaunchSettingId.eq(id))
@@ -370,7 +371,7 @@ async fn run_group(
         plan.event(
             started,
             None,
-            "rerun-from",
+            EventKind::RerunFrom,
             format!(
                 "from member {} ({} of {})",
                 members.get(from).map(String::as_str).unwrap_or("?"),
@@ -408,14 +409,14 @@ fn link(
     plan.event(
         original,
         None,
-        "rerun",
+        EventKind::Rerun,
         format!("re-run as {rerun}{on}"),
         now,
     );
     plan.event(
         rerun,
         None,
-        "rerun-of",
+        EventKind::RerunOf,
         format!("re-run of {original}{on}"),
         now,
     );

@@ -7,6 +7,7 @@ use crate::{
     error::ServiceResult,
     notifications,
 };
+use am_domain::status::EventKind;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, sea_query::Expr,
@@ -133,7 +134,7 @@ async fn finish_locked(
     ev.event(
         a.id,
         None,
-        "finished",
+        EventKind::Finished,
         match &error {
             Some(e) => format!("{result}: {e}"),
             None => result.to_owned(),

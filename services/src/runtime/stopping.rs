@@ -8,6 +8,7 @@ use crate::{
     entity::{activation_hosts, activations},
     error::ServiceResult,
 };
+use am_domain::status::EventKind;
 use am_domain::wire::{ActivationId, Interrupt, ToNode};
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -72,7 +73,7 @@ pub(crate) async fn end_in(
             continue;
         }
         let (command, key, kind) = match &ending {
-            Ending::Stop(stop) => ((*stop).clone(), "stop", "stop-requested"),
+            Ending::Stop(stop) => ((*stop).clone(), "stop", EventKind::StopRequested),
             Ending::Interrupt => (
                 ToNode::Interrupt(Interrupt {
                     activation_id: ActivationId(a.id.to_string()),
@@ -80,7 +81,7 @@ pub(crate) async fn end_in(
                     up_to_token: u64::try_from(row.fencing_token).ok(),
                 }),
                 "interrupt",
-                "interrupt-requested",
+                EventKind::InterruptRequested,
             ),
         };
         plan.command(

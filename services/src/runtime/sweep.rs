@@ -17,6 +17,7 @@ use crate::{
     error::ServiceResult,
     recovery, registry,
 };
+use am_domain::status::EventKind;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
@@ -146,7 +147,7 @@ pub async fn check(
             plan.event(
                 a.id,
                 Some(&row.host),
-                "lost",
+                EventKind::Lost,
                 format!("consistency sweep: {detail}"),
                 now,
             );
@@ -224,7 +225,7 @@ async fn check_launch(
             plan.event(
                 a.id,
                 Some(&row.host),
-                "relaunched",
+                EventKind::Relaunched,
                 "consistency sweep: the launch command was missing from the outbox",
                 now,
             );

@@ -29,6 +29,7 @@ use crate::{
     error::ServiceResult,
     notifications, recovery, registry,
 };
+use am_domain::status::EventKind;
 use am_domain::{
     catalog::{Concurrency, LostPolicy},
     wire::{ActivationId, Interrupt, Stop, ToNode},
@@ -228,7 +229,7 @@ async fn redispatch(
         plan.event(
             a.id,
             None,
-            "waiting",
+            EventKind::Waiting,
             format!("{why}; no other live node"),
             now,
         );
@@ -244,7 +245,7 @@ async fn redispatch(
             token,
             attempt,
             now,
-            &format!("re-dispatched: {why}"),
+            EventKind::Redispatched.because(why),
         );
     }
     plan.write(db).await?;
@@ -270,7 +271,7 @@ async fn start_timeouts(
         let many = concurrency_of(&txn, &a).await? == Concurrency::Many;
         if many || row.fencing_token != a.fencing_token {
             if overdue_cas(&txn, &row, status::host::LOST, &why, (now, judged)).await? {
-                event(&txn, a.id, Some(&row.host), "lost", &why, now).await?;
+                event(&txn, a.id, Some(&row.host), EventKind::Lost, &why, now).await?;
                 let notice = notifications::events::activation_lost(
                     a.id,
                     Some(&ls).filter(|l| !l.is_empty()).map(String::as_str),
@@ -312,7 +313,15 @@ async fn work_timeouts(
         tracing::warn!(activation_id = %row.activation_id, host = %row.host,
             last_heartbeat = ?row.last_heartbeat_at, deadline = ?row.recovery_deadline,
             "run lost: no heartbeat within the work timeout");
-        event(&txn, row.activation_id, Some(&row.host), "lost", &why, now).await?;
+        event(
+            &txn,
+            row.activation_id,
+            Some(&row.host),
+            EventKind::Lost,
+            &why,
+            now,
+        )
+        .await?;
         let Some(a) = activations::Entity::find_by_id(row.activation_id)
             .one(&txn)
             .await?
@@ -410,7 +419,13 @@ async fn max_run_times(
                     format!("interrupt:{}:{}:{}", a.id, row.host, row.fencing_token),
                     now,
                 );
-                plan.event(a.id, Some(&row.host), "interrupt-requested", reason, now);
+                plan.event(
+                    a.id,
+                    Some(&row.host),
+                    EventKind::InterruptRequested,
+                    reason,
+                    now,
+                );
                 plan.write(&txn).await?;
                 txn.commit().await?;
                 Metrics::inc(&cfg.metrics.interrupted_max_run_time);
@@ -512,7 +527,7 @@ pub(super) async fn dispatch_waiting(
             token,
             attempt,
             now,
-            "dispatched after waiting",
+            EventKind::DispatchedAfterWaiting,
         );
         plan.write(txn).await?;
         return Ok(hosts);
@@ -542,8 +557,8 @@ async fn concurrency_of(
         .one(db)
         .await?;
     Ok(match c.map(|c| c.concurrency) {
-        Some(c) if c == "MANY" => Concurrency::Many,
-        _ => Concurrency::Any,
+        Some(c) => Concurrency::parse(&c).unwrap_or(Concurrency::Any),
+        None => Concurrency::Any,
     })
 }
 
@@ -551,7 +566,7 @@ async fn event(
     db: &impl ConnectionTrait,
     activation: Uuid,
     host: Option<&str>,
-    kind: &str,
+    kind: EventKind,
     detail: &str,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {

@@ -148,8 +148,7 @@ pub fn launch_setting(
     next_fire: Option<chrono::DateTime<chrono::Utc>>,
 ) -> ListRow {
     let stream = l.kind == LaunchKind::Stream;
-    let kind = if stream { "stream" } else { "scheduled" };
-    let [current, mut last] = status_cells(l.enabled, s, kind.into());
+    let [current, mut last] = status_cells(l.enabled, s, l.kind.as_str().into());
     // What went wrong lately, beneath the last run.
     if let (Cell::Badge { note, .. }, Some(r)) = (&mut last, s.and_then(|s| s.last_24h))
         && r.failures + r.dead_letters > 0

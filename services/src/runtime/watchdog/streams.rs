@@ -7,6 +7,7 @@
 
 use super::*;
 use crate::runtime::stopping::{Ending, end_activation};
+use am_domain::{catalog::LaunchKind, status::EventKind};
 
 /// Enabled stream launch settings run: one activation each (on every live node for `MANY`).
 pub(super) async fn keep_streams(
@@ -18,7 +19,7 @@ pub(super) async fn keep_streams(
         .select_only()
         .column(launch_settings::Column::Id)
         .filter(launch_settings::Column::Enabled.eq(true))
-        .filter(launch_settings::Column::Kind.eq("stream"))
+        .filter(launch_settings::Column::Kind.eq(LaunchKind::Stream.as_str()))
         .into_tuple()
         .all(db)
         .await?;
@@ -178,7 +179,7 @@ async fn join_new_nodes(
         a.fencing_token,
         attempt,
         now,
-        "joined: node came up",
+        EventKind::Joined.because("node came up"),
     );
     plan.write(&txn).await?;
     txn.commit().await?;
