@@ -18,7 +18,7 @@ pub(crate) struct RunInfo {
     pub(crate) cancel: CancellationToken,
     pub(crate) outbox: Arc<Outbox>,
     /// What this activation did so far (heartbeats and its `finished` report carry it).
-    pub(crate) tally: Arc<crate::runtime::Tally>,
+    pub(crate) tally: Arc<crate::tally::Tally>,
 }
 
 impl RunInfo {

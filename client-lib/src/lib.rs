@@ -11,6 +11,7 @@ mod error;
 mod node;
 mod outbox;
 mod runtime;
+mod tally;
 mod topology;
 
 pub use addresses::{AddressError, BrokerAddresses};

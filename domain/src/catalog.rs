@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod policies;
+mod secrets;
 pub use policies::*;
+pub use secrets::keep_secrets;
 
 /// Version of the catalog document format written by [`Catalog`].
 pub const CATALOG_FORMAT_VERSION: u32 = 1;
@@ -159,7 +161,7 @@ pub struct Application {
     pub webhook_url: Option<String>,
     /// The key that signs what the webhook gets (`X-Agent-Manager-Signature`). Write-only:
     /// never serialized (pages, API answers, export, audit); a write that leaves it out keeps
-    /// the stored one and an empty string removes it ([`crate::notify::keep_secrets`]).
+    /// the stored one and an empty string removes it ([`keep_secrets`]).
     #[serde(default, skip_serializing)]
     pub webhook_secret: Option<String>,
     /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
@@ -427,7 +429,7 @@ pub struct LaunchSetting {
     pub webhook_url: Option<String>,
     /// The key that signs what the webhook gets (`X-Agent-Manager-Signature`). Write-only:
     /// never serialized (pages, API answers, export, audit); a write that leaves it out keeps
-    /// the stored one and an empty string removes it ([`crate::notify::keep_secrets`]).
+    /// the stored one and an empty string removes it ([`keep_secrets`]).
     #[serde(default, skip_serializing)]
     pub webhook_secret: Option<String>,
     /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
@@ -494,7 +496,7 @@ pub struct ScheduleGroup {
     /// schedule missed); its members' notifications follow the members.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_url: Option<String>,
-    /// Write-only, as an application's ([`crate::notify::keep_secrets`]).
+    /// Write-only, as an application's ([`keep_secrets`]).
     #[serde(default, skip_serializing)]
     pub webhook_secret: Option<String>,
     #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]

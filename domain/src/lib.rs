@@ -13,6 +13,7 @@ pub mod display;
 pub mod duration;
 pub mod error;
 pub mod failing;
+pub mod failure_kind;
 pub mod ids;
 pub mod links;
 pub mod notify;

@@ -5,7 +5,7 @@
 //! Each figure has one source, so the chart never disagrees with a list: *processed* is what
 //! the nodes' counters grew by in the minute their heartbeat (or final report) arrived;
 //! *failed* and *retried* are the failure reports of those kinds
-//! ([`crate::dashboard::failure_kind`]) that occurred in the minute, as the failure logs list
+//! ([`crate::failure_kind`]) that occurred in the minute, as the failure logs list
 //! them; *backlog* is the most messages waiting that a broker sample found in the minute (none
 //! when no sample was).
 
@@ -71,7 +71,7 @@ impl Throughput {
         samples: impl IntoIterator<Item = (DateTime<Utc>, u64, Option<u64>)>,
         failures: impl IntoIterator<Item = (DateTime<Utc>, &'a str, u64)>,
     ) -> Self {
-        use crate::dashboard::failure_kind;
+        use crate::failure_kind;
         let (from, _) = window(now);
         let mut minutes: Vec<Minute> = (0..WINDOW_MINUTES)
             .map(|i| Minute {

@@ -1,7 +1,13 @@
 //! The whole HTTP surface in one router: probes, the JSON API, the admin UI (SSR pages and
 //! server functions) and static assets, behind the authentication middleware.
 
-use crate::{api, auth, browser_safety, error::AppError, host_check, state::AppState, ui_door};
+use crate::{
+    api, auth, browser_safety,
+    error::AppError,
+    host_check,
+    state::AppState,
+    ui_door::{self, SERVER_FN_BODY_LIMIT},
+};
 use app::{App, api::ssr::SecureCookies, shell};
 use axum::{
     Router,
@@ -68,10 +74,6 @@ fn answer_panic(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ))
     .into_response()
 }
-
-/// Server functions take form fields and small JSON documents; larger catalogs go through the
-/// API. docs/operations.md, "Limits".
-pub const SERVER_FN_BODY_LIMIT: usize = 1024 * 1024;
 
 /// Answers 413 for a server-function call whose body is over [`SERVER_FN_BODY_LIMIT`], declared
 /// or sent: left to the server function, it would be a 500.

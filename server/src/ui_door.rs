@@ -8,7 +8,6 @@
 //! may hold them, and the catalog's own rules refuse them where a text is one line
 //! (`am_domain::text`).
 
-use crate::http::SERVER_FN_BODY_LIMIT;
 use am_domain::text::{self, Lines};
 use am_services::{Principal, ServiceError};
 use app::{
@@ -22,6 +21,10 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
+
+/// Server functions take form fields and small JSON documents; larger catalogs go through the
+/// API. docs/operations.md, "Limits".
+pub const SERVER_FN_BODY_LIMIT: usize = 1024 * 1024;
 
 pub async fn middleware(req: Request, next: Next) -> Response {
     if !req.uri().path().starts_with("/ui/") {

@@ -1,6 +1,7 @@
 //! The frame around every page: navigation to the sections of the product, the global search
 //! (`/` focuses it), the user and logout.
 
+use super::sections::SECTIONS;
 use crate::api::{Logout, whoami};
 use crate::components::title::page_title;
 use leptos::prelude::*;
@@ -9,27 +10,6 @@ use leptos_router::{
     components::{A, Outlet},
     hooks::use_location,
 };
-
-/// Sections of the admin UI, in the order operators use them.
-pub const SECTIONS: &[(&str, &str)] = &[
-    ("/", "Dashboard"),
-    ("/applications", "Applications"),
-    ("/nodes", "Nodes"),
-    ("/pools", "Pools"),
-    ("/data-queues", "Data queues"),
-    ("/broker", "Broker"),
-    ("/agents", "Agents"),
-    ("/launch-settings", "Launch settings"),
-    ("/schema-drift", "Schema drift"),
-    ("/schedule-groups", "Schedule groups"),
-    ("/activations", "Activations"),
-    ("/failures", "Failure logs"),
-    ("/dead-letters", "Dead letters"),
-    ("/operations", "Operations"),
-    ("/notifications", "Notifications"),
-    ("/audit", "Audit log"),
-    ("/users", "Users"),
-];
 
 #[component]
 pub fn Layout() -> impl IntoView {

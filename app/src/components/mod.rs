@@ -17,6 +17,7 @@ pub mod replay;
 pub mod rerun;
 pub mod row_switch;
 pub mod run_actions;
+pub mod sections;
 pub mod status;
 pub mod stream_health;
 pub mod throughput_chart;

@@ -2,7 +2,7 @@
 //! is, and the product ("demo.echo.1 · Launch setting · Agent Manager"), so a row of tabs and the
 //! browser's history tell pages apart.
 
-use super::layout::SECTIONS;
+use super::sections::SECTIONS;
 
 const PRODUCT: &str = "Agent Manager";
 

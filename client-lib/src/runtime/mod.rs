@@ -13,6 +13,7 @@ use crate::{
     broker::{self, Link},
     context::RunInfo,
     outbox::Outbox,
+    tally::Tally,
 };
 use am_domain::wire::{
     self, ActivationId, BreakerTripped, Counters, FailureReport, Publication, ToManager,
@@ -41,26 +42,6 @@ struct Running {
     cancel: CancellationToken,
     /// Cancelled when the activation has fully ended (reports sent, message returned).
     finished: CancellationToken,
-}
-
-/// Message counters: of a launch setting on this node, or of one activation.
-#[derive(Debug, Default)]
-pub(crate) struct Tally {
-    pub(crate) processed: AtomicU64,
-    pub(crate) failed: AtomicU64,
-    pub(crate) retried: AtomicU64,
-    pub(crate) dead_lettered: AtomicU64,
-}
-
-impl Tally {
-    pub(crate) fn counters(&self) -> Counters {
-        Counters {
-            processed: self.processed.load(Ordering::Relaxed),
-            failed: self.failed.load(Ordering::Relaxed),
-            retried: self.retried.load(Ordering::Relaxed),
-            dead_lettered: self.dead_lettered.load(Ordering::Relaxed),
-        }
-    }
 }
 
 /// Counts one event of `info`'s activation in its own counters and its launch setting's.

@@ -12,7 +12,7 @@ mod publisher;
 use crate::broker::Link;
 use am_services::{
     ServiceError, Services,
-    operations::{self, OperationQueue},
+    operations::{self, OperationQueue, QueueError},
     retention::{self, RetentionPolicy},
     runtime::RuntimeConfig,
 };
@@ -119,13 +119,13 @@ impl JobStore {
 }
 
 impl OperationQueue for JobStore {
-    fn enqueue(&self, id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
+    fn enqueue(&self, id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), QueueError>> + Send>> {
         let store = self.clone();
         Box::pin(async move {
             store
                 .push(Job::Operation(id))
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(|e| QueueError(Box::new(e)))
         })
     }
 }

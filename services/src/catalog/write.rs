@@ -53,7 +53,7 @@ where
     let mut new = old.clone();
     change(&mut new)?;
     new.normalize();
-    am_domain::notify::keep_secrets(&mut new, old);
+    am_domain::catalog::keep_secrets(&mut new, old);
     if let Err(errors) = validate_catalog(&new) {
         let prefix = focus.and_then(|f| entity_path(&new, f));
         return Err(ServiceError::Invalid(relative_to(

@@ -32,6 +32,8 @@ use serde::{Deserialize, Serialize};
 use std::{collections::BTreeSet, future::Future, pin::Pin};
 use uuid::Uuid;
 
+mod batch;
+mod broker;
 mod interrupt;
 mod replay;
 mod rerun;
@@ -40,9 +42,10 @@ mod selected;
 mod told;
 mod view;
 
+pub use broker::{ReplayBroker, UnroutedBatch};
 pub use interrupt::interrupt_count;
 pub use rerun::rerun_count;
-pub use run::{ReplayBroker, RunEnd, UnroutedBatch, run};
+pub use run::{RunEnd, run};
 pub use view::{ItemError, OperationView, view, views};
 
 /// States of an operation.
@@ -184,11 +187,16 @@ struct Stored {
     applications: Vec<String>,
 }
 
+/// Why the job queue did not take an operation.
+#[derive(Debug, thiserror::Error)]
+#[error("the job queue did not take the operation: {0}")]
+pub struct QueueError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
+
 /// Where started operations go to be run: the server's background-job queue.
 pub trait OperationQueue: Send + Sync {
     /// Queues the job of operation `id`. An error leaves the operation `queued`; the server's
     /// resume pass queues it again.
-    fn enqueue(&self, id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+    fn enqueue(&self, id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), QueueError>> + Send>>;
 }
 
 /// The queue of a process without a job worker (tools, tests): operations stay `queued` until
@@ -197,7 +205,7 @@ pub trait OperationQueue: Send + Sync {
 pub struct NoQueue;
 
 impl OperationQueue for NoQueue {
-    fn enqueue(&self, _id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> {
+    fn enqueue(&self, _id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), QueueError>> + Send>> {
         Box::pin(async { Ok(()) })
     }
 }

@@ -1,12 +1,15 @@
 //! Replaying dead letters as an operation: batch by batch, or first a canary whose outcome
 //! decides whether the rest follows, at an optional rate (docs/runtime.md, Replay outcomes).
 
-use super::{OperationRequest, REPLAY_BATCH, Stored, run::Step};
+use super::{
+    OperationRequest, REPLAY_BATCH, Stored,
+    batch::{Step, dead_letter_batch},
+    broker::ReplayBroker,
+};
 use crate::{
     dead_letters::{self, replay::outcomes},
     entity::dead_letters as dead_letters_entity,
     error::{ServiceError, ServiceResult},
-    operations::ReplayBroker,
 };
 use am_domain::recovery::{ReplayOutcomes, ReplayResult};
 use chrono::{DateTime, Utc};
@@ -172,7 +175,7 @@ pub(super) async fn step(
         _ => REPLAY_BATCH,
     };
     let started = tokio::time::Instant::now();
-    let rows = super::run::dead_letter_batch(db, stored, selection, at.after, limit).await?;
+    let rows = dead_letter_batch(db, stored, selection, at.after, limit).await?;
     let Some(last) = rows.last() else {
         step.cursor = cursor.map(str::to_owned);
         step.finished = true;

@@ -2,15 +2,17 @@
 //! progress and the cursor after each batch under its claim.
 
 use super::{
-    CATALOG_BATCH, DELETE_BATCH, MAX_ERRORS, OperationRequest, REPLAY_BATCH, STALE_AFTER,
-    SWEEP_BATCH, Stored, now_db, status, told,
+    DELETE_BATCH, MAX_ERRORS, OperationRequest, REPLAY_BATCH, STALE_AFTER, SWEEP_BATCH, Stored,
+    batch::{Step, batch_step, dead_letter_batch},
+    broker::ReplayBroker,
+    now_db, status, told,
 };
 use crate::{
     Principal,
     audit::{self, AuditEntry},
     bulk::{self, BulkAction},
     dead_letters,
-    entity::{dead_letters as dead_letters_entity, operations},
+    entity::operations,
     error::{ServiceError, ServiceResult},
     runtime::{RuntimeConfig, begin_write, interrupt, run, sweep},
 };
@@ -19,63 +21,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set,
     sea_query::{Expr, ExprTrait},
 };
-use std::future::Future;
 use uuid::Uuid;
-
-/// The broker side of the replays, implemented by the server.
-pub trait ReplayBroker: Send + Sync {
-    /// Publishes dead letters back to their launch settings' subscriptions; one result per
-    /// row, in order.
-    fn publish(
-        &self,
-        rows: &[crate::entity::dead_letters::Model],
-        replayed_by: &str,
-    ) -> impl Future<Output = Vec<Result<(), String>>> + Send;
-
-    /// Moves up to `max` messages, oldest first, from the unrouted queue of data queue
-    /// `data_queue` to its exchange `address`, each acknowledged only once the broker
-    /// confirmed its copy.
-    fn replay_unrouted(
-        &self,
-        data_queue: &str,
-        address: &str,
-        max: u64,
-        replayed_by: &str,
-    ) -> impl Future<Output = UnroutedBatch> + Send;
-}
-
-/// What one batch of an unrouted replay did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UnroutedBatch {
-    /// Messages moved to the exchange (confirmed, then acknowledged): fewer than asked when
-    /// the unrouted queue ran empty or `error` stopped the batch.
-    pub moved: u64,
-    /// What stopped the batch early; the messages not moved stay in the unrouted queue.
-    pub error: Option<String>,
-}
-
-/// The result of one batch.
-#[derive(Debug, Default)]
-pub(super) struct Step {
-    pub done: i64,
-    pub failed: i64,
-    pub errors: Vec<serde_json::Value>,
-    pub cursor: Option<String>,
-    pub finished: bool,
-}
-
-impl Step {
-    pub(super) fn record(&mut self, item: &str, result: Result<(), String>) {
-        match result {
-            Ok(()) => self.done += 1,
-            Err(e) => {
-                self.failed += 1;
-                self.errors
-                    .push(serde_json::json!({ "item": item, "error": e }));
-            }
-        }
-    }
-}
 
 /// How a [`run`] ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,23 +232,6 @@ async fn step(
     })
 }
 
-/// The next dead letters of a dead-letter operation: still dead, after the cursor, and not
-/// newer than the operation.
-pub(super) async fn dead_letter_batch(
-    db: &DatabaseConnection,
-    stored: &Stored,
-    selection: &dead_letters::Selection,
-    after: i64,
-    limit: u64,
-) -> ServiceResult<Vec<dead_letters_entity::Model>> {
-    let Some(max_id) = stored.max_id else {
-        return Ok(Vec::new());
-    };
-    let mut rows = dead_letters::next_batch(db, selection, after, limit).await?;
-    rows.retain(|r| r.id <= max_id);
-    Ok(rows)
-}
-
 /// One batch of an unrouted replay; the cursor counts the messages moved so far.
 async fn unrouted_step(
     db: &DatabaseConnection,
@@ -395,26 +324,6 @@ async fn sweep_step(
         }
     }
     Ok(step)
-}
-
-/// One batch of items resolved at the start (catalog ids, runs to re-run), from the index in
-/// the cursor.
-async fn batch_step<T, F, Fut>(items: &[T], cursor: Option<&str>, mut apply: F) -> Step
-where
-    T: std::fmt::Display,
-    F: FnMut(&T) -> Fut,
-    Fut: Future<Output = ServiceResult<()>>,
-{
-    let from = cursor.and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
-    let to = (from + CATALOG_BATCH).min(items.len());
-    let mut step = Step::default();
-    for item in items.get(from..to).unwrap_or_default() {
-        let result = apply(item).await.map_err(|e| e.to_string());
-        step.record(&item.to_string(), result);
-    }
-    step.cursor = Some(to.to_string());
-    step.finished = to >= items.len();
-    step
 }
 
 /// Marks a claimed operation cancelled.

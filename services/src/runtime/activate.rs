@@ -47,6 +47,11 @@ fn ms(d: am_domain::HumanDuration) -> chrono::Duration {
     chrono::Duration::from_std(d.0).unwrap_or(chrono::Duration::MAX)
 }
 
+/// The launch setting to activate is no longer in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("launch setting '{0}' no longer exists")]
+pub(crate) struct Gone(pub String);
+
 /// Plans the activation row and its dispatch: to the chosen nodes, or `waiting` when no live
 /// node of the application runs on the pool's hosts. `Err` when the launch setting is gone.
 pub(crate) fn plan_activation(
@@ -55,9 +60,9 @@ pub(crate) fn plan_activation(
     cfg: &RuntimeConfig,
     new: NewActivation,
     now: DateTime<Utc>,
-) -> Result<Planned, String> {
+) -> Result<Planned, Gone> {
     let Some(mut target) = resolver.target(&new.ls).cloned() else {
-        return Err(format!("launch setting '{}' no longer exists", new.ls));
+        return Err(Gone(new.ls));
     };
     if let Some(only) = &new.only_hosts {
         target.hosts.retain(|h| only.contains(h));

@@ -10,8 +10,9 @@
 use super::{
     Metrics, RuntimeConfig,
     activate::{NewActivation, plan_activation},
-    groups::{finish_group, members_of},
+    groups::finish_group,
     locks,
+    members::members_of,
     overlap::{self, ActiveRun, Busy},
     plan::Plan,
     resolve::Resolver,
@@ -347,7 +348,7 @@ impl Batch {
                         hosts: planned.hosts,
                     },
                 ),
-                Err(reason) => empty.push((id, Some(reason))),
+                Err(gone) => empty.push((id, Some(gone.to_string()))),
             }
         }
         let mut parent_inserts = Vec::new();

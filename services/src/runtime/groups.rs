@@ -13,7 +13,7 @@ use super::{
     status::{self, Trigger},
 };
 use crate::{
-    entity::{activation_hosts, activations, schedule_group_members, schedule_groups},
+    entity::{activation_hosts, activations, schedule_groups},
     error::ServiceResult,
 };
 use am_domain::status::EventKind;
@@ -22,28 +22,7 @@ use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, sea_query::Expr,
 };
-use std::collections::HashMap;
 use uuid::Uuid;
-
-/// Members of groups, in order.
-pub(super) async fn members_of(
-    db: &impl ConnectionTrait,
-    groups: &[String],
-) -> ServiceResult<HashMap<String, Vec<String>>> {
-    let mut out: HashMap<String, Vec<String>> = HashMap::new();
-    for chunk in groups.chunks(super::CHUNK) {
-        for m in schedule_group_members::Entity::find()
-            .filter(schedule_group_members::Column::GroupId.is_in(chunk.iter().cloned()))
-            .order_by_asc(schedule_group_members::Column::GroupId)
-            .order_by_asc(schedule_group_members::Column::Position)
-            .all(db)
-            .await?
-        {
-            out.entry(m.group_id).or_default().push(m.launch_setting_id);
-        }
-    }
-    Ok(out)
-}
 
 /// A member run ended: start the next member, or end the group (first failure, unless the
 /// group continues on failure; a disabled group runs no further member).
@@ -69,7 +48,7 @@ pub(crate) async fn member_settled(
     let group = schedule_groups::Entity::find_by_id(group_id.clone())
         .one(db)
         .await?;
-    let members = members_of(db, std::slice::from_ref(&group_id))
+    let members = super::members::members_of(db, std::slice::from_ref(&group_id))
         .await?
         .remove(&group_id)
         .unwrap_or_default();
@@ -123,9 +102,10 @@ pub(crate) async fn member_settled(
             }
             return match plan_activation(&mut plan, &mut resolver, cfg, new, now) {
                 Ok(_) => plan.write(db).await,
-                Err(reason) => {
+                Err(gone) => {
                     plan.write(db).await?;
-                    finish_group(db, &parent, status::activation::FAILED, Some(reason), now).await
+                    let reason = Some(gone.to_string());
+                    finish_group(db, &parent, status::activation::FAILED, reason, now).await
                 }
             };
         }

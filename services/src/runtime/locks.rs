@@ -17,7 +17,7 @@
 //! through every failure log and activation that names a launch setting. On SQLite the write
 //! transaction is the only writer, and these statements lock nothing more.
 
-use super::{CHUNK, groups::members_of};
+use super::{CHUNK, members::members_of};
 use crate::{
     entity::{activations, launch_settings},
     error::ServiceResult,

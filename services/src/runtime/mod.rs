@@ -16,6 +16,7 @@ mod heartbeats;
 mod host_rows;
 pub mod interrupt;
 mod locks;
+mod members;
 pub mod metrics;
 pub mod outbox;
 mod overlap;

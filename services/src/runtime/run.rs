@@ -298,7 +298,7 @@ async fn run_alone(
         }
         None => {
             plan_activation(&mut plan, &mut resolver, cfg, new, now)
-                .map_err(ServiceError::Conflict)?
+                .map_err(|gone| ServiceError::Conflict(gone.to_string()))?
                 .id
         }
     };
