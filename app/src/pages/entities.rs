@@ -28,8 +28,19 @@ pub fn save_action(
 ) -> (ServerAction<SaveEntity>, RwSignal<bool>) {
     let action = ServerAction::<SaveEntity>::new();
     let saved = just_created();
+    follow_saved(action.value().into(), errors, saved, creating);
+    (action, saved)
+}
+
+/// What a save answered: saved (a new entity opens at its own address, `href`) or its errors.
+pub fn follow_saved(
+    answer: Signal<Option<Result<String, crate::error::UiError>>>,
+    errors: FormErrors,
+    saved: RwSignal<bool>,
+    creating: bool,
+) {
     let navigate = use_navigate();
-    Effect::new(move |_| match action.value().get() {
+    Effect::new(move |_| match answer.get() {
         Some(Ok(href)) => {
             errors.0.set(None);
             saved.set(true);
@@ -43,7 +54,6 @@ pub fn save_action(
         }
         None => {}
     });
-    (action, saved)
 }
 
 /// Whether the page was opened right after creating its entity (`?created`), so the form says so.

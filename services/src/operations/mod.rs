@@ -29,12 +29,13 @@ use sea_orm::{
     sea_query::{Expr, ExprTrait},
 };
 use serde::{Deserialize, Serialize};
-use std::{collections::BTreeSet, future::Future, pin::Pin};
+use std::collections::BTreeSet;
 use uuid::Uuid;
 
 mod batch;
 mod broker;
 mod interrupt;
+mod queue;
 mod replay;
 mod rerun;
 mod run;
@@ -44,6 +45,7 @@ mod view;
 
 pub use broker::{ReplayBroker, UnroutedBatch};
 pub use interrupt::interrupt_count;
+pub use queue::{NoQueue, OperationQueue, QueueError};
 pub use rerun::rerun_count;
 pub use run::{RunEnd, run};
 pub use view::{ItemError, OperationView, view, views};
@@ -185,29 +187,6 @@ struct Stored {
     /// The applications it touches, told when it ends (`told`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     applications: Vec<String>,
-}
-
-/// Why the job queue did not take an operation.
-#[derive(Debug, thiserror::Error)]
-#[error("the job queue did not take the operation: {0}")]
-pub struct QueueError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
-
-/// Where started operations go to be run: the server's background-job queue.
-pub trait OperationQueue: Send + Sync {
-    /// Queues the job of operation `id`. An error leaves the operation `queued`; the server's
-    /// resume pass queues it again.
-    fn enqueue(&self, id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), QueueError>> + Send>>;
-}
-
-/// The queue of a process without a job worker (tools, tests): operations stay `queued` until
-/// a manager's worker runs them.
-#[derive(Debug, Default)]
-pub struct NoQueue;
-
-impl OperationQueue for NoQueue {
-    fn enqueue(&self, _id: Uuid) -> Pin<Box<dyn Future<Output = Result<(), QueueError>> + Send>> {
-        Box::pin(async { Ok(()) })
-    }
 }
 
 /// Microsecond precision: what both databases store, so a value written is read back equal

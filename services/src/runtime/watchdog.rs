@@ -42,6 +42,9 @@ use sea_orm::{
 use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
+mod concurrency;
+
+use concurrency::concurrency_of;
 mod disabled;
 mod silent;
 mod streams;
@@ -533,33 +536,6 @@ pub(super) async fn dispatch_waiting(
         return Ok(hosts);
     }
     Ok(Vec::new())
-}
-
-async fn concurrency_of(
-    db: &impl ConnectionTrait,
-    a: &activations::Model,
-) -> ServiceResult<Concurrency> {
-    let Some(ls) = &a.launch_setting_id else {
-        return Ok(Concurrency::Any);
-    };
-    let agent: Option<String> = launch_settings::Entity::find()
-        .select_only()
-        .column(launch_settings::Column::AgentId)
-        .filter(launch_settings::Column::Id.eq(ls.as_str()))
-        .into_tuple()
-        .one(db)
-        .await?;
-    let app = a.application_id.clone().unwrap_or_default();
-    let Some(agent) = agent else {
-        return Ok(Concurrency::Any);
-    };
-    let c = crate::entity::agents::Entity::find_by_id((app, agent))
-        .one(db)
-        .await?;
-    Ok(match c.map(|c| c.concurrency) {
-        Some(c) => Concurrency::parse(&c).unwrap_or(Concurrency::Any),
-        None => Concurrency::Any,
-    })
 }
 
 async fn event(

@@ -20,7 +20,7 @@ use crate::{
     },
     pages::{
         drift::PublishedDrift,
-        entities::{EntityPage, delete_action, just_created},
+        entities::{EntityPage, delete_action, follow_saved, just_created},
     },
 };
 use am_domain::{
@@ -31,7 +31,6 @@ use am_domain::{
 use choices::Choices;
 use groups::GroupsFieldset;
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
 use recovery::{RecoveryFields, RecoveryFieldset};
 use stream::{StreamFields, StreamFieldset};
 
@@ -143,7 +142,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
     // Save.
     let save = ServerAction::<SaveLaunchSetting>::new();
     let saved = just_created();
-    follow_save(save, errors, saved, creating);
+    follow_saved(save.value().into(), errors, saved, creating);
     let base_for_save = base.clone();
     let on_save = Callback::new(move |()| {
         show_errors.set(true);
@@ -282,30 +281,6 @@ fn both_errors(
         v.extend(server.get());
         v
     })
-}
-
-/// What a save answered: saved (a new launch setting opens at its own address) or its errors.
-fn follow_save(
-    save: ServerAction<SaveLaunchSetting>,
-    errors: FormErrors,
-    saved: RwSignal<bool>,
-    creating: bool,
-) {
-    let navigate = use_navigate();
-    Effect::new(move |_| match save.value().get() {
-        Some(Ok(href)) => {
-            errors.0.set(None);
-            saved.set(true);
-            if creating {
-                navigate(&format!("{href}?created"), Default::default());
-            }
-        }
-        Some(Err(e)) => {
-            saved.set(false);
-            errors.0.set(Some(e));
-        }
-        None => {}
-    });
 }
 
 /// Saved values the agent's published schema no longer declares.
