@@ -26,6 +26,41 @@ def code(path):
     return re.sub(r'"(\\.|[^"\\])*"', '""', text)
 
 
+def use_tree(text):
+    """The paths a use tree's braces name: `a::{b, c::{d}}, e` gives a::b, a::c::d and e."""
+    paths, stack, current, token = [], [[]], [], ""
+
+    def flush():
+        nonlocal token
+        name = token.strip()
+        token = ""
+        if name == "self":
+            paths.append(list(stack[-1]))
+        elif name:
+            paths.append(stack[-1] + current + [x for x in name.split("::") if x])
+
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "{":
+            current.extend(x for x in token.strip().split("::") if x)
+            token = ""
+            stack.append(stack[-1] + current)
+            current.clear()
+        elif c == "}":
+            flush()
+            stack.pop()
+            current.clear()
+        elif c == ",":
+            flush()
+            current.clear()
+        else:
+            token += c
+        i += 1
+    flush()
+    return paths
+
+
 def module_file(src, parts):
     if not parts:
         return None
@@ -63,9 +98,8 @@ def edges():
                     refs.add(tuple(base + rest))
                 for m in re.finditer(r"\b(crate|super)::\{([^;]*)\}", text):
                     base = [] if m.group(1) == "crate" else me[:-1]
-                    for item in re.split(r"[,{}\s]+", m.group(2)):
-                        if item and item != "self":
-                            refs.add(tuple(base + [x for x in item.split("::") if x]))
+                    for item in use_tree(m.group(2)):
+                        refs.add(tuple(base + item))
                 for ref in refs:
                     parts = list(ref)
                     while parts and not module_file(src, parts):

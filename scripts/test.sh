@@ -26,6 +26,9 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
 log "formatting"
 cargo fmt --all --check
+log "import cycles between files and between a crate's top-level folders (none allowed)"
+python3 scripts/module-cycles.py
+python3 scripts/module-cycles.py --folders
 
 RESULTS="$(mktemp -d)"
 # The fault tests' RabbitMQ cluster and network namespace are removed by their test; a test

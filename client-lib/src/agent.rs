@@ -9,7 +9,8 @@ use am_domain::{
 };
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
-use std::{future::Future, sync::Arc};
+use std::{future::Future, sync::Arc, time::Duration};
+use tokio_util::sync::CancellationToken;
 
 /// An agent that runs on its own when a schedule fires: one `run` per activation.
 ///
@@ -372,6 +373,25 @@ impl Registered {
         match self {
             Registered::Standalone(_) => InputKind::Standalone,
             Registered::Messages(_) => InputKind::Messages,
+        }
+    }
+}
+
+/// Runs an agent's future; once cancelled it gets `grace` to finish before it is dropped.
+pub(crate) async fn with_grace<F>(
+    fut: F,
+    cancel: &CancellationToken,
+    grace: Duration,
+) -> Result<(), AgentError>
+where
+    F: Future<Output = Result<(), AgentError>>,
+{
+    tokio::select! {
+        biased;
+        r = fut => r,
+        () = async { cancel.cancelled().await; tokio::time::sleep(grace).await } => {
+            tracing::warn!(?grace, "the agent ignored the interruption; abandoned");
+            Err(AgentError::interrupted())
         }
     }
 }

@@ -4,6 +4,7 @@ mod addresses;
 mod agent;
 mod breaker;
 mod broker;
+mod confirmed;
 mod consumer;
 mod context;
 mod env;
@@ -11,6 +12,7 @@ mod error;
 mod node;
 mod outbox;
 mod runtime;
+mod shared;
 mod tally;
 mod topology;
 

@@ -2,8 +2,7 @@
 
 use crate::{
     AgentSpec, BrokerAddresses, Classifier, MessageAgent, NodeError, StandaloneAgent, Topology,
-    agent::Registered,
-    runtime::{self, Shared},
+    agent::Registered, runtime, shared::Shared,
 };
 use am_domain::{ids, params::validate_schema};
 use std::{collections::HashSet, sync::Arc, time::Duration};

@@ -5,7 +5,10 @@
 //! front and is sent again after the reconnect, so reports survive a broker restart. When the
 //! buffer is full the oldest report is dropped and counted (heartbeats carry the count).
 
-use crate::broker::Link;
+use crate::{
+    broker::Link,
+    confirmed::{SendError, landed},
+};
 use am_domain::wire::{self, ToManager};
 use lapin::{
     BasicProperties,
@@ -163,7 +166,7 @@ async fn publish_batch(
     channel: &lapin::Channel,
     queue: &str,
     batch: &[Vec<u8>],
-) -> Result<(), String> {
+) -> Result<(), SendError> {
     let mut confirms = Vec::with_capacity(batch.len());
     for bytes in batch {
         let confirm = channel
@@ -179,18 +182,11 @@ async fn publish_batch(
                     .with_delivery_mode(2)
                     .with_content_type("application/json".into()),
             )
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         confirms.push(confirm);
     }
     for confirm in confirms {
-        let confirmation = confirm.await.map_err(|e| e.to_string())?;
-        if !confirmation.is_ack() {
-            return Err("the broker refused a report".into());
-        }
-        if confirmation.take_message().is_some() {
-            return Err("the reports queue does not exist".into());
-        }
+        landed(confirm.await?, queue)?;
     }
     Ok(())
 }

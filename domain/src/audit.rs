@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::masked::{MASKED, mask_webhook_url};
+
 /// One field an entry changed: `before` is `None` when it was added, `after` when removed.
 /// A field that was or became JSON `null` is `Some(Value::Null)`, and stays so through JSON
 /// (the page is rendered on the server and again in the browser from what it sent).
@@ -34,15 +36,12 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
     Value::deserialize(d).map(Some)
 }
 
-/// What stands for a masked value.
-pub const MASKED: &str = "•••";
-
 /// The action of a failed login: its actor and entity are the name someone typed, and its cause
 /// says whether that user exists, so only admins read them.
 pub const LOGIN_FAILED: &str = "login_failed";
 
 /// `value` as a reader who is not an admin sees it: [`masked`], and every webhook URL past its
-/// host (crate::notify::mask_webhook_url).
+/// host ([`mask_webhook_url`]).
 ///
 /// ```
 /// use am_domain::audit::masked_for_reader;
@@ -59,7 +58,7 @@ pub fn masked_for_reader(value: &Value) -> Value {
                 m.into_iter()
                     .map(|(k, v)| match v {
                         Value::String(s) if k == "webhook_url" => {
-                            (k, Value::String(crate::notify::mask_webhook_url(&s)))
+                            (k, Value::String(mask_webhook_url(&s)))
                         }
                         v => (k, urls(v)),
                     })

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 mod policies;
 mod secrets;
+pub use crate::classifier::{Classifier, ClassifierValue};
 pub use policies::*;
-pub use secrets::keep_secrets;
+pub use secrets::{keep_secrets, mask_webhook_urls};
 
 /// Version of the catalog document format written by [`Catalog`].
 pub const CATALOG_FORMAT_VERSION: u32 = 1;
@@ -230,33 +231,6 @@ impl DataQueue {
     pub fn effective_address_of<'a>(id: &'a str, address: Option<&'a str>) -> &'a str {
         address.unwrap_or(id)
     }
-}
-
-/// A list of (code, label) values an application publishes for typed parameters to pick from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct Classifier {
-    pub application: String,
-    pub name: String,
-    #[serde(default)]
-    pub title: String,
-    #[serde(default)]
-    pub values: Vec<ClassifierValue>,
-}
-
-impl Classifier {
-    pub fn contains(&self, code: &str) -> bool {
-        self.values.iter().any(|v| v.code == code)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct ClassifierValue {
-    pub code: String,
-    pub label: String,
 }
 
 words! {

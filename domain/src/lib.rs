@@ -8,6 +8,7 @@
 pub mod audit;
 pub mod bulk;
 pub mod catalog;
+pub mod classifier;
 pub mod dashboard;
 pub mod display;
 pub mod duration;
@@ -16,6 +17,7 @@ pub mod failing;
 pub mod failure_kind;
 pub mod ids;
 pub mod links;
+pub mod masked;
 pub mod notify;
 pub mod params;
 pub mod policy;

@@ -6,10 +6,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 mod email;
-mod reading;
 
 pub use email::{EMAIL_SUBJECT_CHARS, MAX_EMAIL_RECIPIENTS, email_recipients};
-pub use reading::{mask_webhook_url, mask_webhook_urls};
 
 /// Something that needs an operator. The serde name is the stable `event` of the payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

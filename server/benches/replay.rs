@@ -122,7 +122,11 @@ struct Timed<P> {
 }
 
 impl<P: ReplayBroker> ReplayBroker for Timed<P> {
-    async fn publish(&self, rows: &[entity::Model], replayed_by: &str) -> Vec<Result<(), String>> {
+    async fn publish(
+        &self,
+        rows: &[entity::Model],
+        replayed_by: &str,
+    ) -> Vec<Result<(), operations::ReplayError>> {
         let started = Instant::now();
         let out = self.inner.publish(rows, replayed_by).await;
         let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);

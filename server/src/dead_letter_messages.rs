@@ -9,7 +9,9 @@
 //! their wire types).
 
 use am_domain::wire::{self, names::Names};
-use am_services::{dead_letters::IncomingDeadLetter, entity::dead_letters};
+use am_services::{
+    dead_letters::IncomingDeadLetter, entity::dead_letters, operations::ReplayError,
+};
 use lapin::{
     BasicProperties, Channel,
     message::Delivery,
@@ -256,17 +258,14 @@ pub async fn publish_batch(
     names: &Names,
     rows: &[dead_letters::Model],
     replayed_by: &str,
-) -> Vec<Result<(), String>> {
+) -> Vec<Result<(), ReplayError>> {
     let replayed_at = chrono::Utc::now().to_rfc3339();
     let deadline = Instant::now() + BATCH_DEADLINE;
     let mut pending = Vec::with_capacity(rows.len());
-    let mut broken: Option<String> = None;
+    let mut broken: Option<ReplayError> = None;
     for row in rows {
         let Some(ls) = &row.launch_setting_id else {
-            pending.push(Pending::Failed(format!(
-                "dead letter {} names no launch setting, so there is no subscription to send it back to",
-                row.id
-            )));
+            pending.push(Pending::Failed(ReplayError::NoLaunchSetting(row.id)));
             continue;
         };
         if let Some(e) = &broken {
@@ -291,15 +290,12 @@ pub async fn publish_batch(
         match published {
             Ok(Ok(confirm)) => pending.push(Pending::Sent(queue, confirm)),
             Ok(Err(e)) => {
-                let e = format!("cannot publish to the broker: {e}");
+                let e = ReplayError::Publish(e.to_string());
                 broken = Some(e.clone());
                 pending.push(Pending::Failed(e));
             }
             Err(_) => {
-                let e = format!(
-                    "the broker took no message for {} s (is it blocking publishers?)",
-                    BATCH_DEADLINE.as_secs()
-                );
+                let e = ReplayError::Blocked(BATCH_DEADLINE.as_secs());
                 broken = Some(e.clone());
                 pending.push(Pending::Failed(e));
             }
@@ -310,23 +306,20 @@ pub async fn publish_batch(
         out.push(match p {
             Pending::Failed(e) => Err(e),
             Pending::Sent(queue, confirm) => match timeout_at(deadline, confirm).await {
-                Err(_) => Err(format!(
-                    "the broker did not confirm the message for `{queue}` within {} s",
-                    BATCH_DEADLINE.as_secs()
-                )),
-                Ok(Ok(c)) if !c.is_ack() => Err(format!(
-                    "the broker refused the message for subscription `{queue}`"
-                )),
+                Err(_) => Err(ReplayError::Unconfirmed {
+                    queue,
+                    secs: BATCH_DEADLINE.as_secs(),
+                }),
+                Ok(Ok(c)) if !c.is_ack() => Err(ReplayError::Refused(queue)),
                 // An unroutable mandatory message is acknowledged *and* returned.
                 Ok(Ok(c)) => match c.take_message() {
-                    Some(_) => Err(format!(
-                        "subscription `{queue}` does not exist (no node has run the launch setting on this broker yet, or it was deleted)"
-                    )),
+                    Some(_) => Err(ReplayError::NoSubscription(queue)),
                     None => Ok(()),
                 },
-                Ok(Err(e)) => Err(format!(
-                    "the broker did not confirm the message for `{queue}`: {e}"
-                )),
+                Ok(Err(e)) => Err(ReplayError::ConfirmLost {
+                    queue,
+                    detail: e.to_string(),
+                }),
             },
         });
     }
@@ -335,7 +328,7 @@ pub async fn publish_batch(
 
 enum Pending {
     Sent(String, lapin::PublisherConfirm),
-    Failed(String),
+    Failed(ReplayError),
 }
 
 #[cfg(test)]

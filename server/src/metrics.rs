@@ -8,7 +8,7 @@ use am_services::runtime::Metrics;
 use am_services::{
     dashboard,
     entity::{nodes, outbox},
-    runtime::status,
+    status,
 };
 use axum::{extract::State, http::header, response::IntoResponse};
 use chrono::DateTime;

@@ -8,7 +8,7 @@
 //! once), never nowhere.
 
 use am_domain::wire::{self, names::Names};
-use am_services::operations::UnroutedBatch;
+use am_services::operations::{ReplayError, UnroutedBatch};
 use lapin::{
     BasicProperties, Channel,
     options::{BasicAckOptions, BasicGetOptions, BasicNackOptions, BasicPublishOptions},
@@ -48,13 +48,14 @@ pub async fn replay_batch(
             Ok(Ok(Some(m))) => m,
             Ok(Ok(None)) => break,
             Ok(Err(e)) => {
-                failure = Some(format!(
-                    "cannot take from the unrouted queue `{queue}`: {e}"
-                ));
+                failure = Some(ReplayError::CannotTake {
+                    queue: queue.clone(),
+                    detail: e.to_string(),
+                });
                 break;
             }
             Err(_) => {
-                failure = Some(format!("the broker gave no message of `{queue}` in time"));
+                failure = Some(ReplayError::NothingInTime(queue.clone()));
                 break;
             }
         };
@@ -76,11 +77,11 @@ pub async fn replay_batch(
                 sent.push((delivery.delivery_tag, confirm));
                 continue;
             }
-            Ok(Err(e)) => format!("cannot publish to exchange `{address}`: {e}"),
-            Err(_) => format!(
-                "the broker took no message for {} s (is it blocking publishers?)",
-                BATCH_DEADLINE.as_secs()
-            ),
+            Ok(Err(e)) => ReplayError::PublishToExchange {
+                exchange: address.to_owned(),
+                detail: e.to_string(),
+            },
+            Err(_) => ReplayError::Blocked(BATCH_DEADLINE.as_secs()),
         };
         // Not sent: it goes back to the unrouted queue now, not when the channel closes.
         let _ = channel
@@ -100,22 +101,16 @@ pub async fn replay_batch(
         let confirmed = match timeout_at(deadline, confirm).await {
             Ok(Ok(c)) if c.is_ack() => true,
             Ok(Ok(_)) => {
-                failure.get_or_insert_with(|| {
-                    format!("the broker refused a message for exchange `{address}`")
-                });
+                failure.get_or_insert_with(|| ReplayError::RefusedByExchange(address.to_owned()));
                 false
             }
             Ok(Err(e)) => {
-                failure.get_or_insert_with(|| format!("the broker lost a message: {e}"));
+                failure.get_or_insert_with(|| ReplayError::Lost(e.to_string()));
                 false
             }
             Err(_) => {
-                failure.get_or_insert_with(|| {
-                    format!(
-                        "the broker did not confirm within {} s",
-                        BATCH_DEADLINE.as_secs()
-                    )
-                });
+                failure
+                    .get_or_insert_with(|| ReplayError::BatchUnconfirmed(BATCH_DEADLINE.as_secs()));
                 false
             }
         };
@@ -139,7 +134,10 @@ pub async fn replay_batch(
         if let Err(e) = settled {
             // The channel is gone: the broker puts back every message it did not see
             // acknowledged, so a confirmed copy may now exist twice (at least once).
-            failure.get_or_insert_with(|| format!("cannot settle a message of `{queue}`: {e}"));
+            failure.get_or_insert_with(|| ReplayError::CannotSettle {
+                queue: queue.clone(),
+                detail: e.to_string(),
+            });
         }
     }
     UnroutedBatch {

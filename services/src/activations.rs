@@ -7,8 +7,7 @@ use crate::{
     entity::{activation_events, activation_hosts, activations, failure_logs},
     error::{ServiceError, ServiceResult},
     failures::{self, FailureList},
-    filters,
-    runtime::status,
+    filters, status,
 };
 use am_domain::roles::Role;
 use chrono::{DateTime, Utc};

@@ -10,7 +10,8 @@ use crate::{
     Principal, ServiceError, catalog,
     entity::{activations, launch_settings, schedule_groups},
     error::ServiceResult,
-    runtime::{RuntimeConfig, interrupt, run, status::activation::ACTIVE},
+    runtime::{RuntimeConfig, interrupt, run},
+    status::activation::ACTIVE,
 };
 pub use am_domain::bulk::{BulkAction, MAX_SELECTED};
 use am_domain::{roles::Role, usage::EntityRef};
@@ -144,7 +145,8 @@ fn exists(found: u64, key: &EntityRef) -> ServiceResult<()> {
     Ok(())
 }
 
-/// The selection's bounds: 1 to [`MAX_SELECTED`] launch settings or schedule groups.
+/// The selection's bounds: 1 to [`MAX_SELECTED`] launch settings or schedule groups, each
+/// once (an entity named twice would be run twice).
 fn check(keys: &[EntityRef]) -> ServiceResult<()> {
     if keys.is_empty() || keys.len() > MAX_SELECTED {
         return Err(ServiceError::invalid(
@@ -164,6 +166,15 @@ fn check(keys: &[EntityRef]) -> ServiceResult<()> {
             format!("ids[{i}]"),
             format!("{key} has no bulk actions: only launch settings and schedule groups do"),
         ));
+    }
+    let mut first = std::collections::HashMap::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        if let Some(j) = first.insert(key, i) {
+            return Err(ServiceError::invalid(
+                format!("ids[{i}]"),
+                format!("{key} is selected twice (also ids[{j}])"),
+            ));
+        }
     }
     Ok(())
 }
@@ -186,6 +197,13 @@ mod tests {
         match check(&mixed) {
             Err(ServiceError::Invalid(e)) => assert_eq!(e.0[0].path, "ids[2]"),
             other => panic!("a pool has no bulk actions: {other:?}"),
+        }
+        match check(&[ls(0), ls(1), ls(0)]) {
+            Err(ServiceError::Invalid(e)) => {
+                assert_eq!(e.0[0].path, "ids[2]");
+                assert!(e.0[0].message.contains("also ids[0]"), "{}", e.0[0].message);
+            }
+            other => panic!("an entity named twice is refused: {other:?}"),
         }
     }
 }

@@ -30,6 +30,7 @@ pub mod run_status;
 pub mod runtime;
 pub mod search;
 mod sql;
+pub mod status;
 pub mod stream_health;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -60,7 +60,7 @@ use crate::{
     entity::{activations, failure_logs, launch_settings},
     error::{ServiceError, ServiceResult},
     failures::error_types,
-    runtime::status,
+    status,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{

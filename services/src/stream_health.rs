@@ -10,7 +10,7 @@ use crate::{
     entity::{activation_hosts, activations, dead_letters, launch_settings},
     error::ServiceResult,
     failures::kinds,
-    runtime::status,
+    status,
 };
 use am_domain::{
     dashboard::failure_kind,

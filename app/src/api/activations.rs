@@ -228,7 +228,7 @@ pub(crate) mod present {
     }
 
     pub fn activation(a: ActivationSummary, now: DateTime<Utc>) -> ActivationRow {
-        use am_services::runtime::status::activation as status;
+        use am_services::status::activation as status;
         let begin = a.started_at.unwrap_or(a.created_at);
         let end = a
             .finished_at

@@ -3,7 +3,7 @@
 
 use crate::{
     api::catalog::search_classifier,
-    components::params::{ItemButtons, ParamState},
+    components::{item_buttons::ItemButtons, param_state::ParamState},
 };
 use am_domain::catalog::ClassifierValue;
 use leptos::prelude::*;

@@ -8,8 +8,9 @@
 use super::Session;
 use crate::{
     AgentError,
+    confirmed::{SendError, landed},
     context::{Message, RunInfo, header_text, header_u64},
-    runtime::Shared,
+    shared::Shared,
 };
 use am_domain::{
     policy::retry_delay,
@@ -28,7 +29,7 @@ fn text(s: &str) -> AMQPValue {
 
 /// Where an "unavailable" answer sent the message, and the error to report for it.
 pub(super) struct Unavailable {
-    pub sent: Result<(), String>,
+    pub sent: Result<(), SendError>,
     pub disposition: &'static str,
     pub error: AgentError,
 }
@@ -132,7 +133,7 @@ pub(super) async fn park_message(
     session: &mut Session,
     message: &Message,
     properties: &BasicProperties,
-) -> Result<(), String> {
+) -> Result<(), SendError> {
     let cooldown = launch.dead_letter.park_cooldown.0;
     let wait = shared.topology.names().wait(cooldown);
     // A fresh round: its "unavailable" budget starts again too.
@@ -181,7 +182,7 @@ pub(super) async fn retry(
     message: &Message,
     properties: &BasicProperties,
     attempt: u32,
-) -> Result<(), String> {
+) -> Result<(), SendError> {
     let delay = retry_delay(&launch.retry, attempt);
     // The wait queue of this delay gives the message back to the queue it came from.
     let wait = shared.topology.names().wait(delay);
@@ -221,7 +222,7 @@ pub(super) async fn dead_letter(
     properties: &BasicProperties,
     attempt: u32,
     err: &AgentError,
-) -> Result<(), String> {
+) -> Result<(), SendError> {
     let now = chrono::Utc::now().to_rfc3339();
     let mut headers = properties.headers().clone().unwrap_or_default();
     let first = headers
@@ -265,7 +266,7 @@ async fn publish(
     body: &[u8],
     properties: &BasicProperties,
     headers: FieldTable,
-) -> Result<(), String> {
+) -> Result<(), SendError> {
     let target = if exchange.is_empty() {
         routing_key
     } else {
@@ -285,15 +286,7 @@ async fn publish(
                 .with_headers(headers)
                 .with_delivery_mode(2),
         )
-        .await
-        .map_err(|e| e.to_string())?
-        .await
-        .map_err(|e| e.to_string())?;
-    if !confirmation.is_ack() {
-        return Err(format!("the broker refused the message for `{target}`"));
-    }
-    if confirmation.take_message().is_some() {
-        return Err(format!("`{target}` routed the message to no queue"));
-    }
-    Ok(())
+        .await?
+        .await?;
+    landed(confirmation, target)
 }

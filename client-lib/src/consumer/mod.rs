@@ -6,8 +6,9 @@ mod failed;
 
 use crate::{
     agent::BoundHandler,
+    agent::with_grace,
     context::{DeliveryCount, Message, RunInfo, header_text, header_u64},
-    runtime::{LsStats, Shared, count, with_grace},
+    shared::{LsStats, Shared, count},
 };
 use am_domain::{
     catalog::{DeadLetterPolicy, LaunchKind},
@@ -424,7 +425,7 @@ async fn settle(
     stats: &LsStats,
     info: &RunInfo,
     acker: lapin::Acker,
-    sent: Result<(), String>,
+    sent: Result<(), crate::confirmed::SendError>,
     dead: bool,
     disposition: &str,
 ) -> Outcome {

@@ -1,8 +1,11 @@
 //! The connection supervisor, the control-queue listener (with the quarantine for unreadable
 //! commands) and heartbeats.
 
-use super::Shared;
-use crate::broker::{self, MIN_BACKOFF, next_backoff};
+use crate::shared::Shared;
+use crate::{
+    broker::{self, MIN_BACKOFF, next_backoff},
+    confirmed::{SendError, landed},
+};
 use am_domain::wire::{
     self, ActivationCounters, Heartbeat, QUARANTINE_REASON_HEADER, RunningLaunchSetting, ToManager,
     ToNode,
@@ -217,7 +220,7 @@ async fn send_to_quarantine(
     channel: &lapin::Channel,
     delivery: &Delivery,
     reason: &str,
-) -> Result<(), String> {
+) -> Result<(), SendError> {
     let mut headers = delivery.properties.headers().clone().unwrap_or_default();
     headers.insert(
         QUARANTINE_REASON_HEADER.into(),
@@ -227,10 +230,11 @@ async fn send_to_quarantine(
         wire::DL_HOST_HEADER.into(),
         AMQPValue::LongString(LongString::from(shared.host.as_str())),
     );
+    let quarantine = shared.topology.names().quarantine_queue();
     let confirm = channel
         .basic_publish(
             "".into(),
-            shared.topology.names().quarantine_queue().as_str().into(),
+            quarantine.as_str().into(),
             BasicPublishOptions {
                 mandatory: true,
                 ..BasicPublishOptions::default()
@@ -240,15 +244,9 @@ async fn send_to_quarantine(
                 .with_headers(headers)
                 .with_delivery_mode(2),
         )
-        .await
-        .map_err(|e| e.to_string())?
-        .await
-        .map_err(|e| e.to_string())?;
-    if confirm.is_ack() && confirm.take_message().is_none() {
-        Ok(())
-    } else {
-        Err("the broker did not take the quarantined message".into())
-    }
+        .await?
+        .await?;
+    landed(confirm, &quarantine)
 }
 
 /// Sends a heartbeat while connected: the node's capacity, load and each running launch

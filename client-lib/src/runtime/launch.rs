@@ -1,14 +1,18 @@
 //! Commands from the manager: launches with their overlap policy on the bounded pool, stop,
 //! interrupt; and the run of a standalone agent.
 
-use super::{Running, Shared, count};
-use crate::{AgentError, agent::Registered, consumer, context::RunInfo};
+use crate::{
+    agent::{Registered, with_grace},
+    consumer,
+    context::RunInfo,
+    shared::{Running, Shared, count},
+};
 use am_domain::{
     catalog::OverlapPolicy,
     params::effective_values,
     wire::{ActivationEvent, ActivationResult, Launch, ToNode},
 };
-use std::{future::Future, sync::Arc, time::Duration};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -277,25 +281,6 @@ impl Shared {
                 }
                 (ActivationResult::Failed, Some(e.to_string()))
             }
-        }
-    }
-}
-
-/// Runs an agent's future; once cancelled it gets `grace` to finish before it is dropped.
-pub(crate) async fn with_grace<F>(
-    fut: F,
-    cancel: &CancellationToken,
-    grace: Duration,
-) -> Result<(), AgentError>
-where
-    F: Future<Output = Result<(), AgentError>>,
-{
-    tokio::select! {
-        biased;
-        r = fut => r,
-        () = async { cancel.cancelled().await; tokio::time::sleep(grace).await } => {
-            tracing::warn!(?grace, "the agent ignored the interruption; abandoned");
-            Err(AgentError::interrupted())
         }
     }
 }

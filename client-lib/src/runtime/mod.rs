@@ -1,120 +1,18 @@
-//! The node's shared state and life cycle (start, graceful shutdown, abort), per launch
-//! setting counters and breakers, and the reports every part sends.
+//! The node's life cycle (start, graceful shutdown, abort) and its tasks: the control loop,
+//! heartbeats, launches. What they share is [`Shared`](crate::shared::Shared).
 
 mod control;
 mod launch;
 
-pub(crate) use launch::with_grace;
-
-use crate::{
-    AgentError, AgentSpec, BrokerAddresses, Classifier, NodeBuilder, Topology,
-    agent::Registered,
-    breaker::{Breaker, Trip},
-    broker::{self, Link},
-    context::RunInfo,
-    outbox::Outbox,
-    tally::Tally,
-};
-use am_domain::wire::{
-    self, ActivationId, BreakerTripped, Counters, FailureReport, Publication, ToManager,
-    replay::ReplayToken,
-};
+use crate::{BrokerAddresses, NodeBuilder, broker, outbox::Outbox, shared::Shared};
 use std::{
     collections::HashMap,
-    sync::{
-        Arc, Mutex, MutexGuard,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex, atomic::AtomicU64},
     time::Duration,
 };
 use tokio::sync::{Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-
-/// One activation running (or about to run) on this node.
-#[derive(Debug)]
-struct Running {
-    id: ActivationId,
-    /// The token it was launched with ([`Interrupt::up_to_token`](crate::wire::Interrupt)).
-    fencing_token: u64,
-    /// The activation's own counters (also in its [`RunInfo`]).
-    tally: Arc<Tally>,
-    cancel: CancellationToken,
-    /// Cancelled when the activation has fully ended (reports sent, message returned).
-    finished: CancellationToken,
-}
-
-/// Counts one event of `info`'s activation in its own counters and its launch setting's.
-pub(crate) fn count(stats: &LsStats, info: &RunInfo, pick: fn(&Tally) -> &AtomicU64) {
-    pick(&stats.tally).fetch_add(1, Ordering::Relaxed);
-    pick(&info.tally).fetch_add(1, Ordering::Relaxed);
-}
-
-/// Counters and breaker of one launch setting on this node.
-#[derive(Debug)]
-pub(crate) struct LsStats {
-    tally: Tally,
-    breaker: Mutex<Breaker>,
-}
-
-impl LsStats {
-    fn counters(&self) -> Counters {
-        self.tally.counters()
-    }
-
-    fn breaker(&self) -> MutexGuard<'_, Breaker> {
-        self.breaker.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn success(&self) {
-        self.breaker().success();
-    }
-
-    /// A failure of a standalone run (`data_message` `None`) or of the data message with
-    /// that identity (see [`crate::breaker`]).
-    pub(crate) fn failure(&self, err: &AgentError, data_message: Option<u64>) -> Option<Trip> {
-        self.breaker()
-            .failure(err.error_type(), err.message(), data_message)
-    }
-}
-
-/// Everything the node's tasks share.
-pub(crate) struct Shared {
-    pub(crate) application: String,
-    pub(crate) host: String,
-    version: String,
-    brokers: BrokerAddresses,
-    pub(crate) topology: Topology,
-    capacity: u32,
-    heartbeat_every: Duration,
-    pub(crate) interrupt_grace: Duration,
-    shutdown_timeout: Duration,
-    pub(crate) default_idle_timeout: Duration,
-    agents: HashMap<String, (AgentSpec, Registered)>,
-    classifiers: Vec<Classifier>,
-    pub(crate) link: Link,
-    pub(crate) outbox: Arc<Outbox>,
-    running: Mutex<HashMap<String, Vec<Running>>>,
-    stats: Mutex<HashMap<String, Arc<LsStats>>>,
-    slots: Arc<Semaphore>,
-    quarantined: AtomicU64,
-    /// Stops taking commands.
-    stop_intake: CancellationToken,
-    /// Parent of every activation's cancellation.
-    runs: CancellationToken,
-    /// Stops the connection, the outbox and heartbeats: the very last step.
-    stop_io: CancellationToken,
-    pub(crate) ready: watch::Sender<bool>,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Node")
-            .field("application", &self.application)
-            .field("host", &self.host)
-            .finish_non_exhaustive()
-    }
-}
 
 pub(crate) fn start(b: NodeBuilder, brokers: BrokerAddresses) -> Arc<Shared> {
     let (tx, link) = broker::link();
@@ -197,104 +95,4 @@ pub(crate) async fn abort(shared: &Arc<Shared>) {
     }
     shared.runs.cancel();
     shared.ready.send_replace(false);
-}
-
-impl Shared {
-    fn running(&self) -> MutexGuard<'_, HashMap<String, Vec<Running>>> {
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn stats(&self, launch_setting: &str) -> Arc<LsStats> {
-        let mut map = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        Arc::clone(map.entry(launch_setting.to_owned()).or_insert_with(|| {
-            Arc::new(LsStats {
-                tally: Tally::default(),
-                breaker: Mutex::new(Breaker::new(am_domain::catalog::DEFAULT_FAILURE_THRESHOLD)),
-            })
-        }))
-    }
-
-    fn publication(&self) -> Publication {
-        let mut agents: Vec<_> = self
-            .agents
-            .values()
-            .map(|(spec, agent)| spec.publish(agent.input()))
-            .collect();
-        agents.sort_by(|a, b| a.id.cmp(&b.id));
-        Publication {
-            application: self.application.clone(),
-            host: self.host.clone(),
-            version: self.version.clone(),
-            capacity: self.capacity,
-            protocol: wire::PROTOCOL_VERSION,
-            agents,
-            classifiers: self.classifiers.iter().map(Classifier::publish).collect(),
-        }
-    }
-
-    pub(crate) fn report_failure(
-        &self,
-        info: &RunInfo,
-        err: &AgentError,
-        attempt: u32,
-        data_message_id: Option<String>,
-        disposition: Option<&str>,
-        replay: Option<ReplayToken>,
-    ) {
-        tracing::warn!(
-            error_type = err.error_type(),
-            error = err.message(),
-            attempt,
-            disposition,
-            "agent failed"
-        );
-        self.outbox.push(&ToManager::Failure(FailureReport {
-            application: self.application.clone(),
-            host: self.host.clone(),
-            activation_id: info.activation_id.clone(),
-            launch_setting: info.launch_setting.clone(),
-            agent: info.agent.clone(),
-            error_type: err.error_type().to_owned(),
-            message: err.message().to_owned(),
-            details: err.details().to_owned(),
-            data_message_id,
-            attempt,
-            temporary: err.is_temporary(),
-            disposition: disposition.map(str::to_owned),
-            at: chrono::Utc::now(),
-            report_id: Some(uuid::Uuid::new_v4().to_string()),
-            replay,
-        }));
-    }
-
-    /// A replayed dead letter was processed: the manager shows the replay's outcome.
-    pub(crate) fn report_replay_processed(&self, info: &RunInfo, replay: ReplayToken) {
-        self.outbox
-            .push(&ToManager::ReplayProcessed(wire::replay::ReplayProcessed {
-                application: self.application.clone(),
-                host: self.host.clone(),
-                activation_id: info.activation_id.clone(),
-                launch_setting: info.launch_setting.clone(),
-                replay,
-                at: chrono::Utc::now(),
-            }));
-    }
-
-    pub(crate) fn report_trip(&self, info: &RunInfo, trip: Trip) {
-        tracing::warn!(
-            consecutive = trip.consecutive,
-            same_type = trip.same_type,
-            "breaker tripped"
-        );
-        self.outbox.push(&ToManager::BreakerTripped(BreakerTripped {
-            application: self.application.clone(),
-            host: self.host.clone(),
-            activation_id: info.activation_id.clone(),
-            launch_setting: info.launch_setting.clone(),
-            consecutive_failures: trip.consecutive,
-            same_type_failures: trip.same_type,
-            last_errors: trip.last_errors,
-            at: chrono::Utc::now(),
-        }));
-    }
 }

@@ -1,6 +1,8 @@
-//! The write-only rule of webhook secrets across a catalog write. Part of the catalog.
+//! The write-only rule of webhook secrets across a catalog write, and the webhook URLs as
+//! readers who are not admins see them. Part of the catalog.
 
 use super::Catalog;
+use crate::masked::mask_webhook_url;
 
 /// Applies the write-only rule of webhook secrets to `new`, a catalog about to replace `old`:
 /// an application, launch setting or schedule group that leaves its secret out keeps the one `old` has, and an
@@ -31,6 +33,30 @@ pub fn keep_secrets(new: &mut Catalog, old: &Catalog) {
             .schedule_group(&g.id)
             .and_then(|o| o.webhook_secret.as_ref());
         keep(&mut g.webhook_secret, stored);
+    }
+}
+
+/// Every webhook URL of the catalog's channels (applications, launch settings, groups) masked
+/// past its host, for a reader who is not an admin.
+pub fn mask_webhook_urls(catalog: &mut Catalog) {
+    let urls = catalog
+        .applications
+        .iter_mut()
+        .map(|a| &mut a.webhook_url)
+        .chain(
+            catalog
+                .launch_settings
+                .iter_mut()
+                .map(|l| &mut l.webhook_url),
+        )
+        .chain(
+            catalog
+                .schedule_groups
+                .iter_mut()
+                .map(|g| &mut g.webhook_url),
+        );
+    for url in urls.flatten() {
+        *url = mask_webhook_url(url);
     }
 }
 

@@ -1,7 +1,7 @@
 //! Checks of parameter schemas and of the values launch settings give them.
 
 use super::{ParamSpec, ParamType};
-use crate::{HumanDuration, ValidationErrors, catalog::Classifier, ids::validate_id};
+use crate::{HumanDuration, ValidationErrors, classifier::Classifier, ids::validate_id};
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};

@@ -5,7 +5,7 @@ use crate::broker::Link;
 use am_domain::wire::names::Names;
 use am_services::{
     entity::dead_letters,
-    operations::{ReplayBroker, UnroutedBatch},
+    operations::{ReplayBroker, ReplayError, UnroutedBatch},
 };
 use lapin::{Channel, options::ConfirmSelectOptions};
 use std::time::Duration;
@@ -33,23 +33,23 @@ impl BrokerPublisher {
         }
     }
 
-    async fn open(&self) -> Result<Channel, String> {
+    async fn open(&self) -> Result<Channel, ReplayError> {
         let mut cached = self.channel.lock().await;
         if let Some(c) = cached.as_ref().filter(|c| c.status().connected()) {
             return Ok(c.clone());
         }
         let conn = tokio::time::timeout(CONNECT_WAIT, self.link.connected(&self.stop))
             .await
-            .map_err(|_| "the broker is not reachable".to_owned())?
-            .ok_or_else(|| "the manager is stopping".to_owned())?;
+            .map_err(|_| ReplayError::Unreachable)?
+            .ok_or(ReplayError::Stopping)?;
         let channel = conn
             .create_channel()
             .await
-            .map_err(|e| format!("cannot open a broker channel: {e}"))?;
+            .map_err(|e| ReplayError::NoChannel(e.to_string()))?;
         channel
             .confirm_select(ConfirmSelectOptions::default())
             .await
-            .map_err(|e| format!("cannot enable publisher confirms: {e}"))?;
+            .map_err(|e| ReplayError::NoConfirms(e.to_string()))?;
         *cached = Some(channel.clone());
         Ok(channel)
     }
@@ -60,7 +60,7 @@ impl ReplayBroker for BrokerPublisher {
         &self,
         rows: &[dead_letters::Model],
         replayed_by: &str,
-    ) -> Vec<Result<(), String>> {
+    ) -> Vec<Result<(), ReplayError>> {
         match self.open().await {
             Ok(channel) => {
                 crate::dead_letter_messages::publish_batch(&channel, &self.names, rows, replayed_by)

@@ -6,7 +6,10 @@
 //! letter and is tried again later.
 
 use crate::{broker::Link, dead_letter_messages::forward_properties};
-use am_services::{dead_letters::forward, entity::dead_letters};
+use am_services::{
+    dead_letters::forward::{self, ForwardError},
+    entity::dead_letters,
+};
 use chrono::Utc;
 use lapin::{
     Channel, Connection,
@@ -78,7 +81,7 @@ async fn copy(
     conn: &Connection,
     channel: &mut Option<Channel>,
     row: &dead_letters::Model,
-) -> Result<(), String> {
+) -> Result<(), ForwardError> {
     let Some(exchange) = row.forward_to.as_deref() else {
         return Ok(());
     };
@@ -88,10 +91,10 @@ async fn copy(
             let c = conn
                 .create_channel()
                 .await
-                .map_err(|e| format!("cannot open a broker channel: {e}"))?;
+                .map_err(|e| ForwardError::NoChannel(e.to_string()))?;
             c.confirm_select(ConfirmSelectOptions::default())
                 .await
-                .map_err(|e| format!("cannot enable publisher confirms: {e}"))?;
+                .map_err(|e| ForwardError::NoConfirms(e.to_string()))?;
             *channel = Some(c.clone());
             c
         }
@@ -110,22 +113,23 @@ async fn copy(
             forward_properties(row),
         )
         .await
-        .map_err(|e| format!("cannot publish to exchange `{exchange}`: {e}"))?;
+        .map_err(|e| ForwardError::Publish {
+            exchange: exchange.to_owned(),
+            detail: e.to_string(),
+        })?;
     match tokio::time::timeout(CONFIRM_WAIT, confirm).await {
-        Err(_) => Err(format!(
-            "the broker did not confirm the copy within {} s",
-            CONFIRM_WAIT.as_secs()
-        )),
-        Ok(Err(e)) if e.to_string().contains("NOT_FOUND") => Err(format!(
-            "exchange `{exchange}` does not exist: create it (the manager does not)"
-        )),
-        Ok(Err(e)) => Err(format!("the broker lost the copy: {e}")),
-        Ok(Ok(c)) if !c.is_ack() => Err(format!("the broker refused the copy for `{exchange}`")),
+        Err(_) => Err(ForwardError::Unconfirmed(CONFIRM_WAIT.as_secs())),
+        Ok(Err(e)) if e.to_string().contains("NOT_FOUND") => {
+            Err(ForwardError::NoExchange(exchange.to_owned()))
+        }
+        Ok(Err(e)) => Err(ForwardError::Lost(e.to_string())),
+        Ok(Ok(c)) if !c.is_ack() => Err(ForwardError::Refused(exchange.to_owned())),
         // Mandatory and routed nowhere: acknowledged *and* returned.
         Ok(Ok(c)) => match c.take_message() {
-            Some(_) => Err(format!(
-                "exchange `{exchange}` routes the copy to no queue (routing key `{routing_key}`)"
-            )),
+            Some(_) => Err(ForwardError::Unrouted {
+                exchange: exchange.to_owned(),
+                routing_key: routing_key.to_owned(),
+            }),
             None => Ok(()),
         },
     }

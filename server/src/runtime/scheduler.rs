@@ -27,8 +27,8 @@ use am_services::runtime::{
     ahead::{self, Prepared},
     fires::{self, Fire},
     schedule::{self, CatchUp, GroupSchedule},
-    status::Trigger,
 };
+use am_services::status::Trigger;
 use chrono::{DateTime, Utc};
 use sea_orm::DatabaseConnection;
 use std::{

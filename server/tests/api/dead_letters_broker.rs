@@ -13,6 +13,7 @@ use am_services::{
     dead_letters::{self, IncomingDeadLetter, Selection},
     entity::dead_letters as entity,
     health::BrokerStatus,
+    operations::ReplayError,
     runtime::RuntimeConfig,
     testing::{Backend, TestDb},
 };
@@ -431,13 +432,14 @@ async fn a_missing_subscription_is_an_error_not_a_hang() {
     .expect("the publisher answers for every row");
     assert_eq!(results.len(), 3);
     let e1 = results[0].as_ref().expect_err("no subscription");
-    assert!(e1.contains("does not exist"), "{e1}");
-    assert!(
-        e1.contains(&broker.names().subscription("no.such.ls")),
-        "{e1}"
+    assert_eq!(
+        e1,
+        &ReplayError::NoSubscription(broker.names().subscription("no.such.ls"))
     );
+    assert!(e1.to_string().contains("does not exist"), "{e1}");
     let e2 = results[1].as_ref().expect_err("no launch setting");
-    assert!(e2.contains("no launch setting"), "{e2}");
+    assert_eq!(e2, &ReplayError::NoLaunchSetting(2));
+    assert!(e2.to_string().contains("no launch setting"), "{e2}");
     assert_eq!(results[2], Ok(()));
     // Only the good one arrived.
     let got = broker

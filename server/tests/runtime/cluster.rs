@@ -30,7 +30,7 @@ mod members;
 use crate::harness::{CatalogBuilder, LONG, World, eventually, fire_time};
 use crate::netns::Netns;
 use agent_client::Topology;
-use am_services::{runtime::status, testing::Backend};
+use am_services::{status, testing::Backend};
 use chrono::Utc;
 use ledger::{
     ended_within, fires_within, late_reports, lost_while_live, moved_from, next_second, overlapping,

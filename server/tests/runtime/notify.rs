@@ -167,7 +167,7 @@ impl ReplayBroker for NoReplays {
         &self,
         rows: &[am_services::entity::dead_letters::Model],
         _by: &str,
-    ) -> Vec<Result<(), String>> {
+    ) -> Vec<Result<(), am_services::operations::ReplayError>> {
         panic!(
             "{} dead letters published by an operation that selected none",
             rows.len()

@@ -93,10 +93,10 @@ pub async fn export(db: &impl ConnectionTrait, actor: &Principal) -> ServiceResu
 }
 
 /// The catalog as `actor` may read it: for anyone but admins, webhook URLs past their host
-/// (they are often credentials: am_domain::notify::mask_webhook_url). Secrets are never read.
+/// (they are often credentials: am_domain::masked::mask_webhook_url). Secrets are never read.
 pub(crate) fn readable(mut catalog: Catalog, actor: &Principal) -> Catalog {
     if !actor.role.allows(Role::Admin) {
-        am_domain::notify::mask_webhook_urls(&mut catalog);
+        am_domain::catalog::mask_webhook_urls(&mut catalog);
     }
     catalog
 }

@@ -7,7 +7,7 @@ use crate::{
     ServiceError,
     entity::*,
     error::ServiceResult,
-    runtime::status::{group as group_status, launch_setting as ls_status},
+    status::{group as group_status, launch_setting as ls_status},
 };
 use am_domain::{
     HumanDuration,

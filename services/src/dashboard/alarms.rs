@@ -8,9 +8,7 @@ use crate::{
     entity::{activation_hosts, nodes, operations},
     error::ServiceResult,
     operations::status as op_status,
-    registry,
-    runtime::status,
-    topology,
+    registry, status, topology,
 };
 use am_domain::{
     dashboard::{Alarm, AlarmKind, WINDOW_HOURS},

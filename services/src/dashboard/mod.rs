@@ -26,7 +26,8 @@ use crate::{
     entity::{activation_hosts, activations, dead_letters, launch_settings, schedule_groups},
     error::ServiceResult,
     registry::{self, NodeFilter},
-    runtime::{RuntimeConfig, status},
+    runtime::RuntimeConfig,
+    status,
 };
 use am_domain::{
     dashboard::{

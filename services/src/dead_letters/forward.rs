@@ -15,6 +15,32 @@ use sea_orm::{
     sea_query::{Expr, ExprTrait},
 };
 
+/// Why a copy did not reach the forward exchange; kept on the dead letter (`forward_error`) for
+/// the operator, so each says what to do. `detail` is the broker client's own words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForwardError {
+    #[error("cannot open a broker channel: {0}")]
+    NoChannel(String),
+    #[error("cannot enable publisher confirms: {0}")]
+    NoConfirms(String),
+    #[error("cannot publish to exchange `{exchange}`: {detail}")]
+    Publish { exchange: String, detail: String },
+    #[error("the broker did not confirm the copy within {0} s")]
+    Unconfirmed(u64),
+    #[error("exchange `{0}` does not exist: create it (the manager does not)")]
+    NoExchange(String),
+    #[error("the broker lost the copy: {0}")]
+    Lost(String),
+    #[error("the broker refused the copy for `{0}`")]
+    Refused(String),
+    /// Published mandatory and returned: no queue is bound for the launch setting's key.
+    #[error("exchange `{exchange}` routes the copy to no queue (routing key `{routing_key}`)")]
+    Unrouted {
+        exchange: String,
+        routing_key: String,
+    },
+}
+
 /// How long a claim holds before another replica may take the rows (a try takes well under a
 /// second per row).
 pub const CLAIM: Duration = Duration::seconds(60);
@@ -75,7 +101,7 @@ pub async fn claim(
 /// failed one is tried again after [`backoff`], its error kept for the operator.
 pub async fn settle(
     db: &DatabaseConnection,
-    tried: &[(dead_letters::Model, Result<(), String>)],
+    tried: &[(dead_letters::Model, Result<(), ForwardError>)],
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
     let now = db_time(now);
@@ -114,7 +140,7 @@ pub async fn settle(
             .col_expr(dead_letters::Column::ForwardAttempts, Expr::value(attempts))
             .col_expr(
                 dead_letters::Column::ForwardError,
-                Expr::value(error.clone()),
+                Expr::value(error.to_string()),
             )
             .filter(dead_letters::Column::Id.eq(row.id))
             .exec(db)

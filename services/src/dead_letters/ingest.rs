@@ -152,7 +152,7 @@ pub async fn store(
         })
         .collect();
     // Written with the intent to write, so the counts before and after see the same table.
-    let txn = crate::runtime::begin_write(db).await?;
+    let txn = crate::db::begin_write(db).await?;
     let watch = threshold::watch(&txn, watched).await?;
     let stored = match dead_letters::Entity::insert_many(rows)
         .on_conflict_do_nothing_on([dead_letters::Column::DedupeKey])

@@ -17,13 +17,13 @@ pub(super) struct Step {
 }
 
 impl Step {
-    pub(super) fn record(&mut self, item: &str, result: Result<(), String>) {
+    pub(super) fn record(&mut self, item: &str, result: Result<(), impl std::fmt::Display>) {
         match result {
             Ok(()) => self.done += 1,
             Err(e) => {
                 self.failed += 1;
                 self.errors
-                    .push(serde_json::json!({ "item": item, "error": e }));
+                    .push(serde_json::json!({ "item": item, "error": e.to_string() }));
             }
         }
     }
@@ -58,7 +58,7 @@ where
     let to = (from + CATALOG_BATCH).min(items.len());
     let mut step = Step::default();
     for item in items.get(from..to).unwrap_or_default() {
-        let result = apply(item).await.map_err(|e| e.to_string());
+        let result = apply(item).await;
         step.record(&item.to_string(), result);
     }
     step.cursor = Some(to.to_string());

@@ -7,7 +7,7 @@ use crate::{
     activations::ActivationFilter,
     entity::activations as activation,
     error::{ServiceError, ServiceResult},
-    runtime::status,
+    status,
 };
 use am_domain::roles::Role;
 use sea_orm::DatabaseConnection;

@@ -43,7 +43,7 @@ mod selected;
 mod told;
 mod view;
 
-pub use broker::{ReplayBroker, UnroutedBatch};
+pub use broker::{ReplayBroker, ReplayError, UnroutedBatch};
 pub use interrupt::interrupt_count;
 pub use queue::{NoQueue, OperationQueue, QueueError};
 pub use rerun::rerun_count;

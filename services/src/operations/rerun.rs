@@ -6,7 +6,7 @@ use crate::{
     activations::ActivationFilter,
     entity::activations as activation,
     error::{ServiceError, ServiceResult},
-    runtime::status,
+    status,
 };
 use am_domain::{roles::Role, usage::EntityRef};
 use chrono::{DateTime, Utc};

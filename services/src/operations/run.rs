@@ -275,7 +275,7 @@ async fn unrouted_step(
             step.failed = i64::try_from(left - Ord::min(got.moved, left)).unwrap_or(i64::MAX);
             step.errors.push(serde_json::json!({
                 "item": format!("unrouted messages of {data_queue}"),
-                "error": e,
+                "error": e.to_string(),
             }));
             step.finished = true;
         }

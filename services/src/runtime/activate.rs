@@ -5,8 +5,8 @@ use super::{
     Metrics, RuntimeConfig,
     plan::Plan,
     resolve::{Resolver, Target},
-    status::{self, Trigger},
 };
+use crate::status::{self, Trigger};
 use crate::{
     entity::{activation_hosts, activations},
     error::ServiceResult,

@@ -10,6 +10,7 @@
 use super::{
     Metrics, RuntimeConfig,
     activate::{NewActivation, plan_activation},
+    ending,
     groups::finish_group,
     locks,
     members::members_of,
@@ -17,8 +18,8 @@ use super::{
     plan::Plan,
     resolve::Resolver,
     starts,
-    status::{self, Trigger},
 };
+use crate::status::{self, Trigger};
 use crate::{
     Principal,
     audit::{self, AuditEntry},
@@ -428,7 +429,7 @@ pub(super) async fn write(
         txn.execute_raw(s).await?;
     }
     for (ls, run) in &batch.interrupts {
-        overlap::interrupt(txn, cfg, ls, run, now).await?;
+        ending::interrupt(txn, cfg, ls, run, now).await?;
     }
     let mut out: Fired = fires.iter().map(|f| (f.group.clone(), None)).collect();
     for (i, id) in &batch.parents {

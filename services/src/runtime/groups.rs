@@ -10,8 +10,8 @@ use super::{
     overlap::{self, Busy},
     plan::Plan,
     resolve::Resolver,
-    status::{self, Trigger},
 };
+use crate::status::{self, Trigger};
 use crate::{
     entity::{activation_hosts, activations, schedule_groups},
     error::ServiceResult,
@@ -95,9 +95,11 @@ pub(crate) async fn member_settled(
                 continue;
             }
             if let Some(running) = resolver.target(ls).and_then(|t| busy.interrupts(t)) {
-                // Boxed: interrupting a waiting member of another group settles it, which
-                // may start that group's next member here again.
-                Box::pin(overlap::interrupt(db, cfg, ls, running, now)).await?;
+                // Interrupting a waiting member of another group ends it at once: that group
+                // goes on first (boxed: it may come back here).
+                if let Some(ended) = overlap::interrupt(db, cfg, ls, running, now).await? {
+                    Box::pin(member_settled(db, cfg, &ended.member, ended.result, now)).await?;
+                }
                 new.pinned_host = running.node().or(new.pinned_host);
             }
             return match plan_activation(&mut plan, &mut resolver, cfg, new, now) {

@@ -7,8 +7,8 @@ use super::{
     Metrics, RuntimeConfig,
     host_rows::{WorkTimeouts, running_on, with_counters},
     plan::Plan,
-    status,
 };
+use crate::status;
 use crate::{
     entity::{activation_hosts, activations},
     error::ServiceResult,

@@ -2,7 +2,7 @@
 //! rows of one node's runs that still run, how their counters are written, and the work
 //! timeout that sets their recovery deadline.
 
-use super::status;
+use crate::status;
 use crate::{
     entity::{activation_hosts, launch_settings},
     error::ServiceResult,

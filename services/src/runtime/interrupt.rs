@@ -2,11 +2,8 @@
 //! at once, a running one gets *interrupt* on each host still running it; a group's run ends
 //! first, so no further member starts, then its running member is interrupted.
 
-use super::{
-    RuntimeConfig, groups,
-    status::{self, activation::ACTIVE},
-    stopping::{Ending, end_activation},
-};
+use super::{RuntimeConfig, ending::end_activation, groups, stopping::Ending};
+use crate::status::{self, activation::ACTIVE};
 use crate::{
     Principal,
     audit::{self, AuditEntry},

@@ -10,6 +10,7 @@
 pub mod activate;
 pub mod ahead;
 pub mod breaker;
+mod ending;
 pub mod fires;
 pub mod groups;
 mod heartbeats;
@@ -27,7 +28,6 @@ pub mod run;
 pub mod schedule;
 pub mod settle;
 mod starts;
-pub mod status;
 mod stopping;
 pub mod sweep;
 pub mod watchdog;

@@ -15,9 +15,10 @@ use super::{
     activate::{NewActivation, activation_row},
     plan::Plan,
     resolve::Target,
-    status,
+    settle::MemberEnded,
     stopping::{self, Ending},
 };
+use crate::status;
 use crate::{
     entity::{activation_hosts, activations},
     error::ServiceResult,
@@ -148,19 +149,19 @@ impl Busy {
 
 /// Interrupts `running` for a new run of `ls` (policy `interrupt`), in the transaction that
 /// records the new run: on every host still running it, once per host; a run still waiting
-/// for a node ends at once.
+/// for a node ends at once (a member's end is returned for its group to go on).
 pub(crate) async fn interrupt(
     txn: &impl ConnectionTrait,
     cfg: &RuntimeConfig,
     ls: &str,
     running: &ActiveRun,
     now: DateTime<Utc>,
-) -> ServiceResult<()> {
+) -> ServiceResult<Option<MemberEnded>> {
     let Some(run) = activations::Entity::find_by_id(running.id).one(txn).await? else {
-        return Ok(());
+        return Ok(None);
     };
     if !status::activation::ACTIVE.contains(&run.status.as_str()) {
-        return Ok(());
+        return Ok(None);
     }
     let reason = format!("a new run of {ls} started (overlap policy: interrupt)");
     tracing::info!(launch_setting = %ls, running = %run.id, "interrupting the running run");

@@ -3,12 +3,13 @@
 //! inserted together. The consumer acknowledges the batch to the broker only after commit.
 
 use super::{
-    Metrics, RuntimeConfig, heartbeats,
+    Metrics, RuntimeConfig, ending, heartbeats,
     host_rows::{WorkTimeouts, with_counters},
     locks,
     plan::Plan,
-    settle, status,
+    settle,
 };
+use crate::status;
 use crate::{
     dead_letters::replay,
     entity::{activation_hosts, activations, breaker_trips, failure_logs},
@@ -298,7 +299,7 @@ impl Batch {
         let mut seen = HashSet::new();
         for id in self.to_settle {
             if seen.insert(id) {
-                settle::settle_locked(txn, cfg, id, None, now).await?;
+                ending::settle_locked(txn, cfg, id, None, now).await?;
             }
         }
         Ok(self.out)

@@ -1,7 +1,8 @@
 //! What a dispatch needs to know, loaded once per batch: launch settings with their agent, data
 //! queue and pool hosts, and the live nodes of their applications with their current load.
 
-use super::{CHUNK, status};
+use super::CHUNK;
+use crate::status;
 use crate::{
     catalog::rows,
     entity::{

@@ -4,12 +4,13 @@
 use super::{
     RuntimeConfig,
     activate::{NewActivation, plan_activation},
+    ending,
     fires::{self, Fire},
     overlap::{self, Busy},
     plan::Plan,
     resolve::Resolver,
-    status::{self, Trigger},
 };
+use crate::status::{self, Trigger};
 use crate::{
     Principal,
     audit::{self, AuditEntry},
@@ -286,7 +287,7 @@ async fn run_alone(
             .map(|running| (running.clone(), t.ls.application.clone()))
     });
     if let Some(running) = target.and_then(|t| busy.interrupts(t)) {
-        overlap::interrupt(&txn, cfg, id, running, now).await?;
+        ending::interrupt(&txn, cfg, id, running, now).await?;
         new.pinned_host = running.node();
     }
     let mut plan = Plan::default();

@@ -1,7 +1,10 @@
 //! Ending activations: the result of a dispatch round, the compare-and-set that records it, and
-//! what follows (the launch setting's status, a group's next member).
+//! the launch setting's status. A member run's end is handed back as [`MemberEnded`]: its group
+//! goes on in `ending.rs`, since going on may end another run (overlap policy `interrupt`),
+//! which settles again.
 
-use super::{RuntimeConfig, groups, locks, plan::Plan, status};
+use super::{locks, plan::Plan};
+use crate::status;
 use crate::{
     entity::{activation_hosts, activations, launch_settings},
     error::ServiceResult,
@@ -13,6 +16,15 @@ use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, sea_query::Expr,
 };
 use uuid::Uuid;
+
+/// A member run of a group whose end was recorded: the group has yet to go on with its next
+/// member (`ending::follow`).
+#[must_use = "the group goes on only once its member's end is followed (ending::follow)"]
+#[derive(Debug)]
+pub(crate) struct MemberEnded {
+    pub member: activations::Model,
+    pub result: &'static str,
+}
 
 /// The result of an activation whose hosts are all done, from its latest dispatch round;
 /// `None` while a host still runs.
@@ -41,31 +53,28 @@ pub(crate) fn result_of(hosts: &[activation_hosts::Model], token: i64) -> Option
 }
 
 /// Ends the activation if all its hosts are done: compare-and-set from an active state, then
-/// the launch setting's status and, for a member run, the group's next step. Returns the
-/// result it recorded.
+/// the launch setting's status. A member run's end is returned for its group to go on.
 ///
 /// What it may write (its launch setting, the group's next member) is locked first, in the one
 /// order (`locks`): for a transaction that settles this one run.
 pub(crate) async fn settle(
     db: &impl ConnectionTrait,
-    cfg: &RuntimeConfig,
     activation: Uuid,
     error: Option<String>,
     now: DateTime<Utc>,
-) -> ServiceResult<Option<&'static str>> {
+) -> ServiceResult<Option<MemberEnded>> {
     locks::for_settling(db, &[activation], []).await?;
-    settle_locked(db, cfg, activation, error, now).await
+    settle_locked(db, activation, error, now).await
 }
 
 /// [`settle`] in a transaction that has locked what settling `activation` may write already
 /// (a batch of reports locks it for all its runs at once).
 pub(crate) async fn settle_locked(
     db: &impl ConnectionTrait,
-    cfg: &RuntimeConfig,
     activation: Uuid,
     error: Option<String>,
     now: DateTime<Utc>,
-) -> ServiceResult<Option<&'static str>> {
+) -> ServiceResult<Option<MemberEnded>> {
     let Some(a) = activations::Entity::find_by_id(activation).one(db).await? else {
         return Ok(None);
     };
@@ -88,33 +97,31 @@ pub(crate) async fn settle_locked(
             .filter(|h| h.fencing_token == a.fencing_token)
             .find_map(|h| h.error.clone())
     });
-    finish_locked(db, cfg, &a, result, error, now).await?;
-    Ok(Some(result))
+    finish_locked(db, &a, result, error, now).await
 }
 
-/// Records the end of a (non-group) activation with compare-and-set and moves what follows,
-/// locking first what that writes (as [`settle`] does).
+/// Records the end of a (non-group) activation with compare-and-set and the launch setting's
+/// status, locking first what that writes (as [`settle`] does). A member run's end is returned
+/// for its group to go on; `None` as well when another pass recorded the end first.
 pub(crate) async fn finish(
     db: &impl ConnectionTrait,
-    cfg: &RuntimeConfig,
     a: &activations::Model,
     result: &'static str,
     error: Option<String>,
     now: DateTime<Utc>,
-) -> ServiceResult<bool> {
+) -> ServiceResult<Option<MemberEnded>> {
     locks::for_settling(db, &[a.id], []).await?;
-    finish_locked(db, cfg, a, result, error, now).await
+    finish_locked(db, a, result, error, now).await
 }
 
 /// [`finish`] once what it writes is locked.
 async fn finish_locked(
     db: &impl ConnectionTrait,
-    cfg: &RuntimeConfig,
     a: &activations::Model,
     result: &'static str,
     error: Option<String>,
     now: DateTime<Utc>,
-) -> ServiceResult<bool> {
+) -> ServiceResult<Option<MemberEnded>> {
     let done = activations::Entity::update_many()
         .col_expr(activations::Column::Status, Expr::value(result))
         .col_expr(activations::Column::FinishedAt, Expr::value(Some(now)))
@@ -128,7 +135,7 @@ async fn finish_locked(
         .exec(db)
         .await?;
     if done.rows_affected == 0 {
-        return Ok(false);
+        return Ok(None);
     }
     let mut ev = Plan::default();
     ev.event(
@@ -148,10 +155,10 @@ async fn finish_locked(
             tell_failure(db, ls, a.id, error.as_deref(), now).await?;
         }
     }
-    if a.parent_id.is_some() {
-        groups::member_settled(db, cfg, a, result, now).await?;
-    }
-    Ok(true)
+    Ok(a.parent_id.is_some().then(|| MemberEnded {
+        member: a.clone(),
+        result,
+    }))
 }
 
 /// A failed run of a launch setting that asks for every failure to be told raises

@@ -1,9 +1,14 @@
 //! Telling running activations to end: *stop* (every run of a launch setting on a node) or
-//! *interrupt* (one activation), once per host by compare-and-set on the host's stop request.
-//! The watchdog uses it for disabled launch settings and groups and for runs past their
-//! maximum run time; operators for *Interrupt* (`interrupt.rs`).
+//! *interrupt* (one activation), once per host by compare-and-set on the host's stop request;
+//! a run still waiting for a node ends at once. Called through `ending.rs`, which lets a group
+//! go on when a waiting member ended here.
 
-use super::{Metrics, RuntimeConfig, plan::Plan, settle, status};
+use super::{
+    Metrics, RuntimeConfig,
+    plan::Plan,
+    settle::{self, MemberEnded},
+};
+use crate::status;
 use crate::{
     entity::{activation_hosts, activations},
     error::ServiceResult,
@@ -11,9 +16,7 @@ use crate::{
 use am_domain::status::EventKind;
 use am_domain::wire::{ActivationId, Interrupt, ToNode};
 use chrono::{DateTime, Utc};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, sea_query::Expr,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, sea_query::Expr};
 
 /// How an activation that must end is told to.
 pub(crate) enum Ending<'a> {
@@ -23,24 +26,10 @@ pub(crate) enum Ending<'a> {
     Interrupt,
 }
 
-/// Ends an activation that must no longer run: a waiting one at once (interrupted), a running
-/// one by a command to each host still running it, once per host (compare-and-set on the
-/// host's stop request).
-pub(crate) async fn end_activation(
-    db: &DatabaseConnection,
-    cfg: &RuntimeConfig,
-    a: &activations::Model,
-    reason: &str,
-    ending: Ending<'_>,
-    now: DateTime<Utc>,
-) -> ServiceResult<()> {
-    let txn = super::begin_write(db).await?;
-    end_in(&txn, cfg, a, reason, ending, now).await?;
-    txn.commit().await?;
-    Ok(())
-}
-
-/// [`end_activation`] in the caller's transaction.
+/// Ends an activation that must no longer run, in the caller's transaction: a waiting one at
+/// once (interrupted; a member's end is returned for its group to go on), a running one by a
+/// command to each host still running it, once per host (compare-and-set on the host's stop
+/// request).
 pub(crate) async fn end_in(
     txn: &impl ConnectionTrait,
     cfg: &RuntimeConfig,
@@ -48,18 +37,16 @@ pub(crate) async fn end_in(
     reason: &str,
     ending: Ending<'_>,
     now: DateTime<Utc>,
-) -> ServiceResult<()> {
+) -> ServiceResult<Option<MemberEnded>> {
     if a.status == status::activation::WAITING {
-        settle::finish(
+        return settle::finish(
             txn,
-            cfg,
             a,
             status::activation::INTERRUPTED,
             Some(reason.to_owned()),
             now,
         )
-        .await?;
-        return Ok(());
+        .await;
     }
     let rows = activation_hosts::Entity::find()
         .filter(activation_hosts::Column::ActivationId.eq(a.id))
@@ -95,7 +82,8 @@ pub(crate) async fn end_in(
         plan.event(a.id, Some(&row.host), kind, reason, now);
         Metrics::inc(&cfg.metrics.stops);
     }
-    plan.write(txn).await
+    plan.write(txn).await?;
+    Ok(None)
 }
 
 /// Records a stop request on a host row still active without one; false when another pass

@@ -6,12 +6,12 @@
 //! and on several replicas.
 
 use super::{
-    RuntimeConfig,
+    RuntimeConfig, ending,
     plan::Plan,
     resolve::Resolver,
-    settle, status,
     watchdog::{dispatch_waiting, host_cas},
 };
+use crate::status;
 use crate::{
     entity::{activation_hosts, activations, nodes, outbox},
     error::ServiceResult,
@@ -155,7 +155,7 @@ pub async fn check(
             if let Some(ls) = &a.launch_setting_id {
                 recovery::count(&txn, ls, recovery::kind::LOST).await?;
             }
-            settle::settle(&txn, cfg, a.id, Some(detail.clone()), now).await?;
+            ending::settle(&txn, cfg, a.id, Some(detail.clone()), now).await?;
         }
         txn.commit().await?;
         found.push(finding(Some(&row.host), kind, detail, repaired));

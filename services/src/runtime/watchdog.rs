@@ -18,12 +18,12 @@
 use super::{
     Metrics, RuntimeConfig,
     activate::{NewActivation, dispatch_hosts, next_attempt, plan_activation},
+    ending,
     plan::Plan,
     resolve::Resolver,
-    settle,
-    status::{self, Trigger},
     stopping::mark_stop_requested,
 };
+use crate::status::{self, Trigger};
 use crate::{
     entity::{activation_hosts, activations, launch_settings},
     error::ServiceResult,
@@ -285,7 +285,7 @@ async fn start_timeouts(
                 notifications::raise(&txn, notice, now).await?;
                 Metrics::inc(&cfg.metrics.lost);
                 recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
-                settle::settle(&txn, cfg, a.id, None, now).await?;
+                ending::settle(&txn, cfg, a.id, None, now).await?;
             }
         } else if overdue_cas(&txn, &row, status::host::SUPERSEDED, &why, (now, judged)).await? {
             recovery::count(&txn, &ls, recovery::kind::START_TIMEOUT).await?;
@@ -368,7 +368,7 @@ async fn work_timeouts(
             }
         } else {
             Metrics::inc(&cfg.metrics.failed_after_lost);
-            settle::settle(&txn, cfg, a.id, Some(why), now).await?;
+            ending::settle(&txn, cfg, a.id, Some(why), now).await?;
         }
         txn.commit().await?;
     }
@@ -465,7 +465,7 @@ async fn waiting(
                 cfg.wait_timeout.num_seconds()
             );
             Metrics::inc(&cfg.metrics.wait_timeouts);
-            settle::finish(&txn, cfg, &a, status::activation::FAILED, Some(why), now).await?;
+            ending::finish(&txn, cfg, &a, status::activation::FAILED, Some(why), now).await?;
             txn.commit().await?;
             continue;
         }

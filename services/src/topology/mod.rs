@@ -386,7 +386,7 @@ pub async fn processed_by_launch_setting(
     db: &DatabaseConnection,
 ) -> ServiceResult<BTreeMap<String, i64>> {
     use crate::entity::{activation_hosts as h, activations as a};
-    use crate::runtime::status;
+    use crate::status;
     use sea_orm::{JoinType, RelationTrait};
     // Summed here: one row per running host is few, and SQL's SUM of a BIGINT is NUMERIC on
     // PostgreSQL.

@@ -8,13 +8,13 @@ use super::{
 };
 use crate::on_both_backends;
 use am_domain::{roles::Role, usage::EntityRef};
+use am_services::status::Trigger;
 use am_services::{
     catalog,
     entity::{activations, outbox},
     runtime::{
         RuntimeConfig, ahead,
         fires::{self, Fire},
-        status::Trigger,
     },
 };
 use chrono::{DateTime, Duration, DurationRound, Utc};

@@ -10,11 +10,12 @@ use am_services::{
     audit::{self, AuditFilter},
     bulk::{self, BulkAction, Done, MAX_SELECTED},
 };
-use sea_orm::DatabaseConnection;
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 on_both_backends!(
     a_selection_is_refused_whole_for_a_viewer_or_out_of_bounds,
     each_selected_entity_is_acted_on_alone_with_its_own_outcome,
+    interrupting_a_group_stops_its_run_and_its_member,
 );
 
 fn ls(id: &str) -> EntityRef {
@@ -154,5 +155,72 @@ async fn each_selected_entity_is_acted_on_alone_with_its_own_outcome(db: &Databa
     assert_eq!(
         run.status, "interrupted",
         "a run without a node ends at once"
+    );
+}
+
+/// *Interrupt* on a schedule group stops the group's own run (not its members', which it
+/// takes with it): the run and its waiting member end at once, no further member starts.
+async fn interrupting_a_group_stops_its_run_and_its_member(db: &DatabaseConnection) {
+    let cfg = setup(db).await;
+    let op = actor(Role::Operator);
+    let group = EntityRef::ScheduleGroup("demo.nightly".into());
+    let ran = bulk::act(
+        db,
+        &cfg,
+        &op,
+        std::slice::from_ref(&group),
+        BulkAction::RunNow,
+        "in a test",
+    )
+    .await
+    .expect("a selection in bounds");
+    let Ok(Done::Started(run)) = ran[0] else {
+        panic!("the group runs: {ran:?}");
+    };
+
+    let stopped = bulk::act(
+        db,
+        &cfg,
+        &op,
+        &[
+            group.clone(),
+            EntityRef::ScheduleGroup("demo.failing".into()),
+        ],
+        BulkAction::Interrupt,
+        "in a test",
+    )
+    .await
+    .expect("a selection in bounds");
+    assert!(
+        matches!(&stopped[0], Ok(Done::Interrupted(runs)) if runs == &[run]),
+        "only the group's own run is named: {stopped:?}"
+    );
+    assert!(
+        matches!(stopped[1], Err(ServiceError::Conflict(_))),
+        "a group not running has nothing to interrupt: {stopped:?}"
+    );
+    let summary = |id: uuid::Uuid| {
+        let op = &op;
+        async move {
+            am_services::activations::summary(db, op, &id.to_string())
+                .await
+                .expect("the run")
+        }
+    };
+    assert_eq!(summary(run).await.status, "interrupted");
+    let members = am_services::entity::activations::Entity::find()
+        .filter(am_services::entity::activations::Column::ParentId.eq(run))
+        .all(db)
+        .await
+        .expect("members");
+    assert_eq!(members.len(), 1, "no further member started: {members:?}");
+    assert_eq!(members[0].status, "interrupted", "{members:?}");
+
+    let again = bulk::act(db, &cfg, &op, &[group], BulkAction::Interrupt, "in a test")
+        .await
+        .expect("a selection in bounds");
+    assert!(
+        matches!(again[0], Err(ServiceError::Conflict(_))),
+        "asked again, nothing is left: {again:?}"
     );
 }

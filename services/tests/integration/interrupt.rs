@@ -1,20 +1,22 @@
 //! An operator's *Interrupt*: a waiting run ends at once, a running one gets *interrupt* on its
-//! host once, a group's run ends and starts no further member.
+//! host once, a group's run ends and starts no further member. And overlap policy `interrupt`:
+//! a new run that ends a group's waiting member lets that group go on.
 
 use super::{
-    actor,
+    actor, demo_catalog,
     runtime::{activation, apply, finished, hosts_of, node_up, report, setup},
 };
 use crate::on_both_backends;
 use am_domain::{
+    catalog::OverlapPolicy,
     roles::Role,
     usage::EntityRef,
     wire::{ActivationEvent, ActivationResult},
 };
 use am_services::{
-    ServiceError,
+    ServiceError, catalog,
     entity::{activations, outbox},
-    runtime::{interrupt::interrupt, run::run_now},
+    runtime::{RuntimeConfig, interrupt::interrupt, run::run_now},
 };
 use chrono::Utc;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter};
@@ -22,6 +24,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, Quer
 on_both_backends!(
     waiting_and_running_runs_are_interrupted_once,
     a_group_run_is_interrupted_and_starts_no_further_member,
+    a_waiting_member_ended_by_a_new_run_lets_its_group_go_on,
 );
 
 async fn interrupts_sent(db: &DatabaseConnection, id: uuid::Uuid) -> u64 {
@@ -157,4 +160,75 @@ async fn a_group_run_is_interrupted_and_starts_no_further_member(db: &DatabaseCo
         .expect("count");
     assert_eq!(members, 1, "no further member started");
     assert_eq!(activation(db, group).await.status, "interrupted");
+}
+
+/// The path where ending one run starts another: a new run of a launch setting with overlap
+/// policy `interrupt` ends a group's member still waiting for a node at once, and that group
+/// (which goes on after a failure) starts its next member in the same transaction.
+async fn a_waiting_member_ended_by_a_new_run_lets_its_group_go_on(db: &DatabaseConnection) {
+    let mut c = demo_catalog();
+    let sleep = c
+        .agents
+        .iter_mut()
+        .find(|a| a.id == "sleep")
+        .expect("the demo has agent sleep");
+    sleep.overlap = OverlapPolicy::Interrupt;
+    let nightly = c
+        .schedule_groups
+        .iter_mut()
+        .find(|g| g.id == "demo.nightly")
+        .expect("the demo has group demo.nightly");
+    nightly.continue_on_failure = true;
+    catalog::import(db, &actor(Role::Admin), c)
+        .await
+        .expect("catalog imports");
+    let cfg = RuntimeConfig::new("t");
+    let operator = actor(Role::Operator);
+    let members_of = |group| async move {
+        activations::Entity::find()
+            .filter(activations::Column::ParentId.eq(group))
+            .all(db)
+            .await
+            .expect("members")
+    };
+
+    // No live node: the group's first member (demo.sleep.nightly) waits.
+    let group = run_now(
+        db,
+        &cfg,
+        &operator,
+        &EntityRef::ScheduleGroup("demo.nightly".into()),
+    )
+    .await
+    .expect("runs");
+    let first = members_of(group).await;
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].status, "waiting");
+
+    let new = run_now(
+        db,
+        &cfg,
+        &operator,
+        &EntityRef::LaunchSetting("demo.sleep.nightly".into()),
+    )
+    .await
+    .expect("runs");
+    let ended = activation(db, first[0].id).await;
+    assert_eq!(ended.status, "interrupted");
+    assert_eq!(
+        ended.error.as_deref(),
+        Some("a new run of demo.sleep.nightly started (overlap policy: interrupt)")
+    );
+    assert_eq!(activation(db, new).await.status, "waiting");
+
+    // The group went on: its second member waits for a node, the group still runs.
+    let members = members_of(group).await;
+    assert_eq!(members.len(), 2, "{members:?}");
+    let second = members
+        .iter()
+        .find(|m| m.id != first[0].id)
+        .expect("a second member");
+    assert_eq!(second.launch_setting_id.as_deref(), Some("demo.echo.drain"));
+    assert_eq!(second.status, "waiting");
+    assert_eq!(activation(db, group).await.status, "running");
 }

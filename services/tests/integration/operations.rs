@@ -31,7 +31,11 @@ on_both_backends!(
 pub(crate) struct NoBroker;
 
 impl ReplayBroker for NoBroker {
-    async fn publish(&self, rows: &[dead_letters::Model], _by: &str) -> Vec<Result<(), String>> {
+    async fn publish(
+        &self,
+        rows: &[dead_letters::Model],
+        _by: &str,
+    ) -> Vec<Result<(), operations::ReplayError>> {
         panic!(
             "no dead letters were selected, yet {} were published",
             rows.len()

@@ -45,7 +45,11 @@ const FLAKY: &str = "demo.flaky.1";
 struct Recording(Arc<Mutex<Vec<i64>>>, bool);
 
 impl ReplayBroker for Recording {
-    async fn publish(&self, rows: &[entity::Model], _by: &str) -> Vec<Result<(), String>> {
+    async fn publish(
+        &self,
+        rows: &[entity::Model],
+        _by: &str,
+    ) -> Vec<Result<(), operations::ReplayError>> {
         self.0
             .lock()
             .expect("lock")
@@ -54,7 +58,7 @@ impl ReplayBroker for Recording {
         rows.iter()
             .map(|_| {
                 if down {
-                    Err("broker down".to_owned())
+                    Err(operations::ReplayError::Unreachable)
                 } else {
                     Ok(())
                 }

@@ -12,6 +12,7 @@ use am_domain::{
         RunningLaunchSetting, ToManager,
     },
 };
+use am_services::status::Trigger;
 use am_services::{
     ServiceError, catalog,
     entity::{activation_hosts, activations, launch_settings, outbox, schedule_groups},
@@ -21,7 +22,6 @@ use am_services::{
         fires::{self, Fire},
         reports,
         run::run_now,
-        status::Trigger,
         watchdog::{self, Listening},
     },
 };

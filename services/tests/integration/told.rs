@@ -9,6 +9,7 @@ use super::{
 };
 use crate::on_both_backends;
 use am_domain::{catalog::LostPolicy, roles::Role, usage::EntityRef, wire::ActivationEvent};
+use am_services::status::Trigger;
 use am_services::{
     Services, Settings, catalog,
     entity::{notifications as rows, schedule_groups},
@@ -18,7 +19,6 @@ use am_services::{
         RuntimeConfig,
         fires::{self, Fire},
         run::run_now,
-        status::Trigger,
         watchdog::{self, Listening},
     },
 };

@@ -13,7 +13,8 @@ use crate::{
     components::{
         forms::*,
         overview::LaunchSettingOverview,
-        params::{ParamForm, ParamState, collect_errors, collect_values, param_states},
+        param_state::{ParamState, collect_errors, collect_values, param_states},
+        params::ParamForm,
         status::StatusPanel,
         webhook::{ChannelFields, ChannelSignals},
         when::HistoryLink,

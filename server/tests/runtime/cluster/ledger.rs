@@ -3,7 +3,7 @@
 
 use super::load::Profile;
 use crate::harness::{LONG, World, eventually, fire_time, held};
-use am_services::runtime::status;
+use am_services::status;
 use chrono::{DateTime, Utc};
 use std::{
     collections::{BTreeMap, BTreeSet},

@@ -5,8 +5,11 @@
 use super::*;
 use crate::{
     entity::schedule_groups,
-    runtime::stopping::{Ending, end_activation},
+    runtime::{ending::end_activation, stopping::Ending},
 };
+
+/// What the nodes and the run's end are told when whoever disabled it gave no reason.
+const NO_REASON: &str = "disabled";
 
 /// Nodes still running a disabled launch setting get *stop*; activations of it that wait end.
 pub(super) async fn stop_disabled(
@@ -32,7 +35,7 @@ pub(super) async fn stop_disabled(
             let reason = reasons
                 .get(ls.as_str())
                 .copied()
-                .unwrap_or("disabled")
+                .unwrap_or(NO_REASON)
                 .to_owned();
             let stop = ToNode::Stop(Stop {
                 launch_setting: ls.clone(),
@@ -78,7 +81,7 @@ async fn interrupt_members_of_disabled_groups(
                     .as_deref()
                     .and_then(|g| reasons.get(g))
                     .copied()
-                    .unwrap_or("disabled")
+                    .unwrap_or(NO_REASON)
             );
             let members = activations::Entity::find()
                 .filter(activations::Column::ParentId.eq(run))
@@ -109,6 +112,6 @@ async fn disabled<E: EntityTrait>(
         .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, r)| (id, r.unwrap_or_else(|| "disabled".to_owned())))
+        .map(|(id, r)| (id, r.unwrap_or_else(|| NO_REASON.to_owned())))
         .collect())
 }

@@ -6,7 +6,7 @@
 //! the catalog).
 
 use super::*;
-use crate::runtime::stopping::{Ending, end_activation};
+use crate::runtime::{ending::end_activation, stopping::Ending};
 use am_domain::{catalog::LaunchKind, status::EventKind};
 
 /// Enabled stream launch settings run: one activation each (on every live node for `MANY`).

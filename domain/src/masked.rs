@@ -1,14 +1,15 @@
-//! Channels as people other than admins read them. A webhook URL is often its own credential
-//! (a Slack or Mattermost incoming hook carries its secret in the path), so viewers and
-//! operators see where it goes (scheme and host) and nothing past that; admins, who edit
-//! channels, see it whole. Webhook secrets are never shown to anyone.
+//! What a reader who may not see a value sees instead. A webhook URL is often its own
+//! credential (a Slack or Mattermost incoming hook carries its secret in the path), so viewers
+//! and operators see where it goes (scheme and host) and nothing past that; admins, who edit
+//! channels, see it whole. Secrets are never shown to anyone.
 
-use crate::{audit::MASKED, catalog::Catalog};
+/// What stands for a masked value.
+pub const MASKED: &str = "•••";
 
 /// `url` up to its host (and port), the rest masked: `https://hooks.slack.com/•••`.
 ///
 /// ```
-/// use am_domain::notify::mask_webhook_url;
+/// use am_domain::masked::mask_webhook_url;
 /// assert_eq!(
 ///     mask_webhook_url("https://hooks.slack.com/services/T0/B0/secret"),
 ///     "https://hooks.slack.com/•••"
@@ -27,30 +28,6 @@ pub fn mask_webhook_url(url: &str) -> String {
         return url.to_owned();
     }
     format!("{scheme}://{host}/{MASKED}")
-}
-
-/// Every webhook URL of the catalog's channels (applications, launch settings, groups) masked
-/// past its host, for a reader who is not an admin.
-pub fn mask_webhook_urls(catalog: &mut Catalog) {
-    let urls = catalog
-        .applications
-        .iter_mut()
-        .map(|a| &mut a.webhook_url)
-        .chain(
-            catalog
-                .launch_settings
-                .iter_mut()
-                .map(|l| &mut l.webhook_url),
-        )
-        .chain(
-            catalog
-                .schedule_groups
-                .iter_mut()
-                .map(|g| &mut g.webhook_url),
-        );
-    for url in urls.flatten() {
-        *url = mask_webhook_url(url);
-    }
 }
 
 #[cfg(test)]
