@@ -67,6 +67,10 @@ log "API fuzzing from the OpenAPI document (Schemathesis), in the background"
 FUZZ=$!
 
 log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node processes)"
+# Two tests per core: most of them wait on the broker, on timers and on demo-node processes
+# (on 2 cores, ~25 % of the CPU is busy with one per core), and twice as many run in ~60 %
+# of the time (docs/benchmarks.md, Waiting). NEXTEST_TEST_THREADS set by the caller wins.
+export NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-$(( $(nproc) * 2 ))}"
 nextest_status=0
 cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log" || nextest_status=$?
 

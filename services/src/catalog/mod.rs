@@ -21,10 +21,14 @@ pub use kinds::{CatalogEntity, display_id};
 pub use store::{ChangeSummary, load, load_with};
 pub(crate) use write::apply_in;
 
-use crate::{Principal, ServiceError, entity::catalog_meta, error::ServiceResult};
+use crate::{
+    Principal, ServiceError,
+    entity::{agents, catalog_meta},
+    error::ServiceResult,
+};
 use am_domain::{
     ValidationErrors,
-    catalog::{Catalog, LaunchSetting},
+    catalog::{Catalog, Concurrency, LaunchSetting},
     roles::Role,
     usage::{EntityRef, usages},
     validate::validate_catalog,
@@ -32,6 +36,27 @@ use am_domain::{
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
 };
+
+/// How agent `agent` of `application` runs across its pool, as its row says: `ANY` (one node)
+/// when the agent was deleted meanwhile. The one reading of it for the runtime's decisions (the
+/// watchdog moving or restarting a run, the breaker disabling or quarantining).
+pub(crate) async fn agent_concurrency(
+    db: &impl ConnectionTrait,
+    application: &str,
+    agent: &str,
+) -> ServiceResult<Concurrency> {
+    let stored: Option<String> =
+        agents::Entity::find_by_id((application.to_owned(), agent.to_owned()))
+            .select_only()
+            .column(agents::Column::Concurrency)
+            .into_tuple()
+            .one(db)
+            .await?;
+    Ok(stored
+        .as_deref()
+        .and_then(Concurrency::parse)
+        .unwrap_or(Concurrency::Any))
+}
 
 /// The catalog's revision, bumped by every catalog write of any replica: what the scheduler
 /// and the broker reconciler poll to notice a change.

@@ -14,7 +14,7 @@
 use super::{Metrics, RuntimeConfig, resolve::Resolver};
 use crate::{
     Principal, catalog,
-    entity::{activations, agents, launch_settings, schedule_group_members, schedule_groups},
+    entity::{activations, launch_settings, schedule_group_members, schedule_groups},
     error::ServiceResult,
     notifications::events,
 };
@@ -87,12 +87,8 @@ pub async fn apply_trip(
         }
     } else if ls.enabled {
         let concurrency =
-            agents::Entity::find_by_id((ls.application_id.clone(), ls.agent_id.clone()))
-                .one(db)
-                .await?
-                .map(|a| a.concurrency)
-                .unwrap_or_default();
-        if concurrency != am_domain::catalog::Concurrency::Many.as_str() {
+            crate::catalog::agent_concurrency(db, &ls.application_id, &ls.agent_id).await?;
+        if concurrency != am_domain::catalog::Concurrency::Many {
             targets.push(EntityRef::LaunchSetting(ls.id.clone()));
         } else {
             let txn = db.begin().await?;

@@ -2,7 +2,8 @@
 //! how the watchdog moves or restarts it.
 
 use crate::{
-    entity::{activations, agents, launch_settings},
+    catalog::agent_concurrency,
+    entity::{activations, launch_settings},
     error::ServiceResult,
 };
 use am_domain::catalog::Concurrency;
@@ -23,13 +24,9 @@ pub(super) async fn concurrency_of(
         .into_tuple()
         .one(db)
         .await?;
-    let app = a.application_id.clone().unwrap_or_default();
     let Some(agent) = agent else {
         return Ok(Concurrency::Any);
     };
-    let c = agents::Entity::find_by_id((app, agent)).one(db).await?;
-    Ok(match c.map(|c| c.concurrency) {
-        Some(c) => Concurrency::parse(&c).unwrap_or(Concurrency::Any),
-        None => Concurrency::Any,
-    })
+    let app = a.application_id.as_deref().unwrap_or_default();
+    agent_concurrency(db, app, &agent).await
 }
