@@ -84,6 +84,27 @@ pub async fn connect_within(
     }
 }
 
+/// How long a graceful close waits for the broker's answer.
+pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Closes `conn` gracefully (AMQP `connection.close` with `code` and `reason`), waiting at most
+/// [`CLOSE_TIMEOUT`] for the broker's answer. A connection that has already failed (lapin
+/// marks it so after, for one, a channel error it cannot place) may never get that answer, and
+/// a supervisor awaiting it would never reconnect; past the bound the connection is dropped,
+/// which closes its socket.
+///
+/// ```no_run
+/// # async fn run(conn: lapin::Connection) {
+/// agent_client::close(&conn, 200, "shutting down").await;
+/// # }
+/// ```
+pub async fn close(conn: &Connection, code: u16, reason: &str) {
+    let closing = conn.close(code, reason.into());
+    if let Err(_elapsed) = tokio::time::timeout(CLOSE_TIMEOUT, closing).await {
+        tracing::warn!(%reason, "the broker did not answer the connection's close in time");
+    }
+}
+
 /// Why `conn` is lost, when an event of its [`Connection::events_listener`] says it is; `None`
 /// for any other event. lapin reports a channel the broker closed (a refused declare, a
 /// consumer's queue gone, a queue whose cluster member is down) on the same stream as the loss

@@ -19,7 +19,8 @@ mod topology;
 pub use addresses::{AddressError, BrokerAddresses};
 pub use agent::{AgentSpec, Classifier, MessageAgent, StandaloneAgent};
 pub use broker::{
-    CONNECT_TIMEOUT, ConnectError, connect, connect_within, is_precondition_failed, lost_by,
+    CLOSE_TIMEOUT, CONNECT_TIMEOUT, ConnectError, close, connect, connect_within,
+    is_precondition_failed, lost_by,
 };
 pub use context::{Context, Message};
 pub use error::{AgentError, ErrorKind, NodeError};

@@ -78,7 +78,7 @@ pub async fn supervise(
                             "connected to {shown}, but cannot declare the manager's queues: {e}"
                         ),
                     );
-                    let _ = conn.close(200, "retrying".into()).await;
+                    agent_client::close(&conn, 200, "retrying").await;
                     tokio::select! {
                         () = tokio::time::sleep(backoff) => {}
                         () = stop.cancelled() => return,
@@ -116,7 +116,7 @@ pub async fn supervise(
                         link.send_replace(None);
                     }
                     () = stop.cancelled() => {
-                        let _ = conn.close(200, "manager shutting down".into()).await;
+                        agent_client::close(&conn, 200, "manager shutting down").await;
                         return;
                     }
                 }

@@ -75,7 +75,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<
                             } => r,
                             () = shared.stop_io.cancelled() => {
                                 tx.send_replace(None);
-                                let _ = conn.close(200, "node shutting down".into()).await;
+                                broker::close(&conn, 200, "node shutting down").await;
                                 return;
                             }
                         };
@@ -84,7 +84,7 @@ pub(super) async fn supervise(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<
                     }
                     Err(e) => {
                         tracing::warn!(broker = %shown, error = %e, "cannot declare the node's topology");
-                        let _ = conn.close(200, "topology failed".into()).await;
+                        broker::close(&conn, 200, "topology failed").await;
                     }
                 }
             }

@@ -91,7 +91,7 @@ pub(crate) async fn abort(shared: &Arc<Shared>) {
     shared.stop_io.cancel();
     shared.stop_intake.cancel();
     if let Some(conn) = shared.link.current() {
-        let _ = conn.close(320, "node aborted".into()).await;
+        crate::broker::close(&conn, 320, "node aborted").await;
     }
     shared.runs.cancel();
     shared.ready.send_replace(false);

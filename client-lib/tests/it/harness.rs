@@ -394,7 +394,7 @@ impl Harness {
                 let _ = ch.close(200, "".into()).await;
             }
         }
-        let _ = self.conn.close(200, "test done".into()).await;
+        agent_client::close(&self.conn, 200, "test done").await;
     }
 }
 

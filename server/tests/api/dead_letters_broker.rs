@@ -155,7 +155,7 @@ impl Broker {
                 .exchange_delete(x.as_str().into(), ExchangeDeleteOptions::default())
                 .await;
         }
-        let _ = self.conn.close(200, "test done".into()).await;
+        agent_client::close(&self.conn, 200, "test done").await;
     }
 }
 

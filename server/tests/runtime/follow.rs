@@ -113,7 +113,7 @@ async fn a_running_stream_follows_its_agent_to_another_data_queue_and_back() {
                 .exchange_delete(jobs.as_str().into(), ExchangeDeleteOptions::default())
                 .await;
         }
-        let _ = conn.close(200, "test done".into()).await;
+        agent_client::close(&conn, 200, "test done").await;
     }
     w.finish(&[LS]).await;
 }

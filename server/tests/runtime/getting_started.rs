@@ -129,7 +129,7 @@ async fn the_guides_node_waits_for_its_application_then_processes_a_greeting() {
                 )
                 .await;
         }
-        let _ = conn.close(200, "".into()).await;
+        agent_client::close(&conn, 200, "").await;
     }
     w.finish(&["shop.greet"]).await;
 }

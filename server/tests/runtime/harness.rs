@@ -602,7 +602,7 @@ impl World {
             },
         )
         .await;
-        let _ = conn.close(200, "published".into()).await;
+        agent_client::close(&conn, 200, "published").await;
     }
 
     /// Stops the nodes and deletes the broker objects this test's catalog names.
@@ -639,7 +639,7 @@ impl World {
                 let _ = ch.close(200, "".into()).await;
             }
         }
-        let _ = conn.close(200, "test done".into()).await;
+        agent_client::close(&conn, 200, "test done").await;
     }
 }
 

@@ -141,7 +141,7 @@ async fn malformed_reports_and_dead_letters_never_stop_a_consumer() {
     .await;
     assert_eq!(stored, 3, "every dead letter is kept, once");
 
-    let _ = conn.close(200, "done".into()).await;
+    agent_client::close(&conn, 200, "done").await;
     m.stop().await;
     w.finish(&[]).await;
 }

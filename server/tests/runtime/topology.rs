@@ -200,7 +200,7 @@ impl Fixture {
     /// Deletes everything the reconciler applied for this test.
     pub(crate) async fn finish(self) {
         within("the clean-up of the broker", self.clean_broker()).await;
-        let _ = self.conn.close(200, "done".into()).await;
+        agent_client::close(&self.conn, 200, "done").await;
         self.w.finish(&[]).await;
     }
 

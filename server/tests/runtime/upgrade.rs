@@ -39,7 +39,7 @@ async fn declare(queue: &str, args: FieldTable) -> Result<(), lapin::Error> {
     )
     .await
     .map(|_| ());
-    let _ = conn.close(200, "".into()).await;
+    agent_client::close(&conn, 200, "").await;
     declared
 }
 

@@ -148,7 +148,7 @@ pub(super) async fn produce(
         }
     }
     if let Some((conn, _)) = channel {
-        let _ = conn.close(200, "produced".into()).await;
+        agent_client::close(&conn, 200, "produced").await;
     }
     Produced { resent }
 }
