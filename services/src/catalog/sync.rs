@@ -17,7 +17,8 @@ use am_domain::catalog::{
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
+    ActiveModelBehavior, ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction,
+    DbBackend, EntityTrait, IntoActiveModel, QueryFilter,
 };
 use std::collections::{BTreeMap, HashSet};
 
@@ -308,26 +309,31 @@ pub async fn sync(
     Ok(summary)
 }
 
+/// Inserts the rows of the created entities of one kind and updates those of the updated ones;
+/// `row` builds an entity's row, given the entity it replaces (`None` when created).
+async fn write_rows<'a, T, A>(
+    txn: &DatabaseTransaction,
+    d: &Diff<'a, T>,
+    row: impl Fn(&'a T, Option<&'a T>) -> A,
+) -> ServiceResult<()>
+where
+    A: ActiveModelTrait + ActiveModelBehavior + Clone + Send,
+    <A::Entity as EntityTrait>::Model: IntoActiveModel<A>,
+{
+    insert_all(txn, d.created.iter().map(|e| row(e, None)).collect()).await?;
+    for (old, e) in &d.updated {
+        A::Entity::update(row(e, Some(old))).exec(txn).await?;
+    }
+    Ok(())
+}
+
 async fn write_pools(
     txn: &DatabaseTransaction,
     pools: &Diff<'_, Pool>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    insert_all(
-        txn,
-        pools
-            .created
-            .iter()
-            .map(|p| rows::pool_row(p, now, true))
-            .collect(),
-    )
-    .await?;
+    write_rows(txn, pools, |p, old| rows::pool_row(p, now, old.is_none())).await?;
     write_pool_hosts(txn, &pools.created, false, now).await?;
-    for (_, p) in &pools.updated {
-        pools::Entity::update(rows::pool_row(p, now, false))
-            .exec(txn)
-            .await?;
-    }
     let rehosted: Vec<_> = pools
         .updated
         .iter()
@@ -343,34 +349,14 @@ async fn write_places(
     d: &Diffs<'_>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    insert_all(
-        txn,
-        d.apps
-            .created
-            .iter()
-            .map(|a| rows::application_row(a, now, true))
-            .collect(),
-    )
+    write_rows(txn, &d.apps, |a, old| {
+        rows::application_row(a, now, old.is_none())
+    })
     .await?;
-    for (_, a) in &d.apps.updated {
-        applications::Entity::update(rows::application_row(a, now, false))
-            .exec(txn)
-            .await?;
-    }
-    insert_all(
-        txn,
-        d.queues
-            .created
-            .iter()
-            .map(|q| rows::data_queue_row(q, now, true))
-            .collect(),
-    )
+    write_rows(txn, &d.queues, |q, old| {
+        rows::data_queue_row(q, now, old.is_none())
+    })
     .await?;
-    for (_, q) in &d.queues.updated {
-        data_queues::Entity::update(rows::data_queue_row(q, now, false))
-            .exec(txn)
-            .await?;
-    }
     Ok(())
 }
 
@@ -379,24 +365,13 @@ async fn write_classifiers(
     classifiers: &Diff<'_, Classifier>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    insert_all(
-        txn,
-        classifiers
-            .created
-            .iter()
-            .map(|c| rows::classifier_row(c, now))
-            .collect(),
-    )
-    .await?;
+    write_rows(txn, classifiers, |c, _| rows::classifier_row(c, now)).await?;
     let mut written = 0;
     for c in &classifiers.created {
         write_classifier_values(txn, c, false).await?;
         written += c.values.len();
     }
     for (o, c) in &classifiers.updated {
-        classifiers::Entity::update(rows::classifier_row(c, now))
-            .exec(txn)
-            .await?;
         if o.values != c.values {
             write_classifier_values(txn, c, true).await?;
             written += c.values.len();
@@ -419,33 +394,15 @@ async fn write_runnables(
     d: &Diffs<'_>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    insert_all(
-        txn,
-        d.agents
-            .created
-            .iter()
-            .map(|a| rows::agent_row(a, now, true))
-            .collect(),
-    )
+    write_rows(txn, &d.agents, |a, old| {
+        rows::agent_row(a, now, old.is_none())
+    })
     .await?;
-    for (_, a) in &d.agents.updated {
-        agents::Entity::update(rows::agent_row(a, now, false))
-            .exec(txn)
-            .await?;
-    }
-    insert_all(
-        txn,
-        d.settings
-            .created
-            .iter()
-            .map(|l| rows::launch_setting_row(l, now, None))
-            .collect(),
-    )
+    write_rows(txn, &d.settings, |l, old| {
+        rows::launch_setting_row(l, now, old.map(|o| o.enabled))
+    })
     .await?;
     for (o, l) in &d.settings.updated {
-        launch_settings::Entity::update(rows::launch_setting_row(l, now, Some(o.enabled)))
-            .exec(txn)
-            .await?;
         if l.enabled && !o.enabled {
             crate::quarantine::clear_all(txn, &l.id).await?;
         }
@@ -458,21 +415,11 @@ async fn write_groups(
     groups: &Diff<'_, ScheduleGroup>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    insert_all(
-        txn,
-        groups
-            .created
-            .iter()
-            .map(|g| rows::schedule_group_row(g, now, None))
-            .collect(),
-    )
+    write_rows(txn, groups, |g, old| {
+        rows::schedule_group_row(g, now, old.map(|o| o.enabled))
+    })
     .await?;
     write_members(txn, &groups.created, false).await?;
-    for (o, g) in &groups.updated {
-        schedule_groups::Entity::update(rows::schedule_group_row(g, now, Some(o.enabled)))
-            .exec(txn)
-            .await?;
-    }
     let regrouped: Vec<_> = groups
         .updated
         .iter()
