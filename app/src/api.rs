@@ -9,12 +9,12 @@ pub mod catalog;
 pub mod dashboard;
 pub mod dead_letters;
 pub mod failures;
-pub mod least_roles;
 pub mod nodes;
 pub mod notifications;
 pub mod operations;
 pub mod overview;
 pub mod search;
+pub mod server_fn_operations;
 pub mod sessions;
 pub mod users;
 
@@ -51,7 +51,7 @@ pub mod ssr {
     //! What server functions need from the request: the services and the caller.
 
     use crate::error::UiError;
-    use am_domain::roles::Role;
+    pub use am_domain::roles::Operation;
     use am_services::{Principal, Services, accounts::ClientAddr};
     use leptos::prelude::*;
 
@@ -73,10 +73,10 @@ pub mod ssr {
             .ok_or(UiError::Unauthenticated)
     }
 
-    /// The caller, if their role allows `need`.
-    pub fn require(need: Role) -> Result<Principal, UiError> {
+    /// The caller, if their role may do `operation`.
+    pub fn require(operation: Operation) -> Result<Principal, UiError> {
         let p = principal()?;
-        p.require(need)?;
+        p.require(operation)?;
         Ok(p)
     }
 
@@ -160,7 +160,8 @@ pub async fn logout() -> Result<(), UiError> {
 /// Who is logged in.
 #[server(prefix = "/ui", endpoint = "whoami")]
 pub async fn whoami() -> Result<CurrentUser, UiError> {
-    let p = ssr::require(Role::Viewer)?;
+    use ssr::{Operation, require};
+    let p = require(Operation::Read)?;
     Ok(CurrentUser {
         name: p.name,
         role: p.role,
@@ -171,7 +172,7 @@ pub async fn whoami() -> Result<CurrentUser, UiError> {
 #[server(prefix = "/ui", endpoint = "health")]
 pub async fn health() -> Result<HealthView, UiError> {
     use ssr::*;
-    require(Role::Viewer)?;
+    require(Operation::Read)?;
     let services = services()?;
     let h = am_services::health::check(&services.db, &services.broker).await;
     Ok(HealthView {

@@ -7,9 +7,11 @@ use crate::{HumanDuration, params::ParamSpec, words::words};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod channels;
 mod policies;
 mod secrets;
 pub use crate::classifier::{Classifier, ClassifierValue};
+pub use channels::Channels;
 pub use policies::*;
 pub use secrets::{keep_secrets, mask_webhook_urls};
 
@@ -156,29 +158,10 @@ pub struct Application {
     pub title: String,
     /// Pool used by launch settings that name none.
     pub default_pool: String,
-    /// Gets every notification of the application (docs/notifications.md) as a signed JSON
-    /// POST, unless a launch setting names its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub webhook_url: Option<String>,
-    /// The key that signs what the webhook gets (`X-Agent-Manager-Signature`). Write-only:
-    /// never serialized (pages, API answers, export, audit); a write that leaves it out keeps
-    /// the stored one and an empty string removes it ([`keep_secrets`]).
-    #[serde(default, skip_serializing)]
-    pub webhook_secret: Option<String>,
-    /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
-    #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
-    pub webhook_format: crate::notify::WebhookFormat,
-    /// Addresses, separated by commas, that get every notification as an e-mail
-    /// ([`crate::notify::email_recipients`]); a launch setting's list replaces its
-    /// application's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notify_email: Option<String>,
-    /// The events the webhook is told; empty: every event ([`crate::notify::wants`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub webhook_events: Vec<crate::notify::Event>,
-    /// The events the e-mail addresses are told; empty: every event.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub email_events: Vec<crate::notify::Event>,
+    /// Get every notification of the application (docs/notifications.md), unless a launch
+    /// setting or a group names its own.
+    #[serde(flatten)]
+    pub channels: Channels,
 }
 
 /// A named list of host names. A host may be in several pools.
@@ -398,29 +381,10 @@ pub struct LaunchSetting {
     /// this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<HumanDuration>,
-    /// Overrides the application's webhook for this launch setting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub webhook_url: Option<String>,
-    /// The key that signs what the webhook gets (`X-Agent-Manager-Signature`). Write-only:
-    /// never serialized (pages, API answers, export, audit); a write that leaves it out keeps
-    /// the stored one and an empty string removes it ([`keep_secrets`]).
-    #[serde(default, skip_serializing)]
-    pub webhook_secret: Option<String>,
-    /// `json` (the default) or `chat` (a Slack- or Mattermost-compatible incoming webhook).
-    #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
-    pub webhook_format: crate::notify::WebhookFormat,
-    /// Addresses, separated by commas, that get every notification as an e-mail
-    /// ([`crate::notify::email_recipients`]); a launch setting's list replaces its
-    /// application's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notify_email: Option<String>,
-    /// The events this launch setting's own webhook is told; empty: every event. With no
-    /// webhook of its own, its application's webhook and events apply.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub webhook_events: Vec<crate::notify::Event>,
-    /// The events its own e-mail addresses are told; empty: every event.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub email_events: Vec<crate::notify::Event>,
+    /// Replace the application's for what is told about this launch setting; with no webhook
+    /// of its own, its application's webhook and events apply.
+    #[serde(flatten)]
+    pub channels: Channels,
     /// Tell the channels every failed activation of this launch setting
     /// (`activation_failed`), not only breaker trips: for a job whose every failure matters.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -466,24 +430,10 @@ pub struct ScheduleGroup {
     /// what no failure report can: a group nobody fires, a pool with no live node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_success_within: Option<HumanDuration>,
-    /// Overrides the application's webhook for what is told about the group itself (disabled,
-    /// schedule missed); its members' notifications follow the members.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub webhook_url: Option<String>,
-    /// Write-only, as an application's ([`keep_secrets`]).
-    #[serde(default, skip_serializing)]
-    pub webhook_secret: Option<String>,
-    #[serde(default, skip_serializing_if = "crate::notify::WebhookFormat::is_json")]
-    pub webhook_format: crate::notify::WebhookFormat,
-    /// Replaces the application's addresses for what is told about the group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notify_email: Option<String>,
-    /// The events the group's own webhook is told; empty: every event.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub webhook_events: Vec<crate::notify::Event>,
-    /// The events the group's own e-mail addresses are told; empty: every event.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub email_events: Vec<crate::notify::Event>,
+    /// Replace the application's for what is told about the group itself (disabled, schedule
+    /// missed); its members' notifications follow the members.
+    #[serde(flatten)]
+    pub channels: Channels,
     /// Launch setting ids, in run order.
     #[serde(default)]
     pub members: Vec<String>,

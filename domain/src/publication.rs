@@ -18,8 +18,8 @@
 //! let mut catalog = Catalog::new();
 //! catalog.pools.push(Pool { id: "p".into(), title: String::new(), hosts: vec![] });
 //! catalog.applications.push(Application {
-//!     id: "billing".into(), title: String::new(), default_pool: "p".into(), webhook_url: None, webhook_secret: None, webhook_format: Default::default(), notify_email: None,
-//!     webhook_events: vec![], email_events: vec![],
+//!     id: "billing".into(), title: String::new(), default_pool: "p".into(),
+//!     channels: Default::default(),
 //! });
 //! let publication = Publication {
 //!     application: "billing".into(), host: "h1".into(), version: "1.0".into(), capacity: 4,

@@ -238,8 +238,9 @@ fn a_dead_mans_switch_window_is_between_a_minute_and_a_year_and_a_day() {
 fn a_channel_chooses_each_event_once_and_never_test() {
     use am_domain::notify::Event;
     let c = with(|c| {
-        c.applications[0].webhook_events = vec![Event::BreakerTripped, Event::BreakerTripped];
-        c.launch_settings[0].email_events = vec![Event::Test];
+        c.applications[0].channels.webhook_events =
+            vec![Event::BreakerTripped, Event::BreakerTripped];
+        c.launch_settings[0].channels.email_events = vec![Event::Test];
     });
     assert_error(
         &c,
@@ -248,6 +249,6 @@ fn a_channel_chooses_each_event_once_and_never_test() {
     );
     assert_error(&c, "launch_settings[0].email_events[0]", "Send test always");
     assert_valid(&with(|c| {
-        c.applications[0].email_events = vec![Event::NodeLost, Event::OperationFinished];
+        c.applications[0].channels.email_events = vec![Event::NodeLost, Event::OperationFinished];
     }));
 }

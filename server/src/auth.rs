@@ -187,36 +187,47 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// The least role an operation needs, as a type, for [`AtLeast`].
-pub trait LeastRole {
-    const ROLE: am_domain::roles::Role;
+/// An operation as a type, for [`Allowed`]: its one policy is
+/// [`am_domain::roles::Operation::least_role`].
+pub trait Door {
+    const OPERATION: am_domain::roles::Operation;
 }
 
-/// Operators and admins.
-pub struct Operators;
-impl LeastRole for Operators {
-    const ROLE: am_domain::roles::Role = am_domain::roles::Role::Operator;
+/// The operations the API's handlers name at their door, one type each.
+pub mod may {
+    macro_rules! doors {
+        ($($name:ident),* $(,)?) => {$(
+            #[doc = concat!("[`am_domain::roles::Operation::", stringify!($name), "`].")]
+            pub struct $name;
+            impl super::Door for $name {
+                const OPERATION: am_domain::roles::Operation =
+                    am_domain::roles::Operation::$name;
+            }
+        )*};
+    }
+    doors!(
+        Run,
+        HandleDeadLetters,
+        Bulk,
+        Notify,
+        EditCatalog,
+        ManageUsers
+    );
 }
 
-/// Admins only.
-pub struct Admins;
-impl LeastRole for Admins {
-    const ROLE: am_domain::roles::Role = am_domain::roles::Role::Admin;
-}
+/// The caller, refused with 403 unless their role may do `O::OPERATION`. Handlers that read a
+/// body take it before the body: axum reads the body last, so a viewer's write is refused as
+/// such instead of having its body checked first (a `422` that would tell them what a valid
+/// one looks like). The service checks the same operation again where the rule lives.
+pub struct Allowed<O>(pub Principal, pub std::marker::PhantomData<O>);
 
-/// The caller, refused with 403 unless their role reaches `R::ROLE`. Handlers that read a body
-/// take it before the body: axum reads the body last, so a viewer's write is refused as such
-/// instead of having its body checked first (a `422` that would tell them what a valid one
-/// looks like). The service checks the role again where the rule lives.
-pub struct AtLeast<R>(pub Principal, pub std::marker::PhantomData<R>);
-
-impl<S: Send + Sync, R: LeastRole> FromRequestParts<S> for AtLeast<R> {
+impl<S: Send + Sync, O: Door> FromRequestParts<S> for Allowed<O> {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let Caller(who) = Caller::from_request_parts(parts, state).await?;
-        who.require(R::ROLE)?;
-        Ok(AtLeast(who, std::marker::PhantomData))
+        who.require(O::OPERATION)?;
+        Ok(Allowed(who, std::marker::PhantomData))
     }
 }
 

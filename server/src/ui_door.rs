@@ -11,7 +11,7 @@
 use am_domain::text::{self, Lines};
 use am_services::{Principal, ServiceError};
 use app::{
-    api::least_roles::{Caller, caller_of},
+    api::server_fn_operations::{Caller, caller_of},
     error::UiError,
 };
 use axum::{
@@ -30,12 +30,15 @@ pub async fn middleware(req: Request, next: Next) -> Response {
     if !req.uri().path().starts_with("/ui/") {
         return next.run(req).await;
     }
-    // The role first, before the arguments are read (app::api::least_roles).
-    if let Some(Caller::AtLeast(need)) = caller_of(req.uri().path()) {
+    // The role first, before the arguments are read (app::api::server_fn_operations).
+    if let Some(Caller::May(operation)) = caller_of(req.uri().path()) {
         match req.extensions().get::<Principal>() {
-            Some(p) if p.role.allows(need) => {}
+            Some(p) if p.role.may(operation) => {}
             Some(p) => {
-                let refusal = ServiceError::Forbidden { have: p.role, need };
+                let refusal = ServiceError::Forbidden {
+                    have: p.role,
+                    need: operation.least_role(),
+                };
                 return answer(
                     StatusCode::FORBIDDEN,
                     UiError::Forbidden(refusal.to_string()),

@@ -9,7 +9,7 @@ use crate::{
     failures::{self, FailureList},
     filters, status,
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
@@ -265,7 +265,7 @@ pub async fn list(
     limit: Option<u64>,
 ) -> ServiceResult<ActivationPage> {
     use activations::Column as C;
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let limit = filters::limit(limit, PAGE, MAX_PAGE);
     let (page, offset) = filters::page(page, limit)?;
     let q = matching(filter)?;
@@ -295,7 +295,7 @@ pub async fn summary(
     actor: &Principal,
     id: &str,
 ) -> ServiceResult<ActivationSummary> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let not_found = || ServiceError::NotFound(format!("activation '{id}'"));
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| not_found())?;
     let row = activations::Entity::find_by_id(uuid)
@@ -312,7 +312,7 @@ pub async fn get(
     actor: &Principal,
     id: &str,
 ) -> ServiceResult<ActivationDetail> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let not_found = || ServiceError::NotFound(format!("activation '{id}'"));
     let uuid = Uuid::parse_str(id.trim()).map_err(|_| not_found())?;
     let row = activations::Entity::find_by_id(uuid)

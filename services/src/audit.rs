@@ -5,7 +5,7 @@
 use crate::{Principal, entity::audit_log, error::ServiceResult, filters};
 use am_domain::{
     audit::{LOGIN_FAILED, masked, masked_for_reader},
-    roles::Role,
+    roles::Operation,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -177,7 +177,7 @@ pub async fn list(
     after: Option<i64>,
     limit: u64,
 ) -> ServiceResult<AuditPage> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     read(db, Reader::of(actor), filter, after, limit.clamp(1, PAGE)).await
 }
 
@@ -188,7 +188,7 @@ pub async fn export_page(
     filter: &AuditFilter,
     after: Option<i64>,
 ) -> ServiceResult<AuditPage> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     read(db, Reader::of(actor), filter, after, EXPORT_PAGE).await
 }
 
@@ -203,7 +203,7 @@ enum Reader {
 
 impl Reader {
     fn of(actor: &Principal) -> Self {
-        if actor.role.allows(Role::Admin) {
+        if actor.role.may(Operation::ReadHidden) {
             Reader::Admin
         } else {
             Reader::Other

@@ -14,7 +14,7 @@ use crate::{
     status::activation::ACTIVE,
 };
 pub use am_domain::bulk::{BulkAction, MAX_SELECTED};
-use am_domain::{roles::Role, usage::EntityRef};
+use am_domain::{roles::Operation, usage::EntityRef};
 use sea_orm::{
     ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
     QuerySelect,
@@ -44,7 +44,7 @@ pub async fn act(
     action: BulkAction,
     channel: &str,
 ) -> ServiceResult<Vec<ServiceResult<Done>>> {
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Bulk)?;
     check(keys)?;
     let done = match action {
         BulkAction::RunNow => "run",

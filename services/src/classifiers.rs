@@ -2,7 +2,7 @@
 //! classifier of 50,000 values never travels whole to a browser.
 
 use crate::{Principal, entity::classifier_values, error::ServiceResult};
-use am_domain::{catalog::ClassifierValue, roles::Role};
+use am_domain::{catalog::ClassifierValue, roles::Operation};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     sea_query::{Expr, ExprTrait, Func, LikeExpr},
@@ -44,7 +44,7 @@ pub async fn search(
     text: &str,
     limit: u64,
 ) -> ServiceResult<SearchResult> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let limit = limit.clamp(1, MAX_SEARCH_LIMIT);
     let mut query = classifier_values::Entity::find()
         .filter(classifier_values::Column::ApplicationId.eq(application))
@@ -85,7 +85,7 @@ pub async fn lookup(
     classifier: &str,
     codes: &[String],
 ) -> ServiceResult<Vec<ClassifierValue>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     if codes.is_empty() {
         return Ok(Vec::new());
     }

@@ -10,11 +10,11 @@ use crate::{
     entity::host_quarantines,
     error::{ServiceError, ServiceResult},
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QueryOrder, TransactionTrait, sea_query::OnConflict,
+    QueryOrder, sea_query::OnConflict,
 };
 use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
@@ -120,8 +120,8 @@ pub async fn clear(
     launch_setting: &str,
     host: &str,
 ) -> ServiceResult<()> {
-    actor.require(Role::Operator)?;
-    let txn = db.begin().await?;
+    actor.require(Operation::Toggle)?;
+    let txn = crate::db::begin_write(db).await?;
     let Some(row) =
         host_quarantines::Entity::find_by_id((launch_setting.to_owned(), host.to_owned()))
             .one(&txn)

@@ -11,7 +11,7 @@ use crate::{
     topology::{Backlog, DepthsHandle},
 };
 use am_domain::catalog::{Catalog, LaunchKind, LaunchSetting};
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use std::collections::{BTreeMap, HashMap};
@@ -125,7 +125,7 @@ pub async fn of_launch_settings(
     ids: &[String],
 ) -> ServiceResult<HashMap<String, RunStatus>> {
     use launch_settings::Column as C;
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let mut statuses = read::<launch_settings::Entity>(
         db,
         C::Id,
@@ -275,7 +275,7 @@ pub async fn of_schedule_groups(
     ids: &[String],
 ) -> ServiceResult<HashMap<String, RunStatus>> {
     use schedule_groups::Column as C;
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let mut statuses = read::<schedule_groups::Entity>(
         db,
         C::Id,

@@ -20,7 +20,7 @@ use crate::{
     error::ServiceResult,
     failures::error_types,
 };
-use am_domain::{roles::Role, shortened, usage::EntityRef};
+use am_domain::{roles::Operation, shortened, usage::EntityRef};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     sea_query::{Expr, ExprTrait, Func},
@@ -146,7 +146,7 @@ pub async fn find(
     actor: &Principal,
     text: &str,
 ) -> ServiceResult<Vec<Hit>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let text = text.trim();
     if text.is_empty() {
         return Ok(Vec::new());

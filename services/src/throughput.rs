@@ -16,7 +16,7 @@ use crate::{
     topology::Depths,
 };
 use am_domain::{
-    roles::Role,
+    roles::Operation,
     throughput::{BROKER_SCOPE, Throughput, minute_start, window},
 };
 use chrono::{DateTime, Duration, Utc};
@@ -283,7 +283,7 @@ pub async fn of_launch_setting(
     ls: &str,
     now: DateTime<Utc>,
 ) -> ServiceResult<Throughput> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     if launch_settings::Entity::find_by_id(ls).count(db).await? == 0 {
         return Err(ServiceError::NotFound(
             am_domain::usage::EntityRef::LaunchSetting(ls.to_owned()).to_string(),

@@ -291,9 +291,8 @@ pub(crate) mod present {
 #[server(prefix = "/ui", endpoint = "list_activations", input = Json)]
 pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::activations::{self, filter_statuses};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let page = activations::list(&s.db, &who, &query.filter(), Some(query.page), None).await?;
     let catalog = am_services::catalog::overview(&s.db, &who).await?;
@@ -311,7 +310,7 @@ pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView
         launch_settings: catalog.launch_settings.into_iter().map(|l| l.id).collect(),
         groups: catalog.schedule_groups.into_iter().map(|g| g.id).collect(),
         statuses: filter_statuses().map(str::to_owned).collect(),
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::Run),
         now,
     })
 }
@@ -320,8 +319,7 @@ pub async fn list_activations(query: ActivationsQuery) -> Result<ActivationsView
 #[server(prefix = "/ui", endpoint = "activation_detail", input = Json)]
 pub async fn activation_detail(id: String) -> Result<ActivationDetailView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let d = am_services::activations::get(&s.db, &who, &id).await?;
     let now = chrono::Utc::now();
@@ -373,7 +371,7 @@ pub async fn activation_detail(id: String) -> Result<ActivationDetailView, UiErr
     let rerun = am_services::runtime::run::choices(&s.db, &s.runtime, &who, &id).await?;
     Ok(ActivationDetailView {
         rerun,
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::Run),
         activation: present::activation(d.activation, now),
         members: d
             .members
@@ -402,8 +400,7 @@ pub async fn rerun_activation(
     how: am_domain::recovery::Rerun,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Run)?;
     let s = services()?;
     let started = am_services::runtime::run::rerun(&s.db, &s.runtime, &who, &id, &how).await?;
     Ok(started.to_string())
@@ -413,8 +410,7 @@ pub async fn rerun_activation(
 #[server(prefix = "/ui", endpoint = "interrupt_activation", input = Json)]
 pub async fn interrupt_activation(id: String) -> Result<(), UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Interrupt)?;
     let s = services()?;
     am_services::runtime::interrupt::interrupt(&s.db, &s.runtime, &who, &id).await?;
     Ok(())
@@ -424,8 +420,7 @@ pub async fn interrupt_activation(id: String) -> Result<(), UiError> {
 #[server(prefix = "/ui", endpoint = "activation_summary", input = Json)]
 pub async fn activation_summary(id: String) -> Result<ActivationRow, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let a = am_services::activations::summary(&services()?.db, &who, &id).await?;
     Ok(present::activation(a, chrono::Utc::now()))
 }

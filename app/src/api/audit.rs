@@ -47,9 +47,9 @@ pub struct AuditView {
 #[server(prefix = "/ui", endpoint = "audit", input = Json)]
 pub async fn list_audit(query: AuditQuery) -> Result<AuditView, UiError> {
     use super::ssr::*;
-    use am_domain::{audit::changes, roles::Role};
+    use am_domain::audit::changes;
     use am_services::audit::{self, AuditFilter};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let opt = |s: &str| Some(s.to_owned());
     let filter = AuditFilter {
         actor: opt(&query.actor),

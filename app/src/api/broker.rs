@@ -62,8 +62,7 @@ pub struct QueueRow {
 #[server(prefix = "/ui", endpoint = "broker_status", input = Json)]
 pub async fn broker_status() -> Result<BrokerState, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let v = am_services::topology::view(&s.db, &who, &s.broker_depths).await?;
     let time = am_domain::display::time;
@@ -114,7 +113,7 @@ pub async fn broker_status() -> Result<BrokerState, UiError> {
                 consumers: q.consumers,
             })
             .collect(),
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::Repair),
     })
 }
 
@@ -122,8 +121,7 @@ pub async fn broker_status() -> Result<BrokerState, UiError> {
 #[server(prefix = "/ui", endpoint = "reconcile_now")]
 pub async fn reconcile_now() -> Result<(), UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Repair)?;
     let s = services()?;
     am_services::topology::request_full_pass(&s.db, &who, chrono::Utc::now()).await?;
     Ok(())
@@ -134,9 +132,8 @@ pub async fn reconcile_now() -> Result<(), UiError> {
 #[server(prefix = "/ui", endpoint = "replay_unrouted")]
 pub async fn replay_unrouted(data_queue: String) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::operations::OperationRequest;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::HandleDeadLetters)?;
     let op = am_services::operations::start(
         &services()?,
         &who,
@@ -151,8 +148,7 @@ pub async fn replay_unrouted(data_queue: String) -> Result<String, UiError> {
 #[server(prefix = "/ui", endpoint = "data_queue_unrouted", input = Json)]
 pub async fn data_queue_unrouted(id: String) -> Result<Option<u32>, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    require(Role::Viewer)?;
+    require(Operation::Read)?;
     let s = services()?;
     Ok(s.broker_depths.read().ok().and_then(|d| d.unrouted_of(&id)))
 }

@@ -31,9 +31,9 @@ pub async fn bulk_act(
     ids: Vec<String>,
     action: BulkAction,
 ) -> Result<Vec<BulkDone>, UiError> {
-    use am_domain::roles::Role;
+    use super::ssr::{Operation, require};
     use am_services::bulk::{self, Done};
-    let who = super::ssr::require(Role::Operator)?;
+    let who = require(Operation::Bulk)?;
     let keys = ids
         .iter()
         .map(|id| {

@@ -278,7 +278,7 @@ mod rows;
 pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiError> {
     use super::ssr::*;
     use am_services::catalog::{ListFilter, overview, page_of};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let page = query.page.max(1);
     let filter = ListFilter {
@@ -389,7 +389,7 @@ pub async fn catalog_list(kind: Kind, query: ListQuery) -> Result<ListView, UiEr
 #[server(prefix = "/ui", endpoint = "load_catalog_view", input = Json)]
 pub async fn load_catalog_view() -> Result<CatalogView, UiError> {
     use super::ssr::*;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let catalog = am_services::catalog::overview(&services()?.db, &who).await?;
     Ok(CatalogView {
         catalog,
@@ -402,7 +402,7 @@ pub async fn load_catalog_view() -> Result<CatalogView, UiError> {
 pub async fn save_entity(entity: AnyEntity, create: bool) -> Result<String, UiError> {
     use super::ssr::*;
     use am_services::catalog::{self, CatalogEntity};
-    let who = require(Role::Admin)?;
+    let who = require(Operation::EditCatalog)?;
     let db = &services()?.db;
     macro_rules! save {
         ($e:expr) => {{
@@ -433,7 +433,7 @@ pub async fn save_launch_setting(
     create: bool,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    let who = require(Role::Admin)?;
+    let who = require(Operation::EditCatalog)?;
     let key = EntityRef::LaunchSetting(setting.id.clone());
     am_services::catalog::save_launch_setting(&services()?.db, &who, setting, groups, create)
         .await?;
@@ -446,7 +446,7 @@ pub async fn delete_entity(key: Key) -> Result<(), UiError> {
     use super::ssr::*;
     use am_services::catalog::delete;
     let key = EntityRef::from(key);
-    let who = require(Role::Admin)?;
+    let who = require(Operation::EditCatalog)?;
     let db = &services()?.db;
     match &key {
         EntityRef::Application(_) => delete::<Application>(db, &who, &key).await?,
@@ -469,7 +469,7 @@ pub async fn delete_entity(key: Key) -> Result<(), UiError> {
 pub async fn set_enabled(key: Key, enabled: bool) -> Result<(), UiError> {
     use super::ssr::*;
     let key = EntityRef::from(key);
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Toggle)?;
     let cause = format!(
         "{} by {} in the UI",
         if enabled { "enabled" } else { "disabled" },
@@ -484,7 +484,7 @@ pub async fn set_enabled(key: Key, enabled: bool) -> Result<(), UiError> {
 #[server(prefix = "/ui", endpoint = "clear_quarantine", input = Json)]
 pub async fn clear_quarantine(launch_setting: String, host: String) -> Result<(), UiError> {
     use super::ssr::*;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Toggle)?;
     am_services::quarantine::clear(&services()?.db, &who, &launch_setting, &host).await?;
     Ok(())
 }
@@ -495,7 +495,7 @@ pub async fn clear_quarantine(launch_setting: String, host: String) -> Result<()
 pub async fn run_now(key: Key) -> Result<String, UiError> {
     use super::ssr::*;
     let key = EntityRef::from(key);
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Run)?;
     let s = services()?;
     let id = am_services::runtime::run::run_now(&s.db, &s.runtime, &who, &key).await?;
     Ok(id.to_string())
@@ -506,7 +506,7 @@ pub async fn run_now(key: Key) -> Result<String, UiError> {
 pub async fn run_status(key: Key) -> Result<StatusView, UiError> {
     use super::ssr::*;
     use am_services::run_status::{of_launch_setting_with_backlog, of_schedule_groups};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let found = match &key {
         Key::LaunchSetting(id) => {
@@ -531,7 +531,7 @@ pub async fn search_classifier(
     text: String,
 ) -> Result<ClassifierPage, UiError> {
     use super::ssr::*;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let r = am_services::classifiers::search(
         &services()?.db,
         &who,
@@ -555,7 +555,7 @@ pub async fn classifier_labels(
     codes: Vec<String>,
 ) -> Result<Vec<ClassifierValue>, UiError> {
     use super::ssr::*;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     Ok(
         am_services::classifiers::lookup(&services()?.db, &who, &application, &classifier, &codes)
             .await?,
@@ -565,6 +565,7 @@ pub async fn classifier_labels(
 /// The server's clock (milliseconds since the epoch), for previews computed in the browser.
 #[server(prefix = "/ui", endpoint = "server_now", input = Json)]
 pub async fn server_now() -> Result<i64, UiError> {
-    super::ssr::require(Role::Viewer)?;
+    use super::ssr::{Operation, require};
+    require(Operation::Read)?;
     Ok(chrono::Utc::now().timestamp_millis())
 }

@@ -12,8 +12,7 @@ pub const EVENTS: &str = "/api/v1/dashboard/events";
 #[server(prefix = "/ui", endpoint = "dashboard", input = Json)]
 pub async fn dashboard_figures() -> Result<Dashboard, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let d = am_services::dashboard::snapshot(&s.db, &who, &s.runtime, chrono::Utc::now()).await?;
     Ok(am_services::dashboard::with_broker(d, &s).await?)

@@ -193,8 +193,7 @@ pub(crate) mod present {
 #[server(prefix = "/ui", endpoint = "dead_letters", input = Json)]
 pub async fn list_dead_letters(query: DeadLettersQuery) -> Result<DeadLettersView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let after = match query.after.trim() {
         "" => None,
@@ -215,7 +214,7 @@ pub async fn list_dead_letters(query: DeadLettersQuery) -> Result<DeadLettersVie
             .iter()
             .map(|s| (*s).to_owned())
             .collect(),
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::HandleDeadLetters),
     })
 }
 
@@ -224,8 +223,7 @@ pub async fn list_dead_letters(query: DeadLettersQuery) -> Result<DeadLettersVie
 pub async fn dead_letter(id: String) -> Result<DeadLetterView, UiError> {
     use super::ssr::*;
     use crate::api::activations::present::time;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let id = id
         .trim()
@@ -269,7 +267,7 @@ pub async fn dead_letter(id: String) -> Result<DeadLetterView, UiError> {
             })
             .collect(),
         more_failures: d.more_failures,
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::HandleDeadLetters),
     })
 }
 
@@ -292,9 +290,8 @@ pub async fn dead_letters_bulk(
     rate_per_second: Option<u32>,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::{dead_letters::Selection, operations::OperationRequest};
-    let who = require(Role::Operator)?;
+    let who = require(Operation::HandleDeadLetters)?;
     let selection = Selection {
         ids,
         filter: present::filter(&query),
@@ -319,8 +316,7 @@ pub async fn replay_preview(
     query: DeadLettersQuery,
 ) -> Result<am_domain::recovery::ReplayPreview, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::HandleDeadLetters)?;
     let selection = am_services::dead_letters::Selection {
         ids,
         filter: present::filter(&query),

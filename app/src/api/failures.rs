@@ -124,9 +124,8 @@ pub struct FailuresView {
 pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError> {
     use super::activations::present;
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::failures::{self, FailureFilter};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let db = &s.db;
     let some = |v: &str| (!v.trim().is_empty()).then(|| v.trim().to_owned());

@@ -128,9 +128,8 @@ mod present {
 #[server(prefix = "/ui", endpoint = "list_nodes", input = Json)]
 pub async fn list_nodes(application: String, include_lost: bool) -> Result<NodesView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::registry::{self, NodeFilter};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let now = chrono::Utc::now();
     let timeout = s.settings.node_timeout;
@@ -173,7 +172,7 @@ pub async fn list_nodes(application: String, include_lost: bool) -> Result<Nodes
             .collect(),
         applications,
         timeout_secs: timeout.num_seconds(),
-        can_edit_catalog: who.role.allows(am_domain::roles::Role::Admin),
+        can_edit_catalog: who.role.may(Operation::EditCatalog),
     })
 }
 
@@ -181,8 +180,7 @@ pub async fn list_nodes(application: String, include_lost: bool) -> Result<Nodes
 #[server(prefix = "/ui", endpoint = "application_publication", input = Json)]
 pub async fn application_publication(application: String) -> Result<PublicationView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let p = am_services::registry::application_publication(
         &s.db,
@@ -233,8 +231,7 @@ pub async fn application_publication(application: String) -> Result<PublicationV
 #[server(prefix = "/ui", endpoint = "schema_drift", input = Json)]
 pub async fn schema_drift(application: String) -> Result<DriftView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let rows = am_services::registry::drift(&s.db, &who)
         .await?

@@ -75,9 +75,8 @@ fn opt(s: &str) -> Option<String> {
 #[server(prefix = "/ui", endpoint = "notifications", input = Json)]
 pub async fn list_notifications(query: NotificationsQuery) -> Result<NotificationsView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::notifications::{self, NotificationFilter};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let filter = NotificationFilter {
         event: opt(&query.event),
         status: opt(&query.status),
@@ -94,7 +93,7 @@ pub async fn list_notifications(query: NotificationsQuery) -> Result<Notificatio
     Ok(NotificationsView {
         rows: page.items.into_iter().map(row).collect(),
         next: page.next,
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::Notify),
         now: chrono::Utc::now(),
     })
 }
@@ -103,8 +102,7 @@ pub async fn list_notifications(query: NotificationsQuery) -> Result<Notificatio
 #[server(prefix = "/ui", endpoint = "resend_notification", input = Json)]
 pub async fn resend_notification(id: i64) -> Result<(), UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Notify)?;
     am_services::notifications::resend(&services()?.db, &who, id).await?;
     Ok(())
 }
@@ -113,8 +111,7 @@ pub async fn resend_notification(id: i64) -> Result<(), UiError> {
 #[server(prefix = "/ui", endpoint = "notification", input = Json)]
 pub async fn notification(id: i64) -> Result<NotificationRow, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     Ok(row(am_services::notifications::get(
         &services()?.db,
         &who,
@@ -131,8 +128,7 @@ pub async fn send_test_notification(
     #[server(default)] channel: Option<am_domain::notify::Channel>,
 ) -> Result<i64, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Notify)?;
     let key = am_domain::usage::EntityRef::from(key);
     Ok(am_services::notifications::send_test(&services()?.db, &who, &key, channel).await?)
 }
@@ -142,8 +138,7 @@ pub async fn send_test_notification(
 #[server(prefix = "/ui", endpoint = "set_webhook_secret", input = Json)]
 pub async fn set_webhook_secret(key: super::catalog::Key, secret: String) -> Result<(), UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Admin)?;
+    let who = require(Operation::EditCatalog)?;
     let key = am_domain::usage::EntityRef::from(key);
     am_services::catalog::set_webhook_secret(&services()?.db, &who, &key, secret.trim()).await?;
     Ok(())

@@ -210,22 +210,20 @@ pub(crate) mod present {
 #[server(prefix = "/ui", endpoint = "list_operations", input = Json)]
 pub async fn list_operations() -> Result<OperationsView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let rows = am_services::operations::list(&s.db, &who, 100).await?;
     let rows = am_services::operations::views(&s.db, rows).await?;
     Ok(OperationsView {
         rows: rows.into_iter().map(present::row).collect(),
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::Bulk),
     })
 }
 
 #[server(prefix = "/ui", endpoint = "operation", input = Json)]
 pub async fn operation(id: String) -> Result<OperationRow, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let id = am_services::operations::parse_id(&id)?;
     let s = services()?;
     let op = am_services::operations::get(&s.db, &who, id).await?;
@@ -238,8 +236,7 @@ pub async fn operation(id: String) -> Result<OperationRow, UiError> {
 #[server(prefix = "/ui", endpoint = "cancel_operation", input = Json)]
 pub async fn cancel_operation(id: String) -> Result<(), UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Bulk)?;
     let id = am_services::operations::parse_id(&id)?;
     am_services::operations::cancel(&services()?.db, &who, id).await?;
     Ok(())
@@ -253,9 +250,8 @@ pub async fn rerun_activations(
     from_where_it_broke: bool,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::operations::OperationRequest;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Run)?;
     let filter = query.filter();
     let op = am_services::operations::start(
         &services()?,
@@ -277,8 +273,7 @@ pub async fn rerun_count(
     from_where_it_broke: bool,
 ) -> Result<u64, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Run)?;
     let s = services()?;
     Ok(
         am_services::operations::rerun_count(&s.db, &who, &query.filter(), from_where_it_broke)
@@ -293,9 +288,8 @@ pub async fn interrupt_matching(
     query: crate::api::activations::ActivationsQuery,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::operations::OperationRequest;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Interrupt)?;
     let op = am_services::operations::start(
         &services()?,
         &who,
@@ -315,8 +309,7 @@ pub async fn interrupt_count(
     query: crate::api::activations::ActivationsQuery,
 ) -> Result<u64, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Interrupt)?;
     let s = services()?;
     Ok(am_services::operations::interrupt_count(&s.db, &who, &query.filter()).await?)
 }
@@ -326,9 +319,8 @@ pub async fn interrupt_count(
 #[server(prefix = "/ui", endpoint = "start_sweep", input = Json)]
 pub async fn start_sweep() -> Result<String, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::operations::OperationRequest;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Repair)?;
     let op =
         am_services::operations::start(&services()?, &who, OperationRequest::ConsistencySweep {})
             .await?;
@@ -339,8 +331,7 @@ pub async fn start_sweep() -> Result<String, UiError> {
 #[server(prefix = "/ui", endpoint = "disabled_entities", input = Json)]
 pub async fn disabled_entities() -> Result<DisabledListView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let d = am_services::operations::disabled(&services()?.db, &who).await?;
     let map = |rows: Vec<(String, Option<String>)>| {
         rows.into_iter()
@@ -350,7 +341,7 @@ pub async fn disabled_entities() -> Result<DisabledListView, UiError> {
     Ok(DisabledListView {
         launch_settings: map(d.launch_settings),
         groups: map(d.groups),
-        can_operate: who.role.allows(Role::Operator),
+        can_operate: who.role.may(Operation::Bulk),
     })
 }
 
@@ -362,9 +353,8 @@ pub async fn reenable(
     groups: Vec<String>,
 ) -> Result<Vec<String>, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::operations::OperationRequest;
-    let who = require(Role::Operator)?;
+    let who = require(Operation::Toggle)?;
     let s = services()?;
     if launch_settings.is_empty() && groups.is_empty() {
         return Err(am_services::ServiceError::invalid(

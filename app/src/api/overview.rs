@@ -26,8 +26,7 @@ pub struct OverviewView {
 #[server(prefix = "/ui", endpoint = "launch_setting_overview", input = Json)]
 pub async fn launch_setting_overview(id: String) -> Result<OverviewView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let s = services()?;
     let o = am_services::ls_overview::of(&s.db, &who, &id, chrono::Utc::now()).await?;
     let now = o.generated_at;

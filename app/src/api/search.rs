@@ -21,9 +21,8 @@ pub struct HitView {
 #[server(prefix = "/ui", endpoint = "search", input = Json)]
 pub async fn search(q: String) -> Result<Vec<HitView>, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
     use am_services::search::{self, Found};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::Read)?;
     let hits = search::find(&services()?.db, &who, &q).await?;
     Ok(hits
         .into_iter()

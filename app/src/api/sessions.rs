@@ -28,8 +28,7 @@ pub struct SessionsView {
 #[server(prefix = "/ui", endpoint = "list_sessions")]
 pub async fn list_sessions() -> Result<SessionsView, UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::OwnAccess)?;
     let current = session_cookie_secret();
     let rows = am_services::accounts::sessions::list_own(&services()?, &who, current.as_deref())
         .await?
@@ -54,8 +53,7 @@ pub async fn list_sessions() -> Result<SessionsView, UiError> {
 #[server(prefix = "/ui", endpoint = "revoke_session", input = Json)]
 pub async fn revoke_session(handle: String) -> Result<(), UiError> {
     use super::ssr::*;
-    use am_domain::roles::Role;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::OwnAccess)?;
     am_services::accounts::sessions::revoke_own(&services()?.db, &who, &handle).await?;
     Ok(())
 }

@@ -29,8 +29,8 @@ pub struct UsersView {
 #[server(prefix = "/ui", endpoint = "users", input = Json)]
 pub async fn list_users() -> Result<UsersView, UiError> {
     use super::ssr::*;
-    let who = require(Role::Viewer)?;
-    let is_admin = who.role.allows(Role::Admin);
+    let who = require(Operation::Read)?;
+    let is_admin = who.role.may(Operation::ManageUsers);
     let users = if is_admin {
         am_services::accounts::list_users(&services()?.db, &who)
             .await?
@@ -61,7 +61,7 @@ pub async fn create_user(
     password: String,
 ) -> Result<Option<String>, UiError> {
     use super::ssr::*;
-    let who = require(Role::Admin)?;
+    let who = require(Operation::ManageUsers)?;
     let name = name.trim().to_owned();
     let generated = password
         .is_empty()
@@ -80,7 +80,7 @@ pub async fn update_user(
 ) -> Result<(), UiError> {
     use super::ssr::*;
     use am_services::accounts::people::{self, UserChange};
-    let who = require(Role::Admin)?;
+    let who = require(Operation::ManageUsers)?;
     let change = UserChange {
         role,
         disabled,
@@ -94,7 +94,7 @@ pub async fn update_user(
 #[server(prefix = "/ui", endpoint = "reset_password", input = Json)]
 pub async fn reset_password(name: String) -> Result<String, UiError> {
     use super::ssr::*;
-    let who = require(Role::Admin)?;
+    let who = require(Operation::ManageUsers)?;
     Ok(am_services::accounts::people::reset_password(&services()?.db, &who, &name).await?)
 }
 
@@ -102,7 +102,7 @@ pub async fn reset_password(name: String) -> Result<String, UiError> {
 #[server(prefix = "/ui", endpoint = "change_password", input = Json)]
 pub async fn change_password(current: String, new: String) -> Result<(), UiError> {
     use super::ssr::*;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::OwnAccess)?;
     // The session that asks stays signed in; every other one of the user's ends.
     let keep = session_cookie_secret();
     am_services::accounts::people::change_own_password(
@@ -145,8 +145,8 @@ pub struct TokensView {
 pub async fn list_tokens() -> Result<TokensView, UiError> {
     use super::ssr::*;
     use am_services::accounts::tokens;
-    let who = require(Role::Viewer)?;
-    let all = who.role.allows(Role::Admin);
+    let who = require(Operation::OwnAccess)?;
+    let all = who.role.may(Operation::ManageUsers);
     let rows = tokens::list(&services()?.db, &who, all)
         .await?
         .into_iter()
@@ -180,7 +180,7 @@ pub async fn create_token(
 ) -> Result<String, UiError> {
     use super::ssr::*;
     use am_services::accounts::tokens::{self, NewToken};
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::OwnAccess)?;
     let new = NewToken {
         user: None,
         name,
@@ -195,7 +195,7 @@ pub async fn create_token(
 #[server(prefix = "/ui", endpoint = "revoke_token", input = Json)]
 pub async fn revoke_token(id: i64) -> Result<(), UiError> {
     use super::ssr::*;
-    let who = require(Role::Viewer)?;
+    let who = require(Operation::OwnAccess)?;
     am_services::accounts::tokens::revoke(&services()?.db, &who, id).await?;
     Ok(())
 }

@@ -5,7 +5,7 @@ use crate::{
     api::catalog::{ClearQuarantine, Key, QuarantineView, RunNow, SetEnabled, run_status},
     components::{disable::DisableQuestion, stream_health::StreamHealthView},
 };
-use am_domain::roles::Role;
+use am_domain::roles::{Operation, Role};
 use leptos::prelude::*;
 
 #[component]
@@ -43,7 +43,7 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
             None => {}
         });
     }
-    let can_operate = role.allows(Role::Operator);
+    let can_operate = role.may(Operation::Toggle);
     let links = match &key {
         Key::LaunchSetting(id) => Some((
             am_domain::links::runs_of(id),

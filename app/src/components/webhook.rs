@@ -11,7 +11,10 @@ use crate::{
     },
     components::forms::{FormErrors, SelectField, TextField},
 };
-use am_domain::notify::{Channel, Delivery, Event, WebhookFormat};
+use am_domain::{
+    catalog::Channels,
+    notify::{Channel, Delivery, Event, WebhookFormat},
+};
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -43,36 +46,31 @@ pub struct ChannelSignals {
 }
 
 impl ChannelSignals {
-    pub fn new(
-        webhook: Option<&str>,
-        format: WebhookFormat,
-        email: Option<&str>,
-        webhook_events: &[Event],
-        email_events: &[Event],
-    ) -> Self {
+    pub fn new(channels: &Channels) -> Self {
         Self {
-            webhook: RwSignal::new(webhook.unwrap_or_default().to_owned()),
-            format: RwSignal::new(format.as_str().to_owned()),
-            email: RwSignal::new(email.unwrap_or_default().to_owned()),
-            webhook_events: RwSignal::new(webhook_events.to_vec()),
-            email_events: RwSignal::new(email_events.to_vec()),
+            webhook: RwSignal::new(channels.webhook_url.clone().unwrap_or_default()),
+            format: RwSignal::new(channels.webhook_format.as_str().to_owned()),
+            email: RwSignal::new(channels.notify_email.clone().unwrap_or_default()),
+            webhook_events: RwSignal::new(channels.webhook_events.clone()),
+            email_events: RwSignal::new(channels.email_events.clone()),
         }
     }
 
-    /// The webhook URL as typed, `None` when empty.
-    pub fn webhook_url(self) -> Option<String> {
-        let url = self.webhook.get_untracked();
-        (!url.trim().is_empty()).then(|| url.trim().to_owned())
-    }
-
-    pub fn webhook_format(self) -> WebhookFormat {
-        WebhookFormat::parse(&self.format.get_untracked()).unwrap_or_default()
-    }
-
-    /// The addresses as typed, `None` when empty.
-    pub fn notify_email(self) -> Option<String> {
-        let list = self.email.get_untracked();
-        (!list.trim().is_empty()).then(|| list.trim().to_owned())
+    /// The channels as typed: an empty field is `None`; the secret is left out (a write
+    /// without it keeps the stored one), as it is set apart ([`WebhookTools`]).
+    pub fn channels(self) -> Channels {
+        let typed = |text: RwSignal<String>| {
+            let text = text.get_untracked();
+            (!text.trim().is_empty()).then(|| text.trim().to_owned())
+        };
+        Channels {
+            webhook_url: typed(self.webhook),
+            webhook_secret: None,
+            webhook_format: WebhookFormat::parse(&self.format.get_untracked()).unwrap_or_default(),
+            notify_email: typed(self.email),
+            webhook_events: self.webhook_events.get_untracked(),
+            email_events: self.email_events.get_untracked(),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::{
         when::Ago,
     },
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -69,7 +69,7 @@ pub fn CatalogListPage(kind: Kind) -> impl IntoView {
                     {move || {
                         data.get()
                             .and_then(Result::ok)
-                            .filter(|v| v.role.allows(Role::Admin))
+                            .filter(|v| v.role.may(Operation::EditCatalog))
                             .map(|_| {
                                 view! {
                                     <a class="button primary" href=format!("{}/new", kind.path()) data-test="new">
@@ -154,7 +154,7 @@ fn ListTable(
     let prev = (view.page > 1).then(|| query_string(&query, view.page - 1));
     let next = (view.page < pages).then(|| query_string(&query, view.page + 1));
     let now = view.now;
-    let actions = view.role.allows(Role::Operator) && kind.switch_key("").is_some();
+    let actions = view.role.may(Operation::Toggle) && kind.switch_key("").is_some();
     let selection = bulks.selection;
     let page_ids: Vec<String> = view.rows.iter().map(|r| r.id.clone()).collect();
     let select_page = actions.then(|| {

@@ -24,7 +24,7 @@ use am_domain::{
         BrokerBacklog, Dashboard, NodeLoad, RunningActivation, StatusCount, WINDOW_HOURS,
         failure_kind,
     },
-    roles::Role,
+    roles::Operation,
 };
 use am_domain::{display, links};
 use chrono::{DateTime, Utc};
@@ -143,7 +143,7 @@ pub fn DashboardPage() -> impl IntoView {
                     let can_operate = me
                         .get()
                         .and_then(Result::ok)
-                        .is_some_and(|u| u.role.allows(Role::Operator));
+                        .is_some_and(|u| u.role.may(Operation::Toggle));
                     figures.map(|r| match r {
                         Ok(d) => view! { <Figures d=d can_operate /> }.into_any(),
                         Err(e) => view! { <p class="error" data-test="dashboard-error">{e.to_string()}</p> }.into_any(),

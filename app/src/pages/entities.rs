@@ -15,7 +15,7 @@ use am_domain::{
     catalog::{
         Agent, Application, Concurrency, DataQueue, DataQueueKind, InputKind, OverlapPolicy, Pool,
     },
-    roles::Role,
+    roles::Operation,
     usage::EntityRef,
 };
 use leptos::prelude::*;
@@ -158,7 +158,7 @@ pub fn ApplicationPage() -> impl IntoView {
 #[component]
 fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
-    let can_edit = view.role.allows(Role::Admin);
+    let can_edit = view.role.may(Operation::EditCatalog);
     let errors = FormErrors::new();
     let (save, saved) = save_action(errors, creating);
     let delete = delete_action(errors, "/applications");
@@ -171,23 +171,12 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
             .first()
             .map(|p| p.id.clone())
             .unwrap_or_default(),
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
     });
     let id = RwSignal::new(base.id.clone());
     let title = RwSignal::new(base.title.clone());
     let pool = RwSignal::new(base.default_pool.clone());
-    let channels = ChannelSignals::new(
-        base.webhook_url.as_deref(),
-        base.webhook_format,
-        base.notify_email.as_deref(),
-        &base.webhook_events,
-        &base.email_events,
-    );
+    let channels = ChannelSignals::new(&base.channels);
     let pools: Vec<(String, String)> = view
         .catalog
         .pools
@@ -200,12 +189,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
                 id: id.get_untracked().trim().to_owned(),
                 title: title.get_untracked(),
                 default_pool: pool.get_untracked(),
-                webhook_url: channels.webhook_url(),
-                webhook_secret: None,
-                webhook_format: channels.webhook_format(),
-                notify_email: channels.notify_email(),
-                webhook_events: channels.webhook_events.get_untracked(),
-                email_events: channels.email_events.get_untracked(),
+                channels: channels.channels(),
             }),
             create: creating,
         });
@@ -232,7 +216,7 @@ fn ApplicationForm(existing: Option<Application>, view: CatalogView) -> impl Int
         </form>
         {(!creating).then(|| view! {
             <crate::components::webhook::WebhookTools key=crate::api::catalog::Key::Application(base.id.clone())
-                can_edit can_operate=view.role.allows(Role::Operator) />
+                can_edit can_operate=view.role.may(Operation::Notify) />
             <ApplicationPublished application=base.id.clone() />
         })}
     }
@@ -255,7 +239,7 @@ pub fn PoolPage() -> impl IntoView {
 #[component]
 fn PoolForm(existing: Option<Pool>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
-    let can_edit = view.role.allows(Role::Admin);
+    let can_edit = view.role.may(Operation::EditCatalog);
     let errors = FormErrors::new();
     let (save, saved) = save_action(errors, creating);
     let delete = delete_action(errors, "/pools");
@@ -321,7 +305,7 @@ pub fn DataQueuePage() -> impl IntoView {
 #[component]
 fn DataQueueForm(existing: Option<DataQueue>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
-    let can_edit = view.role.allows(Role::Admin);
+    let can_edit = view.role.may(Operation::EditCatalog);
     let errors = FormErrors::new();
     let (save, saved) = save_action(errors, creating);
     let delete = delete_action(errors, "/data-queues");
@@ -414,7 +398,7 @@ pub fn AgentPage() -> impl IntoView {
 #[component]
 fn AgentForm(existing: Option<Agent>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
-    let can_edit = view.role.allows(Role::Admin);
+    let can_edit = view.role.may(Operation::EditCatalog);
     let errors = FormErrors::new();
     let (save, saved) = save_action(errors, creating);
     let delete = delete_action(errors, "/agents");

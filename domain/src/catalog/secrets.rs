@@ -19,20 +19,20 @@ pub fn keep_secrets(new: &mut Catalog, old: &Catalog) {
     for a in &mut new.applications {
         let stored = old
             .application(&a.id)
-            .and_then(|o| o.webhook_secret.as_ref());
-        keep(&mut a.webhook_secret, stored);
+            .and_then(|o| o.channels.webhook_secret.as_ref());
+        keep(&mut a.channels.webhook_secret, stored);
     }
     for l in &mut new.launch_settings {
         let stored = old
             .launch_setting(&l.id)
-            .and_then(|o| o.webhook_secret.as_ref());
-        keep(&mut l.webhook_secret, stored);
+            .and_then(|o| o.channels.webhook_secret.as_ref());
+        keep(&mut l.channels.webhook_secret, stored);
     }
     for g in &mut new.schedule_groups {
         let stored = old
             .schedule_group(&g.id)
-            .and_then(|o| o.webhook_secret.as_ref());
-        keep(&mut g.webhook_secret, stored);
+            .and_then(|o| o.channels.webhook_secret.as_ref());
+        keep(&mut g.channels.webhook_secret, stored);
     }
 }
 
@@ -42,18 +42,18 @@ pub fn mask_webhook_urls(catalog: &mut Catalog) {
     let urls = catalog
         .applications
         .iter_mut()
-        .map(|a| &mut a.webhook_url)
+        .map(|a| &mut a.channels.webhook_url)
         .chain(
             catalog
                 .launch_settings
                 .iter_mut()
-                .map(|l| &mut l.webhook_url),
+                .map(|l| &mut l.channels.webhook_url),
         )
         .chain(
             catalog
                 .schedule_groups
                 .iter_mut()
-                .map(|g| &mut g.webhook_url),
+                .map(|g| &mut g.channels.webhook_url),
         );
     for url in urls.flatten() {
         *url = mask_webhook_url(url);
@@ -66,17 +66,16 @@ mod tests {
 
     #[test]
     fn secrets_are_kept_when_left_out_removed_when_empty_and_never_serialized() {
-        use super::super::Application;
+        use super::super::{Application, Channels};
         let app = |id: &str, secret: Option<&str>| Application {
             id: id.into(),
             title: String::new(),
             default_pool: "p".into(),
-            webhook_url: Some("https://hooks.example/x".into()),
-            webhook_secret: secret.map(str::to_owned),
-            webhook_format: crate::notify::WebhookFormat::Json,
-            notify_email: None,
-            webhook_events: Vec::new(),
-            email_events: Vec::new(),
+            channels: Channels {
+                webhook_url: Some("https://hooks.example/x".into()),
+                webhook_secret: secret.map(str::to_owned),
+                ..Default::default()
+            },
         };
         let mut old = Catalog::new();
         old.applications = vec![app("a", Some("s1")), app("b", Some("s2")), app("c", None)];
@@ -91,7 +90,7 @@ mod tests {
         let secrets: Vec<Option<&str>> = new
             .applications
             .iter()
-            .map(|a| a.webhook_secret.as_deref())
+            .map(|a| a.channels.webhook_secret.as_deref())
             .collect();
         assert_eq!(secrets, [Some("s1"), None, Some("s3"), None]);
         let json = serde_json::to_string(&new).expect("json");
@@ -103,7 +102,7 @@ mod tests {
         let read: Application =
             serde_json::from_str(r#"{"id":"a","default_pool":"p","webhook_secret":"k"}"#)
                 .expect("parse");
-        assert_eq!(read.webhook_secret.as_deref(), Some("k"));
+        assert_eq!(read.channels.webhook_secret.as_deref(), Some("k"));
         // A schedule group's own webhook keeps its secret the same way.
         let group = |secret: &str| -> super::super::ScheduleGroup {
             serde_json::from_value(serde_json::json!({
@@ -115,11 +114,11 @@ mod tests {
         old.schedule_groups = vec![group("g-secret")];
         let mut new = Catalog::new();
         let mut left_out = group("");
-        left_out.webhook_secret = None;
+        left_out.channels.webhook_secret = None;
         new.schedule_groups = vec![left_out];
         keep_secrets(&mut new, &old);
         assert_eq!(
-            new.schedule_groups[0].webhook_secret.as_deref(),
+            new.schedule_groups[0].channels.webhook_secret.as_deref(),
             Some("g-secret")
         );
     }

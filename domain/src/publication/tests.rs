@@ -20,12 +20,7 @@ fn base() -> Catalog {
         id: "billing".into(),
         title: String::new(),
         default_pool: "p".into(),
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
     });
     c.data_queues.push(DataQueue {
         id: "invoices".into(),
@@ -100,12 +95,7 @@ fn stream(id: &str, parameters: serde_json::Value) -> LaunchSetting {
         dead_letter: Default::default(),
         recovery: Default::default(),
         idle_timeout: None,
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
         notify_on_failure: false,
     }
 }

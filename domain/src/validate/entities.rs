@@ -1,11 +1,10 @@
 //! Rules of applications, pools, data queues, classifiers and agents.
 
-use super::{FirstSeen, check_events, check_id};
+use super::{FirstSeen, check_channels, check_id};
 use crate::{
     ValidationErrors,
     catalog::{Catalog, InputKind},
-    ids::{validate_exchange_name, validate_host_name, validate_webhook_url},
-    notify::email_recipients,
+    ids::{validate_exchange_name, validate_host_name},
     params::{ParamType, validate_codes, validate_schema},
 };
 
@@ -31,14 +30,7 @@ pub(super) fn applications(catalog: &Catalog, errors: &mut ValidationErrors) {
                 format!("pool '{}' does not exist", app.default_pool),
             );
         }
-        if let Some(Err(e)) = app.webhook_url.as_deref().map(validate_webhook_url) {
-            errors.push(format!("{at}.webhook_url"), e);
-        }
-        if let Some(Err(e)) = app.notify_email.as_deref().map(email_recipients) {
-            errors.push(format!("{at}.notify_email"), e);
-        }
-        check_events(errors, &format!("{at}.webhook_events"), &app.webhook_events);
-        check_events(errors, &format!("{at}.email_events"), &app.email_events);
+        check_channels(errors, &at, &app.channels);
     }
 }
 

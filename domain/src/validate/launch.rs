@@ -1,14 +1,12 @@
 //! Rules of launch settings and schedule groups, which tie the other entities together.
 
-use super::{FirstSeen, check_events, check_id, concurrency_name, quoted_list};
+use super::{FirstSeen, check_channels, check_id, concurrency_name, quoted_list};
 use crate::{
     ValidationErrors,
     catalog::{
         Agent, Catalog, DataQueueKind, DeadLetterPolicy, InputKind, LaunchKind, LaunchSetting,
         StreamMode,
     },
-    ids::validate_webhook_url,
-    notify::email_recipients,
     params::validate_values,
     schedule::{parse_cron, parse_time_zone},
     topology::{MAX_WAIT_LEVELS, wait_delays},
@@ -279,14 +277,7 @@ fn policy_rules(ls: &LaunchSetting, at: &str, errors: &mut ValidationErrors) {
             "must be longer than 0s when set",
         );
     }
-    if let Some(Err(e)) = ls.webhook_url.as_deref().map(validate_webhook_url) {
-        errors.push(format!("{at}.webhook_url"), e);
-    }
-    if let Some(Err(e)) = ls.notify_email.as_deref().map(email_recipients) {
-        errors.push(format!("{at}.notify_email"), e);
-    }
-    check_events(errors, &format!("{at}.webhook_events"), &ls.webhook_events);
-    check_events(errors, &format!("{at}.email_events"), &ls.email_events);
+    check_channels(errors, at, &ls.channels);
 }
 
 /// The shortest dead man's switch window.
@@ -320,18 +311,7 @@ pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) 
         if let Err(e) = parse_time_zone(&group.time_zone) {
             errors.push(format!("{at}.time_zone"), e);
         }
-        if let Some(Err(e)) = group.webhook_url.as_deref().map(validate_webhook_url) {
-            errors.push(format!("{at}.webhook_url"), e);
-        }
-        if let Some(Err(e)) = group.notify_email.as_deref().map(email_recipients) {
-            errors.push(format!("{at}.notify_email"), e);
-        }
-        check_events(
-            errors,
-            &format!("{at}.webhook_events"),
-            &group.webhook_events,
-        );
-        check_events(errors, &format!("{at}.email_events"), &group.email_events);
+        check_channels(errors, &at, &group.channels);
         if let Some(window) = group.expect_success_within {
             if window.as_millis() < MIN_SUCCESS_WINDOW_MS {
                 errors.push(

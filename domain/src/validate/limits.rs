@@ -58,12 +58,7 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
     let mut text = Texts { errors };
     for (i, a) in catalog.applications.iter().enumerate() {
         text.title(|| format!("applications[{i}].title"), &a.title);
-        text.channel(
-            || format!("applications[{i}]"),
-            &a.webhook_url,
-            &a.webhook_secret,
-            &a.notify_email,
-        );
+        text.channel(|| format!("applications[{i}]"), &a.channels);
     }
     for (i, p) in catalog.pools.iter().enumerate() {
         text.title(|| format!("pools[{i}].title"), &p.title);
@@ -130,12 +125,7 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
     for (i, l) in catalog.launch_settings.iter().enumerate() {
         let at = format!("launch_settings[{i}]");
         text.title(|| format!("{at}.title"), &l.title);
-        text.channel(
-            || at.clone(),
-            &l.webhook_url,
-            &l.webhook_secret,
-            &l.notify_email,
-        );
+        text.channel(|| at.clone(), &l.channels);
         for (name, value) in &l.parameters {
             text.json(|| format!("{at}.parameters.{name}"), value);
         }
@@ -164,12 +154,7 @@ pub(super) fn check(catalog: &Catalog, errors: &mut ValidationErrors) -> bool {
         text.title(|| format!("{at}.title"), &g.title);
         text.long(|| format!("{at}.cron"), &g.cron);
         text.title(|| format!("{at}.time_zone"), &g.time_zone);
-        text.channel(
-            || at.clone(),
-            &g.webhook_url,
-            &g.webhook_secret,
-            &g.notify_email,
-        );
+        text.channel(|| at.clone(), &g.channels);
         text.count(
             || format!("{at}.members"),
             g.members.len(),
@@ -200,18 +185,12 @@ impl Texts<'_> {
         self.text(path, value, MAX_TEXT_CHARS, Lines::Many);
     }
 
-    /// A notification channel's texts, under `at`.
-    fn channel(
-        &mut self,
-        at: impl Fn() -> String,
-        url: &Option<String>,
-        secret: &Option<String>,
-        email: &Option<String>,
-    ) {
+    /// The texts of an entity's notification channels, under `at`.
+    fn channel(&mut self, at: impl Fn() -> String, channels: &crate::catalog::Channels) {
         for (field, value) in [
-            ("webhook_url", url),
-            ("webhook_secret", secret),
-            ("notify_email", email),
+            ("webhook_url", &channels.webhook_url),
+            ("webhook_secret", &channels.webhook_secret),
+            ("notify_email", &channels.notify_email),
         ] {
             if let Some(v) = value {
                 self.long(|| format!("{}.{field}", at()), v);

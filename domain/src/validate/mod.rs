@@ -110,6 +110,22 @@ fn check_id(errors: &mut ValidationErrors, path: String, id: &str) {
 }
 
 /// A channel's chosen events: each once, and not `test` (a *Send test* always goes).
+/// The rules of an entity's notification channels at `at` (`applications[0]`).
+fn check_channels(errors: &mut ValidationErrors, at: &str, c: &crate::catalog::Channels) {
+    if let Some(Err(e)) = c.webhook_url.as_deref().map(validate_webhook_url) {
+        errors.push(format!("{at}.webhook_url"), e);
+    }
+    if let Some(Err(e)) = c
+        .notify_email
+        .as_deref()
+        .map(crate::notify::email_recipients)
+    {
+        errors.push(format!("{at}.notify_email"), e);
+    }
+    check_events(errors, &format!("{at}.webhook_events"), &c.webhook_events);
+    check_events(errors, &format!("{at}.email_events"), &c.email_events);
+}
+
 fn check_events(errors: &mut ValidationErrors, path: &str, events: &[crate::notify::Event]) {
     let mut seen = FirstSeen::new();
     for (i, e) in events.iter().enumerate() {

@@ -330,15 +330,15 @@ fn recovery_timeouts_are_positive() {
 #[test]
 fn webhook_urls_are_http() {
     assert_valid(&with(|c| {
-        c.applications[1].webhook_url = Some("http://localhost:9000/hook".into())
+        c.applications[1].channels.webhook_url = Some("http://localhost:9000/hook".into())
     }));
     assert_error(
-        &with(|c| c.applications[1].webhook_url = Some("ftp://x".into())),
+        &with(|c| c.applications[1].channels.webhook_url = Some("ftp://x".into())),
         "applications[1].webhook_url",
         "http:// or https://",
     );
     assert_error(
-        &with(|c| c.launch_settings[4].webhook_url = Some("hooks.example.org".into())),
+        &with(|c| c.launch_settings[4].channels.webhook_url = Some("hooks.example.org".into())),
         "launch_settings[4].webhook_url",
         "http:// or https://",
     );

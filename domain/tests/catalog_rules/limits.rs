@@ -60,7 +60,7 @@ fn texts_hold_no_control_characters_but_line_breaks_in_free_text() {
         "U+001B",
     );
     assert_error(
-        &with(|c| c.launch_settings[0].webhook_secret = Some("s\u{7f}".into())),
+        &with(|c| c.launch_settings[0].channels.webhook_secret = Some("s\u{7f}".into())),
         "launch_settings[0].webhook_secret",
         "U+007F",
     );

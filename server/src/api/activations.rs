@@ -6,7 +6,7 @@ use super::json::ApiJson;
 use super::paging::PageQuery;
 use crate::api::query::ApiQuery;
 use crate::{
-    auth::{AtLeast, Caller, Operators},
+    auth::{Allowed, Caller, may},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -83,7 +83,7 @@ pub struct RerunStarted {
 ))]
 pub async fn rerun(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Operators>,
+    Allowed(who, _): Allowed<may::Run>,
     Path(id): Path<String>,
     ApiJson(how): ApiJson<Rerun>,
 ) -> ApiResult<(StatusCode, Json<RerunStarted>)> {

@@ -2,7 +2,7 @@
 
 use super::json::ApiJson;
 use crate::{
-    auth::{Admins, AtLeast, Caller},
+    auth::{Allowed, Caller, may},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -32,7 +32,7 @@ pub async fn export(
 ))]
 pub async fn import(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Admins>,
+    Allowed(who, _): Allowed<may::EditCatalog>,
     ApiJson(doc): ApiJson<Catalog>,
 ) -> ApiResult<Json<ChangeSummary>> {
     Ok(Json(catalog::import(&state.services.db, &who, doc).await?))

@@ -2,7 +2,7 @@
 //! (server-sent events: the figures at once, then whenever they are refreshed, every 2 s).
 
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
-use am_domain::{dashboard::Dashboard, roles::Role};
+use am_domain::{dashboard::Dashboard, roles::Operation};
 use am_services::dashboard;
 use axum::{
     Json,
@@ -61,7 +61,7 @@ pub async fn events(
     State(state): State<AppState>,
     Caller(who): Caller,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    who.require(Role::Viewer)?;
+    who.require(Operation::Read)?;
     let rx = state.dashboard.subscribe();
     let updates = stream::unfold((rx, true), |(mut rx, first)| async move {
         let mut wait = !first;

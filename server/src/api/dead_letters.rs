@@ -7,7 +7,7 @@ use super::paging::AfterQuery;
 use crate::api::query::ApiQuery;
 use crate::{
     api::json::ApiJson,
-    auth::{AtLeast, Caller, Operators},
+    auth::{Allowed, Caller, may},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -86,7 +86,7 @@ pub struct ReplayBody {
 ))]
 pub async fn replay(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Operators>,
+    Allowed(who, _): Allowed<may::HandleDeadLetters>,
     ApiJson(body): ApiJson<ReplayBody>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     super::operations::started(
@@ -115,7 +115,7 @@ pub async fn replay(
 ))]
 pub async fn delete(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Operators>,
+    Allowed(who, _): Allowed<may::HandleDeadLetters>,
     ApiJson(selection): ApiJson<Selection>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     super::operations::started(

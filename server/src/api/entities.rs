@@ -6,7 +6,7 @@
 use super::json::{ApiJson, EntityJson};
 use crate::api::query::ApiQuery;
 use crate::{
-    auth::{Admins, AtLeast, Caller},
+    auth::{Allowed, Caller, may},
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
@@ -43,7 +43,7 @@ macro_rules! crud {
                 (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
             pub async fn create(
                 State(s): State<AppState>,
-                AtLeast(who, _): AtLeast<Admins>,
+                Allowed(who, _): Allowed<may::EditCatalog>,
                 ApiJson(body): ApiJson<Entity>,
             ) -> ApiResult<(StatusCode, Json<Entity>)> {
                 Ok((StatusCode::CREATED, Json(catalog::create(&s.services.db, &who, body).await?)))
@@ -53,7 +53,7 @@ macro_rules! crud {
                 responses((status = 200, body = Entity), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
             pub async fn update(
                 State(s): State<AppState>,
-                AtLeast(who, _): AtLeast<Admins>,
+                Allowed(who, _): Allowed<may::EditCatalog>,
                 Path(id): Path<String>,
                 ApiJson(body): ApiJson<Entity>,
             ) -> ApiResult<Json<Entity>> {
@@ -210,7 +210,7 @@ pub mod schedule_groups {
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn create(
         State(s): State<AppState>,
-        AtLeast(who, _): AtLeast<Admins>,
+        Allowed(who, _): Allowed<may::EditCatalog>,
         EntityJson(body): EntityJson<ScheduleGroup>,
     ) -> ApiResult<(StatusCode, Json<ScheduleGroup>)> {
         Ok((
@@ -225,7 +225,7 @@ pub mod schedule_groups {
         (status = 422, body = ErrorBody)))]
     pub async fn update(
         State(s): State<AppState>,
-        AtLeast(who, _): AtLeast<Admins>,
+        Allowed(who, _): Allowed<may::EditCatalog>,
         Path(id): Path<String>,
         EntityJson(body): EntityJson<ScheduleGroup>,
     ) -> ApiResult<Json<ScheduleGroup>> {
@@ -302,7 +302,7 @@ pub mod agents {
         (status = 201, body = Agent), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn create(
         State(s): State<AppState>,
-        AtLeast(who, _): AtLeast<Admins>,
+        Allowed(who, _): Allowed<may::EditCatalog>,
         ApiJson(body): ApiJson<Agent>,
     ) -> ApiResult<(StatusCode, Json<Agent>)> {
         Ok((
@@ -316,7 +316,7 @@ pub mod agents {
         responses((status = 200, body = Agent), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn update(
         State(s): State<AppState>,
-        AtLeast(who, _): AtLeast<Admins>,
+        Allowed(who, _): Allowed<may::EditCatalog>,
         Path((application, id)): Path<(String, String)>,
         ApiJson(body): ApiJson<Agent>,
     ) -> ApiResult<Json<Agent>> {
@@ -440,7 +440,7 @@ pub mod launch_settings {
         responses((status = 201, body = LaunchSetting), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn create(
         State(s): State<AppState>,
-        AtLeast(who, _): AtLeast<Admins>,
+        Allowed(who, _): Allowed<may::EditCatalog>,
         ApiQuery(q): ApiQuery<GroupsQuery>,
         EntityJson(body): EntityJson<LaunchSetting>,
     ) -> ApiResult<(StatusCode, Json<LaunchSetting>)> {
@@ -454,7 +454,7 @@ pub mod launch_settings {
         responses((status = 200, body = LaunchSetting), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
     pub async fn update(
         State(s): State<AppState>,
-        AtLeast(who, _): AtLeast<Admins>,
+        Allowed(who, _): Allowed<may::EditCatalog>,
         Path(id): Path<String>,
         ApiQuery(q): ApiQuery<GroupsQuery>,
         EntityJson(body): EntityJson<LaunchSetting>,

@@ -4,6 +4,8 @@
 //!   answered with the entity (`LaunchSettingView`, `ScheduleGroupView`), and accepted and
 //!   ignored when a read entity is sent back (`json::EntityJson`). The entities refuse unknown
 //!   fields, so without it the document would call every answer invalid;
+//! - the notification channels' fields beside each entity's own, as documents have them
+//!   (`am_domain::catalog::Channels`, flattened into applications, launch settings and groups);
 //! - the pattern of ids and of the fields that name another entity by id
 //!   (`am_domain::ids::ID_PATTERN`, the rule `validate_id` applies), and of the path parameters
 //!   that take one.
@@ -12,7 +14,7 @@ use am_domain::ids::ID_PATTERN;
 use utoipa::openapi::{
     OpenApi, Ref, RefOr,
     path::ParameterIn,
-    schema::{Object, Schema},
+    schema::{AdditionalProperties, Object, Schema},
 };
 
 /// Paths whose `{id}` and `{application}` parameters are catalog ids.
@@ -74,6 +76,42 @@ impl utoipa::Modify for IdPatterns {
                     f.pattern = Some(ID_PATTERN.to_owned());
                 }
             }
+        }
+    }
+}
+
+/// The entities that carry notification channels.
+const WITH_CHANNELS: [&str; 3] = ["Application", "LaunchSetting", "ScheduleGroup"];
+
+/// utoipa writes a flattened field as `allOf: [the flattened type, the rest]`; the entities'
+/// channels go back among their own fields, in one object that refuses unknown fields as the
+/// server does, and the `Channels` schema, which nothing else names, goes.
+pub struct ChannelsBeside;
+
+impl utoipa::Modify for ChannelsBeside {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let Some(components) = openapi.components.as_mut() else {
+            return;
+        };
+        let Some(RefOr::T(Schema::Object(channels))) = components.schemas.remove("Channels") else {
+            return;
+        };
+        for name in WITH_CHANNELS {
+            let Some(RefOr::T(Schema::AllOf(all))) = components.schemas.get(name) else {
+                continue;
+            };
+            let Some(mut object) = all.items.iter().find_map(|item| match item {
+                RefOr::T(Schema::Object(o)) => Some(o.clone()),
+                _ => None,
+            }) else {
+                continue;
+            };
+            object.description.clone_from(&all.description);
+            object.properties.extend(channels.properties.clone());
+            object.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+            components
+                .schemas
+                .insert(name.to_owned(), RefOr::T(Schema::Object(object)));
         }
     }
 }
@@ -153,6 +191,25 @@ mod tests {
                 "uuid",
                 "{path}"
             );
+        }
+    }
+
+    #[test]
+    fn the_channels_sit_beside_the_entities_fields() {
+        let doc = serde_json::to_value(super::super::ApiDoc::openapi()).expect("json");
+        let schemas = &doc["components"]["schemas"];
+        assert!(schemas.get("Channels").is_none(), "named by nothing");
+        for name in super::WITH_CHANNELS {
+            let schema = &schemas[name];
+            assert_eq!(schema["type"], "object", "{name}");
+            assert_eq!(schema["additionalProperties"], false, "{name}");
+            assert!(schema["description"].is_string(), "{name}");
+            for field in am_domain::catalog::Channels::FIELDS {
+                // The secret is write-only: never in an answer, so not in the schema.
+                let listed = schema["properties"].get(field).is_some();
+                assert_eq!(listed, field != "webhook_secret", "{name}.{field}");
+            }
+            assert!(schema["properties"]["id"].is_object(), "{name}");
         }
     }
 

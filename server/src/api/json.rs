@@ -2,7 +2,7 @@
 //! (`launch_settings[2].kind: unknown variant ...`), not as a bare parser message.
 
 use crate::error::AppError;
-use am_domain::{FieldError, ValidationErrors};
+use am_domain::{FieldError, ValidationErrors, catalog::Channels};
 use am_services::ServiceError;
 use axum::{
     body::Bytes,
@@ -65,12 +65,41 @@ fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, AppErr
 /// (`launch_settings[2].kind`).
 pub(crate) fn shape_error(path: &serde_path_to_error::Path, message: &str) -> AppError {
     let path = path.to_string();
-    let path = if path == "." { String::new() } else { path };
+    let (path, message) = flattened_field(
+        if path == "." { String::new() } else { path },
+        strip_position(message),
+    );
     let mut errors = ValidationErrors::new();
-    errors
-        .0
-        .push(FieldError::new(path, strip_position(message)));
+    errors.0.push(FieldError::new(path, message));
     AppError::Service(ServiceError::Invalid(errors))
+}
+
+/// An entity's channels are flattened into it (`am_domain::catalog::Channels`): serde reads
+/// them from a buffer the path tracker does not follow, so their errors, and the unknown
+/// fields the entity finds left over, stop at the entity's path. The field they name goes
+/// back on the path (`applications[0]` and `webhook_format: unknown variant` become
+/// `applications[0].webhook_format` and `unknown variant`).
+fn flattened_field(path: String, message: String) -> (String, String) {
+    let at = |field: &str| {
+        if path.is_empty() {
+            field.to_owned()
+        } else {
+            format!("{path}.{field}")
+        }
+    };
+    if let Some((field, rest)) = Channels::field_of_error(&message) {
+        return (at(field), rest.to_owned());
+    }
+    let unknown = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(field, _)| field);
+    match unknown {
+        Some(field) if !path.ends_with(&format!(".{field}")) && path != field => {
+            (at(field), message)
+        }
+        _ => (path, message),
+    }
 }
 
 /// The body limit in force for this request: the route's `DefaultBodyLimit`, else axum's
@@ -151,6 +180,45 @@ mod tests {
             "{}",
             errors.0[0].message
         );
+    }
+
+    #[test]
+    fn the_channels_errors_carry_their_field_on_the_path() {
+        let cases = [
+            (
+                r#"{"applications":[{"id":"a","default_pool":"p","webhook_format":"xml"}]}"#,
+                "applications[0].webhook_format",
+                "unknown variant `xml`",
+            ),
+            (
+                r#"{"schedule_groups":[{"id":"g","application":"a","cron":"0 2 * * *","webhook_events":[3]}]}"#,
+                "schedule_groups[0].webhook_events",
+                "invalid type",
+            ),
+            (
+                r#"{"applications":[{"id":"a","default_pool":"p","colour":"red"}]}"#,
+                "applications[0].colour",
+                "unknown field `colour`",
+            ),
+            (
+                r#"{"applications":[{"id":"a","default_pool":"p"}],"colour":1}"#,
+                "colour",
+                "unknown field `colour`",
+            ),
+        ];
+        for (body, path, message) in cases {
+            let Err(AppError::Service(ServiceError::Invalid(errors))) =
+                parse::<Catalog>(body.as_bytes())
+            else {
+                panic!("{body} was accepted");
+            };
+            assert_eq!(errors.0[0].path, path, "{body}");
+            assert!(
+                errors.0[0].message.starts_with(message),
+                "{body}: {}",
+                errors.0[0].message
+            );
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod users;
 
 use crate::state::AppState;
 use axum::{Json, Router, extract::DefaultBodyLimit, routing::get};
-use entity_schemas::{IdPatterns, StatusIsReadOnly};
+use entity_schemas::{ChannelsBeside, IdPatterns, StatusIsReadOnly};
 use links::OperationLinks;
 use refusals::Refusals;
 use utoipa::{
@@ -55,7 +55,14 @@ impl Modify for BearerAuth {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Agent Manager API", description = "Catalog, runtime and operations of Agent Manager."),
-    modifiers(&BearerAuth, &Refusals, &StatusIsReadOnly, &IdPatterns, &OperationLinks),
+    modifiers(
+        &BearerAuth,
+        &Refusals,
+        &ChannelsBeside,
+        &StatusIsReadOnly,
+        &IdPatterns,
+        &OperationLinks
+    ),
     security(("bearer" = [])),
     paths(
         health::healthz,

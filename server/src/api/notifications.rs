@@ -5,7 +5,7 @@
 use super::{json::ApiJson, paging::AfterQuery};
 use crate::api::query::ApiQuery;
 use crate::{
-    auth::{AtLeast, Caller, Operators},
+    auth::{Allowed, Caller, may},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -67,7 +67,7 @@ pub async fn get(
 ))]
 pub async fn resend(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Operators>,
+    Allowed(who, _): Allowed<may::Notify>,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<NotificationEntry>)> {
     let id = super::paging::path_id(&id, "notification")?;
@@ -105,7 +105,7 @@ pub struct TestTarget {
 ))]
 pub async fn test(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Operators>,
+    Allowed(who, _): Allowed<may::Notify>,
     ApiJson(target): ApiJson<TestTarget>,
 ) -> ApiResult<(StatusCode, Json<NotificationEntry>)> {
     use am_domain::usage::EntityRef;

@@ -5,7 +5,7 @@
 use crate::api::query::ApiQuery;
 use crate::{
     api::json::ApiJson,
-    auth::{AtLeast, Caller, Operators},
+    auth::{Allowed, Caller, may},
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
@@ -47,7 +47,7 @@ fn operation_id(id: &str) -> Result<Uuid, AppError> {
 ))]
 pub async fn start(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Operators>,
+    Allowed(who, _): Allowed<may::Bulk>,
     ApiJson(request): ApiJson<OperationRequest>,
 ) -> ApiResult<(StatusCode, Json<OperationView>)> {
     started(&state, &who, request).await
@@ -112,7 +112,7 @@ pub async fn get(
 ))]
 pub async fn cancel(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Operators>,
+    Allowed(who, _): Allowed<may::Bulk>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<OperationView>> {
     let op = operations::cancel(&state.services.db, &who, operation_id(&id)?).await?;

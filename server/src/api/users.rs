@@ -3,7 +3,7 @@
 
 use super::json::ApiJson;
 use crate::{
-    auth::{Admins, AtLeast, Caller},
+    auth::{Allowed, Caller, may},
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
@@ -52,7 +52,7 @@ pub struct NewUser {
 ))]
 pub async fn create(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Admins>,
+    Allowed(who, _): Allowed<may::ManageUsers>,
     ApiJson(new): ApiJson<NewUser>,
 ) -> ApiResult<(StatusCode, Json<UserInfo>)> {
     let user =
@@ -73,7 +73,7 @@ pub async fn create(
 ))]
 pub async fn update(
     State(state): State<AppState>,
-    AtLeast(who, _): AtLeast<Admins>,
+    Allowed(who, _): Allowed<may::ManageUsers>,
     Path(name): Path<String>,
     ApiJson(change): ApiJson<UserChange>,
 ) -> ApiResult<Json<UserInfo>> {

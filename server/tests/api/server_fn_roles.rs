@@ -1,12 +1,12 @@
-//! Server functions check the role before their arguments, as the API does: the table of least
-//! roles (`app::api::least_roles`) is kept equal to what each function's code requires and to
-//! the functions the binary registers, and a caller whose role is too low gets 403 whatever
-//! arguments they sent.
+//! Server functions check the role before their arguments, as the API does: the table of their
+//! operations (`app::api::server_fn_operations`) is kept equal to what each function's code
+//! requires and to the functions the binary registers, and a caller whose role is too low gets
+//! 403 whatever arguments they sent.
 
 use crate::browser::session;
 use crate::{TestApp, on_both_backends};
-use am_domain::roles::Role;
-use app::api::least_roles::{Caller, LEAST_ROLES};
+use am_domain::roles::{Operation, Role};
+use app::api::server_fn_operations::{Caller, OPERATIONS};
 use axum::{
     body::Body,
     http::{Request, StatusCode, header},
@@ -15,7 +15,7 @@ use std::{collections::BTreeMap, path::Path};
 
 on_both_backends!(a_role_too_low_is_refused_before_the_arguments_are_read);
 
-/// Every server function in the app's sources, by endpoint, with the first role its body
+/// Every server function in the app's sources, by endpoint, with the first operation its body
 /// requires (`Anyone` when it requires none).
 fn declared() -> BTreeMap<String, Caller> {
     fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -43,13 +43,14 @@ fn declared() -> BTreeMap<String, Caller> {
             let endpoint = rest.split('"').next().unwrap_or_default().to_owned();
             // The function's body runs to the next server function (or the file's end).
             let body = rest.find(marker).map_or(rest, |next| &rest[..next]);
-            let caller = ["Viewer", "Operator", "Admin"]
-                .iter()
-                .filter_map(|r| body.find(&format!("require(Role::{r})")).map(|at| (at, *r)))
+            let caller = Operation::ALL
+                .into_iter()
+                .filter_map(|op| {
+                    body.find(&format!("require(Operation::{op:?})"))
+                        .map(|at| (at, op))
+                })
                 .min()
-                .map_or(Caller::Anyone, |(_, r)| {
-                    Caller::AtLeast(r.to_lowercase().parse().expect("a role"))
-                });
+                .map_or(Caller::Anyone, |(_, op)| Caller::May(op));
             out.insert(endpoint, caller);
         }
     }
@@ -58,7 +59,7 @@ fn declared() -> BTreeMap<String, Caller> {
 
 #[test]
 fn the_table_is_what_the_functions_require_and_names_every_one() {
-    let table: BTreeMap<String, Caller> = LEAST_ROLES
+    let table: BTreeMap<String, Caller> = OPERATIONS
         .iter()
         .map(|(e, c)| ((*e).to_owned(), *c))
         .collect();
@@ -70,7 +71,7 @@ fn the_table_is_what_the_functions_require_and_names_every_one() {
     );
     assert_eq!(
         table, declared,
-        "app::api::least_roles differs from the code"
+        "app::api::server_fn_operations differs from the code"
     );
     let registered: BTreeMap<String, ()> = leptos::server_fn::axum::server_fn_paths()
         .filter_map(|(p, _)| p.strip_prefix("/ui/").map(|e| (e.to_owned(), ())))
@@ -100,12 +101,12 @@ async fn a_role_too_low_is_refused_before_the_arguments_are_read(app: TestApp) {
     let operator = session(&app, "low-operator", Role::Operator).await;
     let mut failures = Vec::new();
     let mut checked = 0;
-    for (endpoint, caller) in LEAST_ROLES {
-        let Caller::AtLeast(need) = caller else {
+    for (endpoint, caller) in OPERATIONS {
+        let Caller::May(operation) = caller else {
             continue;
         };
         let path = format!("/ui/{endpoint}");
-        let too_low: &[(&str, &String)] = match need {
+        let too_low: &[(&str, &String)] = match operation.least_role() {
             Role::Viewer => &[],
             Role::Operator => &[("viewer", &viewer)],
             Role::Admin => &[("viewer", &viewer), ("operator", &operator)],

@@ -52,7 +52,7 @@ async fn a_second_manager_never_touches_the_first_ones_exchange() {
     // conflict and leaves it alone (no replace, so the first keeps its bindings). Its
     // application has a webhook, which is told once.
     let mut second = catalog(&b, &shared);
-    second.applications[0].webhook_url = Some("http://127.0.0.1:9/hook".into());
+    second.applications[0].channels.webhook_url = Some("http://127.0.0.1:9/hook".into());
     b.seed(second.clone()).await;
     let report = pass(&b.w.db, &b.conn, &b.topology, "b", false)
         .await

@@ -154,8 +154,8 @@ async fn seed_with_webhook(w: &World, url: &str, secret: Option<&str>) {
             }),
         )
         .build();
-    c.applications[0].webhook_url = Some(url.to_owned());
-    c.applications[0].webhook_secret = secret.map(str::to_owned);
+    c.applications[0].channels.webhook_url = Some(url.to_owned());
+    c.applications[0].channels.webhook_secret = secret.map(str::to_owned);
     w.seed(c).await;
 }
 

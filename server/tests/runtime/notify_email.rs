@@ -154,7 +154,7 @@ async fn seed_with_email(w: &World) {
             }),
         )
         .build();
-    c.applications[0].notify_email = Some(TO.into());
+    c.applications[0].channels.notify_email = Some(TO.into());
     w.seed(c).await;
 }
 

@@ -18,7 +18,10 @@ use crate::{
     error::ServiceResult,
     login_limit::Attempt,
 };
-use am_domain::{audit::LOGIN_FAILED, roles::Role};
+use am_domain::{
+    audit::LOGIN_FAILED,
+    roles::{Operation, Role},
+};
 use argon2::{
     Argon2, PasswordHash, PasswordHasher, PasswordVerifier,
     password_hash::{SaltString, rand_core::OsRng},
@@ -62,14 +65,15 @@ pub enum AuthMethod {
 }
 
 impl Principal {
-    /// `Ok` when the principal's role allows `need`.
-    pub fn require(&self, need: Role) -> ServiceResult<()> {
-        if self.role.allows(need) {
+    /// `Ok` when the principal's role may do `operation` (its one policy:
+    /// [`Operation::least_role`]).
+    pub fn require(&self, operation: Operation) -> ServiceResult<()> {
+        if self.role.may(operation) {
             Ok(())
         } else {
             Err(ServiceError::Forbidden {
                 have: self.role,
-                need,
+                need: operation.least_role(),
             })
         }
     }
@@ -219,7 +223,7 @@ pub async fn create_user(
     password: &str,
     role: Role,
 ) -> ServiceResult<UserInfo> {
-    actor.require(Role::Admin)?;
+    actor.require(Operation::ManageUsers)?;
     validate_user_name(name)?;
     validate_password(name, password)?;
     let hash = hash_password(password.to_owned()).await?;
@@ -357,7 +361,7 @@ pub async fn list_users(
     db: &impl ConnectionTrait,
     actor: &Principal,
 ) -> ServiceResult<Vec<UserInfo>> {
-    actor.require(Role::Admin)?;
+    actor.require(Operation::ManageUsers)?;
     let rows = users::Entity::find()
         .order_by_asc(users::Column::Name)
         .all(db)

@@ -16,7 +16,7 @@ use crate::{
     error::ServiceResult,
     login_limit::Attempt,
 };
-use am_domain::roles::Role;
+use am_domain::roles::{Operation, Role};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
     DbBackend, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -92,7 +92,7 @@ pub async fn update_user(
     name: &str,
     change: UserChange,
 ) -> ServiceResult<UserInfo> {
-    actor.require(Role::Admin)?;
+    actor.require(Operation::ManageUsers)?;
     let hash = match &change.password {
         Some(p) => {
             validate_password(name, p)?;
@@ -142,7 +142,7 @@ pub async fn reset_password(
     actor: &Principal,
     name: &str,
 ) -> ServiceResult<String> {
-    actor.require(Role::Admin)?;
+    actor.require(Operation::ManageUsers)?;
     let password = generate_password();
     let hash = hash_password(password.clone()).await?;
     let txn = begin_write(db).await?;

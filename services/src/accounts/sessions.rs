@@ -14,7 +14,7 @@ use crate::{
     entity::{sessions, users},
     error::ServiceResult,
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
@@ -161,7 +161,7 @@ pub async fn list_own(
     who: &Principal,
     current: Option<&str>,
 ) -> ServiceResult<Vec<SessionInfo>> {
-    who.require(Role::Viewer)?;
+    who.require(Operation::OwnAccess)?;
     let now = Utc::now();
     let max_age = services.settings.session_max_age;
     let current = current.map(sha256_hex);
@@ -194,7 +194,7 @@ pub async fn revoke_own(
     who: &Principal,
     session: &str,
 ) -> ServiceResult<()> {
-    who.require(Role::Viewer)?;
+    who.require(Operation::OwnAccess)?;
     let txn = crate::db::begin_write(db).await?;
     let found = sessions::Entity::find()
         .filter(sessions::Column::UserId.eq(who.user_id))

@@ -11,7 +11,7 @@ use crate::{
     entity::{api_tokens, users},
     error::ServiceResult,
 };
-use am_domain::roles::Role;
+use am_domain::roles::{Operation, Role};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
@@ -107,10 +107,10 @@ pub async fn create(
     actor: &Principal,
     new: NewToken,
 ) -> ServiceResult<CreatedToken> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::OwnAccess)?;
     let user_name = new.user.clone().unwrap_or_else(|| actor.name.clone());
     if user_name != actor.name {
-        actor.require(Role::Admin)?;
+        actor.require(Operation::ManageUsers)?;
     }
     let name = new.name.trim();
     if name.is_empty() || name.chars().count() > 64 {
@@ -177,9 +177,9 @@ pub async fn list(
     actor: &Principal,
     all: bool,
 ) -> ServiceResult<Vec<TokenInfo>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::OwnAccess)?;
     if all {
-        actor.require(Role::Admin)?;
+        actor.require(Operation::ManageUsers)?;
     }
     let mut q = api_tokens::Entity::find()
         .find_also_related(users::Entity)
@@ -201,7 +201,7 @@ pub async fn revoke(
     actor: &Principal,
     id: i64,
 ) -> ServiceResult<TokenInfo> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::OwnAccess)?;
     let txn = begin_write(db).await?;
     let not_found = || ServiceError::NotFound(format!("token {id}"));
     let (token, user) = api_tokens::Entity::find_by_id(id)
@@ -210,7 +210,7 @@ pub async fn revoke(
         .await?
         .ok_or_else(not_found)?;
     let user = user.ok_or_else(not_found)?;
-    if user.name != actor.name && !actor.role.allows(Role::Admin) {
+    if user.name != actor.name && !actor.role.may(Operation::ManageUsers) {
         // Someone else's token is not shown to exist.
         return Err(not_found());
     }

@@ -5,7 +5,7 @@ use super::{kinds::CatalogEntity, store};
 use crate::{Principal, error::ServiceResult};
 use am_domain::{
     catalog::{Agent, Application, Catalog, DataQueue, LaunchSetting, Pool, ScheduleGroup},
-    roles::Role,
+    roles::Operation,
 };
 use sea_orm::ConnectionTrait;
 
@@ -110,7 +110,7 @@ pub async fn browse<E: Browse>(
     actor: &Principal,
     filter: &ListFilter,
 ) -> ServiceResult<ListPage<E>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let catalog = super::readable(store::load_with(db, false).await?, actor);
     Ok(page_of(&catalog, filter))
 }
@@ -139,6 +139,6 @@ pub fn page_of<E: Browse>(catalog: &Catalog, filter: &ListFilter) -> ListPage<E>
 /// The whole catalog with every classifier's values left out (their names and titles stay),
 /// for forms that pick applications, pools, agents, launch settings and groups.
 pub async fn overview(db: &impl ConnectionTrait, actor: &Principal) -> ServiceResult<Catalog> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     Ok(super::readable(store::load_with(db, false).await?, actor))
 }

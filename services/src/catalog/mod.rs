@@ -29,7 +29,7 @@ use crate::{
 use am_domain::{
     ValidationErrors,
     catalog::{Catalog, Concurrency, LaunchSetting},
-    roles::Role,
+    roles::Operation,
     usage::{EntityRef, usages},
     validate::validate_catalog,
 };
@@ -89,7 +89,7 @@ pub async fn applications_reading(
 async fn apply<F>(
     db: &DatabaseConnection,
     actor: &Principal,
-    need: Role,
+    need: Operation,
     focus: Option<&EntityRef>,
     cause: Option<&str>,
     change: F,
@@ -113,14 +113,14 @@ pub(crate) fn log_change(actor: &Principal, summary: &ChangeSummary) {
 
 /// The whole catalog, for export and for pages that show it.
 pub async fn export(db: &impl ConnectionTrait, actor: &Principal) -> ServiceResult<Catalog> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     Ok(readable(store::load(db).await?, actor))
 }
 
 /// The catalog as `actor` may read it: for anyone but admins, webhook URLs past their host
 /// (they are often credentials: am_domain::masked::mask_webhook_url). Secrets are never read.
 pub(crate) fn readable(mut catalog: Catalog, actor: &Principal) -> Catalog {
-    if !actor.role.allows(Role::Admin) {
+    if !actor.role.may(Operation::ReadHidden) {
         am_domain::catalog::mask_webhook_urls(&mut catalog);
     }
     catalog
@@ -140,7 +140,7 @@ pub async fn import(
     let (_, summary) = apply(
         db,
         actor,
-        Role::Admin,
+        Operation::EditCatalog,
         None,
         Some("catalog import"),
         move |c| {
@@ -156,7 +156,7 @@ pub async fn list<E: CatalogEntity>(
     db: &impl ConnectionTrait,
     actor: &Principal,
 ) -> ServiceResult<Vec<E>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let catalog = readable(store::load_with(db, E::WITH_VALUES).await?, actor);
     Ok(E::list(&catalog).clone())
 }
@@ -166,7 +166,7 @@ pub async fn get<E: CatalogEntity>(
     actor: &Principal,
     key: &EntityRef,
 ) -> ServiceResult<E> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let catalog = readable(store::load_with(db, E::WITH_VALUES).await?, actor);
     E::find(&catalog, key)
         .cloned()
@@ -180,7 +180,7 @@ pub async fn create<E: CatalogEntity>(
 ) -> ServiceResult<E> {
     let key = entity.key();
     let created = entity.clone();
-    apply(db, actor, Role::Admin, Some(&key), None, |c| {
+    apply(db, actor, Operation::EditCatalog, Some(&key), None, |c| {
         if E::position(c, &key).is_some() {
             return Err(ServiceError::Conflict(format!("{key} already exists")));
         }
@@ -208,7 +208,7 @@ pub async fn update<E: CatalogEntity>(
         ));
     }
     let updated = entity.clone();
-    apply(db, actor, Role::Admin, Some(key), None, |c| {
+    apply(db, actor, Operation::EditCatalog, Some(key), None, |c| {
         let i = E::position(c, key).ok_or_else(|| ServiceError::NotFound(key.to_string()))?;
         E::list_mut(c)[i] = entity.clone();
         Ok(())
@@ -223,7 +223,7 @@ pub async fn delete<E: CatalogEntity>(
     actor: &Principal,
     key: &EntityRef,
 ) -> ServiceResult<()> {
-    apply(db, actor, Role::Admin, None, None, |c| {
+    apply(db, actor, Operation::EditCatalog, None, None, |c| {
         let i = E::position(c, key).ok_or_else(|| ServiceError::NotFound(key.to_string()))?;
         let users = usages(c, key);
         if !users.is_empty() {
@@ -251,7 +251,7 @@ pub async fn save_launch_setting(
 ) -> ServiceResult<LaunchSetting> {
     let key = EntityRef::LaunchSetting(setting.id.clone());
     let saved = setting.clone();
-    apply(db, actor, Role::Admin, Some(&key), None, |c| {
+    apply(db, actor, Operation::EditCatalog, Some(&key), None, |c| {
         match (LaunchSetting::position(c, &key), create_only) {
             (Some(_), true) => return Err(ServiceError::Conflict(format!("{key} already exists"))),
             (Some(i), false) => c.launch_settings[i] = setting.clone(),
@@ -331,30 +331,37 @@ pub async fn set_webhook_secret(
     } else {
         "webhook secret set"
     };
-    apply(db, actor, Role::Admin, Some(key), Some(cause), |c| {
-        let slot = match key {
-            EntityRef::Application(id) => c
-                .applications
-                .iter_mut()
-                .find(|a| &a.id == id)
-                .map(|a| &mut a.webhook_secret),
-            EntityRef::LaunchSetting(id) => c
-                .launch_settings
-                .iter_mut()
-                .find(|l| &l.id == id)
-                .map(|l| &mut l.webhook_secret),
-            EntityRef::ScheduleGroup(id) => c
-                .schedule_groups
-                .iter_mut()
-                .find(|g| &g.id == id)
-                .map(|g| &mut g.webhook_secret),
-            other => {
-                return Err(ServiceError::invalid("", format!("{other} has no webhook")));
-            }
-        };
-        *slot.ok_or_else(|| ServiceError::NotFound(key.to_string()))? = Some(secret.to_owned());
-        Ok(())
-    })
+    apply(
+        db,
+        actor,
+        Operation::EditCatalog,
+        Some(key),
+        Some(cause),
+        |c| {
+            let slot = match key {
+                EntityRef::Application(id) => c
+                    .applications
+                    .iter_mut()
+                    .find(|a| &a.id == id)
+                    .map(|a| &mut a.channels.webhook_secret),
+                EntityRef::LaunchSetting(id) => c
+                    .launch_settings
+                    .iter_mut()
+                    .find(|l| &l.id == id)
+                    .map(|l| &mut l.channels.webhook_secret),
+                EntityRef::ScheduleGroup(id) => c
+                    .schedule_groups
+                    .iter_mut()
+                    .find(|g| &g.id == id)
+                    .map(|g| &mut g.channels.webhook_secret),
+                other => {
+                    return Err(ServiceError::invalid("", format!("{other} has no webhook")));
+                }
+            };
+            *slot.ok_or_else(|| ServiceError::NotFound(key.to_string()))? = Some(secret.to_owned());
+            Ok(())
+        },
+    )
     .await?;
     Ok(())
 }
@@ -368,7 +375,7 @@ pub async fn set_enabled<'a>(
     enabled: bool,
     cause: impl Into<Cause<'a>>,
 ) -> ServiceResult<ChangeSummary> {
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Toggle)?;
     let cause = cause.into();
     let (txn, _, summary) = write::write(db, actor, Some(key), Some(cause.text), |c| {
         match key {

@@ -12,7 +12,7 @@ use crate::{
 use am_domain::{
     HumanDuration,
     catalog::{
-        Agent, Application, Classifier, ClassifierValue, DataQueue, DeadLetterSettings,
+        Agent, Application, Channels, Classifier, ClassifierValue, DataQueue, DeadLetterSettings,
         LaunchSetting, MessageFilter, Pool, RecoveryPolicy, RetryPolicy, ScheduleGroup,
     },
     notify::{events_from_text, events_to_text},
@@ -58,17 +58,40 @@ fn int(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
+/// An entity's notification channels from its row: the six columns are named alike in the
+/// three tables that have them (applications, launch settings, schedule groups).
+macro_rules! channels {
+    ($m:ident) => {
+        enum_from_str("webhook format", &$m.webhook_format).map(|webhook_format| Channels {
+            webhook_url: $m.webhook_url,
+            webhook_secret: $m.webhook_secret,
+            webhook_format,
+            notify_email: $m.notify_email,
+            webhook_events: events_from_text($m.webhook_events.as_deref()),
+            email_events: events_from_text($m.email_events.as_deref()),
+        })
+    };
+}
+
+/// The six channel columns of `row` from `channels` (as [`channels!`] reads them).
+macro_rules! set_channels {
+    ($row:ident, $channels:expr) => {{
+        let c: &Channels = $channels;
+        $row.webhook_url = Set(c.webhook_url.clone());
+        $row.webhook_secret = Set(c.webhook_secret.clone());
+        $row.webhook_format = Set(enum_to_str(&c.webhook_format));
+        $row.notify_email = Set(c.notify_email.clone());
+        $row.webhook_events = Set(events_to_text(&c.webhook_events));
+        $row.email_events = Set(events_to_text(&c.email_events));
+    }};
+}
+
 pub(crate) fn application(m: applications::Model) -> ServiceResult<Application> {
     Ok(Application {
         id: m.id,
         title: m.title,
         default_pool: m.default_pool_id,
-        webhook_url: m.webhook_url,
-        webhook_secret: m.webhook_secret,
-        webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
-        notify_email: m.notify_email,
-        webhook_events: events_from_text(m.webhook_events.as_deref()),
-        email_events: events_from_text(m.email_events.as_deref()),
+        channels: channels!(m)?,
     })
 }
 
@@ -77,19 +100,16 @@ pub(crate) fn application_row(
     now: DateTime<Utc>,
     insert: bool,
 ) -> applications::ActiveModel {
-    applications::ActiveModel {
+    let mut row = applications::ActiveModel {
         id: Set(a.id.clone()),
         title: Set(a.title.clone()),
         default_pool_id: Set(a.default_pool.clone()),
-        webhook_url: Set(a.webhook_url.clone()),
-        webhook_secret: Set(a.webhook_secret.clone()),
-        webhook_format: Set(enum_to_str(&a.webhook_format)),
-        notify_email: Set(a.notify_email.clone()),
-        webhook_events: Set(events_to_text(&a.webhook_events)),
-        email_events: Set(events_to_text(&a.email_events)),
         created_at: if insert { Set(now) } else { NotSet },
         updated_at: Set(now),
-    }
+        ..Default::default()
+    };
+    set_channels!(row, &a.channels);
+    row
 }
 
 pub(crate) fn pool(m: pools::Model, hosts: Vec<String>) -> Pool {
@@ -257,12 +277,7 @@ pub(crate) fn launch_setting(m: launch_settings::Model) -> ServiceResult<LaunchS
         agent: m.agent_id,
         enabled: m.enabled,
         pool: m.pool_id,
-        webhook_url: m.webhook_url,
-        webhook_secret: m.webhook_secret,
-        webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
-        notify_email: m.notify_email,
-        webhook_events: events_from_text(m.webhook_events.as_deref()),
-        email_events: events_from_text(m.email_events.as_deref()),
+        channels: channels!(m)?,
         notify_on_failure: m.notify_on_failure,
     })
 }
@@ -300,16 +315,11 @@ pub(crate) fn launch_setting_row(
         max_run_time_ms: Set(l.recovery.max_run_time.map(ms)),
         on_lost: Set(enum_to_str(&l.recovery.on_lost)),
         idle_timeout_ms: Set(l.idle_timeout.map(ms)),
-        webhook_url: Set(l.webhook_url.clone()),
-        webhook_secret: Set(l.webhook_secret.clone()),
-        webhook_format: Set(enum_to_str(&l.webhook_format)),
-        notify_email: Set(l.notify_email.clone()),
-        webhook_events: Set(events_to_text(&l.webhook_events)),
-        email_events: Set(events_to_text(&l.email_events)),
         notify_on_failure: Set(l.notify_on_failure),
         updated_at: Set(now),
         ..Default::default()
     };
+    set_channels!(row, &l.channels);
     if previous_enabled != Some(l.enabled) {
         row.current_status = Set(if l.enabled {
             ls_status::WAITING
@@ -349,12 +359,7 @@ pub(crate) fn schedule_group(
         enabled: m.enabled,
         continue_on_failure: m.continue_on_failure,
         expect_success_within: m.expect_success_within_ms.map(dur),
-        webhook_url: m.webhook_url,
-        webhook_secret: m.webhook_secret,
-        webhook_format: enum_from_str("webhook format", &m.webhook_format)?,
-        notify_email: m.notify_email,
-        webhook_events: events_from_text(m.webhook_events.as_deref()),
-        email_events: events_from_text(m.email_events.as_deref()),
+        channels: channels!(m)?,
         members,
     })
 }
@@ -374,17 +379,12 @@ pub(crate) fn schedule_group_row(
         enabled: Set(g.enabled),
         continue_on_failure: Set(g.continue_on_failure),
         expect_success_within_ms: Set(g.expect_success_within.map(ms)),
-        webhook_url: Set(g.webhook_url.clone()),
-        webhook_secret: Set(g.webhook_secret.clone()),
-        webhook_format: Set(enum_to_str(&g.webhook_format)),
-        notify_email: Set(g.notify_email.clone()),
-        webhook_events: Set(events_to_text(&g.webhook_events)),
-        email_events: Set(events_to_text(&g.email_events)),
         updated_at: Set(now),
         // The scheduler recomputes it from the (possibly new) cron expression.
         next_fire_at: Set(None),
         ..Default::default()
     };
+    set_channels!(row, &g.channels);
     if previous_enabled != Some(g.enabled) {
         row.current_status = Set(if g.enabled {
             group_status::WAITING

@@ -34,7 +34,7 @@ use am_domain::{
         ChartRow, Dashboard, FailureChart, NodeLoad, RunningActivation, StatusCount, WINDOW_HOURS,
         failure_chart, failure_kind, hour_start,
     },
-    roles::Role,
+    roles::Operation,
 };
 use attention::{disabled_groups, disabled_launch_settings, failing, failing_statement};
 use chrono::{DateTime, Duration, Utc};
@@ -466,7 +466,7 @@ async fn take(
     now: DateTime<Utc>,
     cache: Option<&ChartCache>,
 ) -> ServiceResult<Dashboard> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let g = gauges(db, now).await?;
     let nodes = registry::list(db, actor, &NodeFilter::default(), now, cfg.node_timeout)
         .await?

@@ -13,7 +13,7 @@ use crate::{
     failures::FailureEntry,
     filters,
 };
-use am_domain::{HumanDuration, roles::Role};
+use am_domain::{HumanDuration, roles::Operation};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, FromQueryResult, PaginatorTrait,
@@ -152,7 +152,7 @@ pub async fn list(
     limit: Option<u64>,
 ) -> ServiceResult<DeadLetterPage> {
     use dead_letters::Column as C;
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let scope = filter.parse()?;
     let limit = filters::limit(limit, PAGE, MAX_PAGE);
     let total = dead_letters::Entity::find()
@@ -238,7 +238,7 @@ pub async fn get(
     actor: &Principal,
     id: i64,
 ) -> ServiceResult<DeadLetterDetail> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let m = dead_letters::Entity::find_by_id(id)
         .one(db)
         .await?

@@ -106,7 +106,7 @@ pub async fn preview(
     selection: &super::Selection,
 ) -> ServiceResult<ReplayPreview> {
     use dead_letters::Column as C;
-    actor.require(am_domain::roles::Role::Viewer)?;
+    actor.require(am_domain::roles::Operation::Read)?;
     let per_ls: Vec<(Option<String>, i64)> = dead_letters::Entity::find()
         .select_only()
         .column(C::LaunchSettingId)

@@ -11,7 +11,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     filters,
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ pub async fn list(
     after: Option<i64>,
     limit: Option<u64>,
 ) -> ServiceResult<FailureList> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let scope = filter.parse()?;
     let backend = db.get_database_backend();
     let limit = filters::limit(limit, ENTRIES_PAGE, MAX_PAGE);

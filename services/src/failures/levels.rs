@@ -14,7 +14,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     filters,
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, QuerySelect,
@@ -62,7 +62,7 @@ pub async fn launch_settings(
     after: Option<&str>,
     limit: Option<u64>,
 ) -> ServiceResult<LaunchSettingFailuresPage> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let mut scope = filter.parse()?;
     // The launch setting is this level's key; an activation is no filter of it.
     scope.activation = None;
@@ -200,7 +200,7 @@ pub async fn activations(
     page: Option<u64>,
     limit: Option<u64>,
 ) -> ServiceResult<ActivationFailuresPage> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let mut scope = filter.parse()?;
     scope.launch_setting = Some(ls.to_owned());
     let backend = db.get_database_backend();
@@ -281,7 +281,7 @@ pub async fn hosts(
     activation: &str,
     filter: &FailureFilter,
 ) -> ServiceResult<ActivationHostFailures> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     // The path names the activation; a query's own `activation` is checked like every filter
     // (a malformed one is refused, not ignored) before the path's replaces it.
     filter.parse()?;

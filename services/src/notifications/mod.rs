@@ -15,12 +15,12 @@ use crate::{
 };
 use am_domain::{
     notify::{Channel, Delivery, Event, Notice},
-    roles::Role,
+    roles::Operation,
 };
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, TransactionTrait, sea_query::Expr,
+    QueryFilter, QueryOrder, QuerySelect, sea_query::Expr,
 };
 use serde::{Deserialize, Serialize};
 
@@ -151,7 +151,7 @@ pub async fn list(
     limit: Option<u64>,
 ) -> ServiceResult<NotificationPage> {
     use notifications::Column as C;
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let limit = filters::limit(limit, PAGE, MAX_PAGE);
     let mut q = notifications::Entity::find().filter(filter.condition()?);
     if let Some(a) = after {
@@ -173,7 +173,7 @@ pub async fn get(
     actor: &Principal,
     id: i64,
 ) -> ServiceResult<NotificationEntry> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let row = notifications::Entity::find_by_id(id)
         .one(db)
         .await?
@@ -192,7 +192,7 @@ pub async fn send_test(
     channel: Option<Channel>,
 ) -> ServiceResult<i64> {
     use am_domain::{links, usage::EntityRef};
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Notify)?;
     let now = Utc::now();
     let mut notice = Notice::new(
         Event::Test,
@@ -217,7 +217,7 @@ pub async fn send_test(
             return Err(ServiceError::invalid("", format!("{other} has no webhook")));
         }
     }
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let exists = match key {
         EntityRef::Application(id) => crate::entity::applications::Entity::find_by_id(id.as_str())
             .one(&txn)
@@ -282,9 +282,9 @@ pub async fn failed_count(db: &impl ConnectionTrait) -> ServiceResult<u64> {
 /// the attempts so far are kept. A notification still pending is a conflict.
 pub async fn resend(db: &DatabaseConnection, actor: &Principal, id: i64) -> ServiceResult<()> {
     use notifications::Column as C;
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Notify)?;
     let now = Utc::now();
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let row = notifications::Entity::find_by_id(id)
         .one(&txn)
         .await?

@@ -9,7 +9,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     status,
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use sea_orm::DatabaseConnection;
 use std::collections::HashSet;
 use uuid::Uuid;
@@ -57,7 +57,7 @@ pub async fn interrupt_count(
     actor: &Principal,
     filter: &ActivationFilter,
 ) -> ServiceResult<u64> {
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Interrupt)?;
     match select(db, &[], filter).await {
         Ok(runs) => Ok(runs.len() as u64),
         // Nothing left running among the matches: nothing to interrupt.

@@ -21,7 +21,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     runtime::begin_write,
 };
-use am_domain::{roles::Role, usage::EntityRef};
+use am_domain::{roles::Operation, usage::EntityRef};
 use chrono::{DateTime, SubsecRound, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -161,6 +161,20 @@ impl OperationRequest {
             OperationRequest::ConsistencySweep {} => "consistency-sweep",
         }
     }
+
+    /// What the requester asks to do, for the role it needs.
+    pub fn operation(&self) -> Operation {
+        match self {
+            OperationRequest::ReplayDeadLetters { .. }
+            | OperationRequest::DeleteDeadLetters { .. }
+            | OperationRequest::ReplayUnrouted { .. } => Operation::HandleDeadLetters,
+            OperationRequest::RerunActivations { .. } => Operation::Run,
+            OperationRequest::InterruptActivations { .. } => Operation::Interrupt,
+            OperationRequest::EnableLaunchSettings { .. }
+            | OperationRequest::EnableScheduleGroups { .. } => Operation::Toggle,
+            OperationRequest::ConsistencySweep {} => Operation::Repair,
+        }
+    }
 }
 
 /// What the runner needs, kept in the `params` column.
@@ -204,7 +218,8 @@ pub async fn start(
     by: &Principal,
     request: OperationRequest,
 ) -> ServiceResult<operations::Model> {
-    by.require(Role::Operator)?;
+    by.require(Operation::Bulk)?;
+    by.require(request.operation())?;
     replay::check(&request)?;
     let db = &services.db;
     let mut until = None;
@@ -455,7 +470,7 @@ pub async fn get(
     actor: &Principal,
     id: Uuid,
 ) -> ServiceResult<operations::Model> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     operations::Entity::find_by_id(id)
         .one(db)
         .await?
@@ -468,7 +483,7 @@ pub async fn list(
     actor: &Principal,
     limit: u64,
 ) -> ServiceResult<Vec<operations::Model>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     Ok(operations::Entity::find()
         .order_by_desc(operations::Column::CreatedAt)
         .order_by_desc(operations::Column::Id)
@@ -485,7 +500,7 @@ pub async fn cancel(
     by: &Principal,
     id: Uuid,
 ) -> ServiceResult<operations::Model> {
-    by.require(Role::Operator)?;
+    by.require(Operation::Bulk)?;
     let now = now_db();
     let txn = begin_write(db).await?;
     let op = operations::Entity::find_by_id(id)
@@ -561,7 +576,7 @@ pub struct Disabled {
 }
 
 pub async fn disabled(db: &DatabaseConnection, actor: &Principal) -> ServiceResult<Disabled> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let launch_settings = launch_settings::Entity::find()
         .select_only()
         .column(launch_settings::Column::Id)

@@ -8,7 +8,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     status,
 };
-use am_domain::{roles::Role, usage::EntityRef};
+use am_domain::{roles::Operation, usage::EntityRef};
 use chrono::{DateTime, Utc};
 use sea_orm::DatabaseConnection;
 use std::collections::HashSet;
@@ -127,7 +127,7 @@ pub async fn rerun_count(
     filter: &ActivationFilter,
     from_where_it_broke: bool,
 ) -> ServiceResult<u64> {
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Run)?;
     let selected = select(db, &[], filter, from_where_it_broke).await?;
     Ok((selected.targets.len() + selected.runs.len()) as u64)
 }

@@ -18,8 +18,7 @@ use chrono::{DateTime, Utc};
 use nodes::Column as C;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    EntityTrait, QueryFilter, QuerySelect, TransactionTrait, sea_query::Expr,
-    sea_query::OnConflict,
+    EntityTrait, QueryFilter, QuerySelect, sea_query::Expr, sea_query::OnConflict,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -37,7 +36,7 @@ pub async fn record_publication(
     p: &Publication,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let known = applications::Entity::find_by_id(p.application.as_str())
         .one(&txn)
         .await?

@@ -10,7 +10,7 @@ use crate::{
     entity::{agents, nodes},
     error::ServiceResult,
 };
-use am_domain::{publication::Refused, roles::Role};
+use am_domain::{publication::Refused, roles::Operation};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +27,7 @@ pub async fn refused_publications(
     db: &impl ConnectionTrait,
     actor: &Principal,
 ) -> ServiceResult<Vec<RefusedPublication>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let rows: Vec<(String, String, Option<String>)> = nodes::Entity::find()
         .select_only()
         .columns([
@@ -66,7 +66,7 @@ pub async fn agents_needing_data_queue(
     db: &impl ConnectionTrait,
     actor: &Principal,
 ) -> ServiceResult<Vec<(String, String)>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let mut out = Vec::new();
     for row in agents::Entity::find()
         .filter(agents::Column::DataQueueId.is_null())

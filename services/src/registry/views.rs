@@ -11,7 +11,7 @@ use crate::{
 use am_domain::{
     params::ParamSpec,
     publication::{Drift, schema_drift},
-    roles::Role,
+    roles::Operation,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -66,7 +66,7 @@ pub async fn list(
     now: DateTime<Utc>,
     timeout: chrono::Duration,
 ) -> ServiceResult<Vec<NodeView>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let application = filter.application.as_deref().filter(|a| !a.is_empty());
     let mut query = nodes::Entity::find();
     let mut offered = node_agents::Entity::find();
@@ -122,7 +122,7 @@ pub async fn offered_agents(
     now: DateTime<Utc>,
     timeout: chrono::Duration,
 ) -> ServiceResult<BTreeMap<String, Vec<String>>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let live: BTreeSet<String> = super::live_nodes(db, application, now, timeout)
         .await?
         .into_iter()
@@ -284,7 +284,7 @@ pub async fn application_publication(
 /// Launch settings, of every application, whose saved parameters the schema their agent's
 /// nodes last published rejects, by launch setting id.
 pub async fn drift(db: &impl ConnectionTrait, actor: &Principal) -> ServiceResult<Vec<Drift>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let catalog = load(db).await?;
     let rows: Vec<(String, String, Option<serde_json::Value>)> = agents::Entity::find()
         .select_only()

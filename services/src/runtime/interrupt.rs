@@ -10,7 +10,7 @@ use crate::{
     entity::activations,
     error::{ServiceError, ServiceResult},
 };
-use am_domain::roles::Role;
+use am_domain::roles::Operation;
 use chrono::Utc;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
@@ -22,7 +22,7 @@ pub async fn interrupt(
     actor: &Principal,
     activation: &str,
 ) -> ServiceResult<()> {
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Interrupt)?;
     let a = super::run::find(db, activation).await?;
     if !ACTIVE.contains(&a.status.as_str()) {
         return Err(ServiceError::Conflict(format!(

@@ -21,7 +21,7 @@ use crate::{
 };
 pub use am_domain::recovery::{Rerun, RerunChoices};
 use am_domain::status::EventKind;
-use am_domain::{roles::Role, usage::EntityRef};
+use am_domain::{roles::Operation, usage::EntityRef};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -36,7 +36,7 @@ pub async fn run_now(
     actor: &Principal,
     what: &EntityRef,
 ) -> ServiceResult<Uuid> {
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Run)?;
     match what {
         EntityRef::LaunchSetting(id) => run_alone(db, cfg, actor, id, Alone::default()).await,
         EntityRef::ScheduleGroup(id) => run_group(db, cfg, actor, id, 0, None).await,
@@ -54,7 +54,7 @@ pub async fn rerun(
     activation: &str,
     how: &Rerun,
 ) -> ServiceResult<Uuid> {
-    actor.require(Role::Operator)?;
+    actor.require(Operation::Run)?;
     let original = find(db, activation).await?;
     let activation = original.id;
     if status::activation::ACTIVE.contains(&original.status.as_str()) {
@@ -169,10 +169,9 @@ pub async fn choices(
     actor: &Principal,
     activation: &str,
 ) -> ServiceResult<Option<RerunChoices>> {
-    actor.require(Role::Viewer)?;
+    actor.require(Operation::Read)?;
     let a = find(db, activation).await?;
-    if !actor.role.allows(Role::Operator) || status::activation::ACTIVE.contains(&a.status.as_str())
-    {
+    if !actor.role.may(Operation::Run) || status::activation::ACTIVE.contains(&a.status.as_str()) {
         return Ok(None);
     }
     let mut out = RerunChoices::default();

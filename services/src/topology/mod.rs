@@ -15,7 +15,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
 };
 use am_domain::{
-    roles::Role,
+    roles::Operation,
     topology::{Binding, BrokerObjects, Departure, Exchange, Layout, Leaving, Plan, plan},
 };
 use chrono::{DateTime, Utc};
@@ -343,7 +343,7 @@ pub async fn view(
     who: &Principal,
     depths: &DepthsHandle,
 ) -> ServiceResult<BrokerView> {
-    who.require(Role::Viewer)?;
+    who.require(Operation::Read)?;
     let row = row(db).await?;
     let applied = parse_applied(&row)?;
     let catalog_revision = catalog::revision(db).await?;
@@ -429,7 +429,7 @@ pub async fn request_full_pass(
     who: &Principal,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    who.require(Role::Operator)?;
+    who.require(Operation::Repair)?;
     let txn = db.begin().await?;
     broker_topology::Entity::update_many()
         .col_expr(broker_topology::Column::FullRequestedAt, Expr::value(now))

@@ -110,12 +110,7 @@ async fn entity_crud_is_validated_and_audited(db: &DatabaseConnection) {
         id: "billing".into(),
         title: "Billing".into(),
         default_pool: "p1".into(),
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
     };
     catalog::create(db, &admin, app.clone()).await.expect("app");
 

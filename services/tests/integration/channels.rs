@@ -39,12 +39,12 @@ async fn disable(db: &DatabaseConnection, ls: &str) {
 
 async fn each_channel_hears_only_the_events_it_chose(db: &DatabaseConnection) {
     let mut c = demo_catalog();
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
-    c.applications[0].webhook_events = vec![Event::BreakerTripped, Event::NodeLost];
-    c.applications[0].notify_email = Some("ops@example.com".into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_events = vec![Event::BreakerTripped, Event::NodeLost];
+    c.applications[0].channels.notify_email = Some("ops@example.com".into());
     if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == "demo.echo.1") {
-        l.webhook_url = Some(LS_HOOK.into());
-        l.webhook_events = vec![Event::LaunchSettingDisabled];
+        l.channels.webhook_url = Some(LS_HOOK.into());
+        l.channels.webhook_events = vec![Event::LaunchSettingDisabled];
     }
     catalog::import(db, &actor(Role::Admin), c)
         .await
@@ -53,7 +53,7 @@ async fn each_channel_hears_only_the_events_it_chose(db: &DatabaseConnection) {
         .await
         .expect("exports");
     assert_eq!(
-        back.applications[0].webhook_events,
+        back.applications[0].channels.webhook_events,
         [Event::BreakerTripped, Event::NodeLost],
         "kept by the catalog"
     );
@@ -87,14 +87,14 @@ async fn a_group_with_its_own_channel_is_told_there_with_a_write_only_secret(
     db: &DatabaseConnection,
 ) {
     let mut c = demo_catalog();
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
     let nightly = c
         .schedule_groups
         .iter_mut()
         .find(|g| g.id == "demo.nightly")
         .expect("demo has demo.nightly");
-    nightly.webhook_url = Some(GROUP_HOOK.into());
-    nightly.webhook_secret = Some("group-secret".into());
+    nightly.channels.webhook_url = Some(GROUP_HOOK.into());
+    nightly.channels.webhook_secret = Some("group-secret".into());
     let admin = actor(Role::Admin);
     catalog::import(db, &admin, c).await.expect("imports");
 

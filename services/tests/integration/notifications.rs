@@ -47,10 +47,10 @@ const LS_HOOK: &str = "http://127.0.0.1:9/ls-hook";
 
 async fn setup(db: &DatabaseConnection) {
     let mut c = demo_catalog();
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
-    c.applications[0].webhook_secret = Some("app-secret".into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_secret = Some("app-secret".into());
     if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == "demo.echo.1") {
-        l.webhook_url = Some(LS_HOOK.into());
+        l.channels.webhook_url = Some(LS_HOOK.into());
     }
     catalog::import(db, &actor(Role::Admin), c)
         .await
@@ -211,11 +211,11 @@ async fn secrets_are_kept_through_export_and_import_and_never_shown(db: &Databas
 
     // A new one replaces it; an empty one removes it.
     let mut c = exported.clone();
-    c.applications[0].webhook_secret = Some("rotated".into());
+    c.applications[0].channels.webhook_secret = Some("rotated".into());
     catalog::import(db, &admin, c).await.expect("imports");
     assert_eq!(stored_secret(db).await.as_deref(), Some("rotated"));
     let mut c = exported;
-    c.applications[0].webhook_secret = Some(String::new());
+    c.applications[0].channels.webhook_secret = Some(String::new());
     catalog::import(db, &admin, c).await.expect("imports");
     assert_eq!(stored_secret(db).await, None);
 
@@ -266,7 +266,7 @@ async fn secrets_are_kept_through_export_and_import_and_never_shown(db: &Databas
         .expect("removes");
     assert_eq!(stored_secret(db).await, None);
     let mut c = catalog::export(db, &admin).await.expect("exports");
-    c.applications[0].webhook_url = None;
+    c.applications[0].channels.webhook_url = None;
     catalog::import(db, &admin, c).await.expect("imports");
     let e = notifications::send_test(db, &operator, &app, None)
         .await
@@ -415,7 +415,7 @@ async fn a_lost_node_and_its_return_are_told_once_each(db: &DatabaseConnection) 
 
 async fn dead_letters_reaching_the_threshold_are_told_once_per_crossing(db: &DatabaseConnection) {
     let mut c = demo_catalog();
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
     let ls = "demo.poison.1";
     if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == ls) {
         l.dead_letter.notify_threshold = Some(3);
@@ -497,14 +497,17 @@ async fn a_chat_webhook_is_queued_as_chat_and_its_format_round_trips(db: &Databa
     let json = serde_json::to_string(&c).expect("json");
     assert!(!json.contains("webhook_format"), "the default is left out");
     if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == "demo.echo.1") {
-        l.webhook_format = am_domain::notify::WebhookFormat::Chat;
+        l.channels.webhook_format = am_domain::notify::WebhookFormat::Chat;
     }
     catalog::import(db, &admin, c).await.expect("imports");
     let back = catalog::export(db, &admin).await.expect("exports");
     let ls = back
         .launch_setting("demo.echo.1")
         .expect("the launch setting");
-    assert_eq!(ls.webhook_format, am_domain::notify::WebhookFormat::Chat);
+    assert_eq!(
+        ls.channels.webhook_format,
+        am_domain::notify::WebhookFormat::Chat
+    );
     assert!(
         serde_json::to_string(&back)
             .expect("json")
@@ -529,27 +532,27 @@ async fn e_mail_goes_beside_the_webhook_each_channel_chosen_on_its_own(db: &Data
     setup(db).await;
     let admin = actor(Role::Admin);
     let mut c = catalog::export(db, &admin).await.expect("exports");
-    c.applications[0].notify_email = Some("ops@example.org, oncall@example.org".into());
+    c.applications[0].channels.notify_email = Some("ops@example.org, oncall@example.org".into());
     if let Some(l) = c
         .launch_settings
         .iter_mut()
         .find(|l| l.id == "demo.sleep.nightly")
     {
-        l.notify_email = Some(" billing@example.org ".into());
+        l.channels.notify_email = Some(" billing@example.org ".into());
     }
     catalog::import(db, &admin, c.clone())
         .await
         .expect("imports");
     let back = catalog::export(db, &admin).await.expect("exports");
     assert_eq!(
-        back.applications[0].notify_email.as_deref(),
+        back.applications[0].channels.notify_email.as_deref(),
         Some("ops@example.org, oncall@example.org"),
         "the list round-trips through export"
     );
 
     // A bad address is refused with where it is, and nothing is written.
     let mut bad = back.clone();
-    bad.applications[0].notify_email = Some("ops@example.org, not-an-address".into());
+    bad.applications[0].channels.notify_email = Some("ops@example.org, not-an-address".into());
     let e = catalog::import(db, &admin, bad).await.expect_err("refused");
     let ServiceError::Invalid(errors) = e else {
         panic!("{e:?}")
@@ -596,7 +599,7 @@ async fn e_mail_goes_beside_the_webhook_each_channel_chosen_on_its_own(db: &Data
     assert_eq!(n.endpoint, "ops@example.org, oncall@example.org");
     assert!(!n.signed);
     let mut c = catalog::export(db, &admin).await.expect("exports");
-    c.applications[0].notify_email = None;
+    c.applications[0].channels.notify_email = None;
     catalog::import(db, &admin, c).await.expect("imports");
     let e = notifications::send_test(db, &operator, &app, Some(am_domain::notify::Channel::Email))
         .await
@@ -644,7 +647,7 @@ async fn run_ending(
 /// launch setting that does not ask, tells nothing.
 async fn a_failed_run_is_told_only_when_its_launch_setting_asks(db: &DatabaseConnection) {
     let mut c = demo_catalog();
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
     let asks = "demo.fail.nightly";
     let quiet = "demo.sleep.nightly";
     for l in c.launch_settings.iter_mut().filter(|l| l.id == asks) {

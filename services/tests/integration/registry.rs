@@ -58,12 +58,7 @@ fn base_catalog() -> Catalog {
         id: APP.into(),
         title: "Demo".into(),
         default_pool: "demo-pool".into(),
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
     });
     for id in ["demo.events", "demo.other"] {
         c.data_queues.push(DataQueue {
@@ -409,12 +404,7 @@ async fn a_schema_that_breaks_saved_parameters_is_kept_aside_and_shown_as_drift(
         dead_letter: Default::default(),
         recovery: Default::default(),
         idle_timeout: None,
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
         notify_on_failure: false,
     };
     catalog::save_launch_setting(db, &admin, ls, None, true)
@@ -601,12 +591,7 @@ async fn an_unknown_application_waits_and_is_applied_once_created(db: &DatabaseC
             id: "unknown-app".into(),
             title: String::new(),
             default_pool: "demo-pool".into(),
-            webhook_url: None,
-            webhook_secret: None,
-            webhook_format: Default::default(),
-            notify_email: None,
-            webhook_events: Vec::new(),
-            email_events: Vec::new(),
+            channels: Default::default(),
         },
     )
     .await

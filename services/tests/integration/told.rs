@@ -49,7 +49,7 @@ async fn told(db: &DatabaseConnection, event: &str) -> Vec<rows::Model> {
 /// The demo catalog with a webhook on its application, and `demo.echo.1` disabled.
 async fn services(db: &DatabaseConnection) -> Services {
     let mut c = demo_catalog();
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
     if let Some(l) = c.launch_settings.iter_mut().find(|l| l.id == "demo.echo.1") {
         l.enabled = false;
     }
@@ -118,7 +118,7 @@ async fn a_group_still_running_at_its_next_fire_is_told_as_overran(db: &Database
     let mut c = catalog::export(db, &actor(Role::Admin))
         .await
         .expect("exports");
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
     catalog::import(db, &actor(Role::Admin), c)
         .await
         .expect("imports");
@@ -157,7 +157,7 @@ async fn a_group_without_a_success_in_its_window_is_told_once_per_silence(db: &D
     let mut c = catalog::export(db, &actor(Role::Admin))
         .await
         .expect("exports");
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
     let nightly = c
         .schedule_groups
         .iter_mut()
@@ -219,7 +219,7 @@ async fn a_lost_run_of_a_launch_setting_that_asks_for_failures_is_told_once(
 ) {
     let ls = "demo.fail.nightly";
     let mut c = demo_catalog();
-    c.applications[0].webhook_url = Some(APP_HOOK.into());
+    c.applications[0].channels.webhook_url = Some(APP_HOOK.into());
     for l in c.launch_settings.iter_mut().filter(|l| l.id == ls) {
         l.notify_on_failure = true;
         l.recovery.on_lost = LostPolicy::Fail;

@@ -26,7 +26,7 @@ use crate::{
 };
 use am_domain::{
     catalog::{Catalog, InputKind, LaunchKind, LaunchSetting},
-    roles::Role,
+    roles::Operation,
     usage::EntityRef,
 };
 use choices::Choices;
@@ -78,12 +78,7 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
         dead_letter: Default::default(),
         recovery: Default::default(),
         idle_timeout: None,
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
         notify_on_failure: false,
     }
 }
@@ -92,7 +87,7 @@ fn new_setting(c: &Catalog) -> LaunchSetting {
 fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl IntoView {
     let creating = existing.is_none();
     let role = view.role;
-    let can_edit = role.allows(Role::Admin);
+    let can_edit = role.may(Operation::EditCatalog);
     let catalog = StoredValue::new(view.catalog.clone());
     let errors = FormErrors::new();
     let delete = delete_action(errors, "/launch-settings");
@@ -116,13 +111,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
             .map(|g| g.id.clone())
             .collect::<Vec<_>>(),
     );
-    let channels = ChannelSignals::new(
-        base.webhook_url.as_deref(),
-        base.webhook_format,
-        base.notify_email.as_deref(),
-        &base.webhook_events,
-        &base.email_events,
-    );
+    let channels = ChannelSignals::new(&base.channels);
     let notify_on_failure = RwSignal::new(base.notify_on_failure);
     let local = RwSignal::new(LocalErrors::default());
     let show_errors = RwSignal::new(false);
@@ -163,11 +152,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         let messages_agent = agent_row
             .with_untracked(|a| a.as_ref().is_some_and(|a| a.input == InputKind::Messages));
         recovery.apply(&mut ls, &mut errs, messages_agent);
-        ls.webhook_url = channels.webhook_url();
-        ls.webhook_format = channels.webhook_format();
-        ls.notify_email = channels.notify_email();
-        ls.webhook_events = channels.webhook_events.get_untracked();
-        ls.email_events = channels.email_events.get_untracked();
+        ls.channels = channels.channels();
         ls.notify_on_failure = notify_on_failure.get_untracked();
         let blocked = !errs.0.is_empty() || !param_errors.is_empty();
         local.set(errs);
@@ -235,7 +220,7 @@ fn LaunchSettingForm(existing: Option<LaunchSetting>, view: CatalogView) -> impl
         </form>
         {(!creating).then(|| view! {
             <crate::components::webhook::WebhookTools key=crate::api::catalog::Key::LaunchSetting(base.id.clone())
-                can_edit can_operate=role.allows(Role::Operator) />
+                can_edit can_operate=role.may(Operation::Notify) />
         })}
     }
 }

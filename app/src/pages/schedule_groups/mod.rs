@@ -14,7 +14,7 @@ use crate::{
 };
 use am_domain::{
     catalog::{MisfirePolicy, ScheduleGroup},
-    roles::Role,
+    roles::Operation,
     usage::EntityRef,
 };
 use leptos::prelude::*;
@@ -45,7 +45,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
     // A disabled group fires nothing: its page says so instead of listing fire times.
     let disabled = existing.as_ref().is_some_and(|g| !g.enabled);
     let role = view.role;
-    let can_edit = role.allows(Role::Admin);
+    let can_edit = role.may(Operation::EditCatalog);
     let catalog = StoredValue::new(view.catalog.clone());
     let errors = FormErrors::new();
     let (save, saved) = save_action(errors, creating);
@@ -65,12 +65,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         misfire: MisfirePolicy::FireOnceNow,
         enabled: true,
         expect_success_within: None,
-        webhook_url: None,
-        webhook_secret: None,
-        webhook_format: Default::default(),
-        notify_email: None,
-        webhook_events: Vec::new(),
-        email_events: Vec::new(),
+        channels: Default::default(),
         members: vec![],
     });
     let id = RwSignal::new(base.id.clone());
@@ -97,13 +92,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             v
         })
     };
-    let channels = ChannelSignals::new(
-        base.webhook_url.as_deref(),
-        base.webhook_format,
-        base.notify_email.as_deref(),
-        &base.webhook_events,
-        &base.email_events,
-    );
+    let channels = ChannelSignals::new(&base.channels);
     let members = RwSignal::new(base.members.clone());
     let dirty = RwSignal::new(false);
 
@@ -132,11 +121,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
         if blocked {
             return;
         }
-        g.webhook_url = channels.webhook_url();
-        g.webhook_format = channels.webhook_format();
-        g.notify_email = channels.notify_email();
-        g.webhook_events = channels.webhook_events.get_untracked();
-        g.email_events = channels.email_events.get_untracked();
+        g.channels = channels.channels();
         g.members = members.get_untracked();
         save.dispatch(SaveEntity {
             entity: AnyEntity::ScheduleGroup(g),
@@ -183,7 +168,7 @@ fn ScheduleGroupForm(existing: Option<ScheduleGroup>, view: CatalogView) -> impl
             <FormActions can_edit creating pending=save.pending() on_save on_delete />
         </form>
         {(!creating).then(|| view! {
-            <WebhookTools key=Key::ScheduleGroup(base.id.clone()) can_edit can_operate=role.allows(Role::Operator) />
+            <WebhookTools key=Key::ScheduleGroup(base.id.clone()) can_edit can_operate=role.may(Operation::Notify) />
         })}
     }
 }
