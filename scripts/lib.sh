@@ -29,6 +29,12 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 }
 
+# Every host build of the demo and the tests: without the manager's allocator (the `jemalloc`
+# feature of server/Cargo.toml, on in a plain `cargo build`), whose build script is the longest
+# unit of a first debug build. Every cargo command of one script passes the same, or cargo
+# compiles the manager a second time.
+HOST_FEATURES=(--no-default-features)
+
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 wait_port() {

@@ -52,7 +52,7 @@ log "building every host crate with its tests"
 # start (target/debug/agent-manager), the demo-node processes of the runtime tests and the
 # getting-started guide's node. A separate `cargo build` of one of them would resolve the
 # dependencies' features without the test-only ones and compile most of them again.
-cargo nextest run --workspace --no-run
+cargo nextest run "${HOST_FEATURES[@]}" --workspace --no-run
 bundle_status=0
 wait "$BUNDLE" || bundle_status=$?
 log "the browser bundle's build:"
@@ -72,12 +72,12 @@ log "unit and integration tests (SQLite, PostgreSQL, RabbitMQ, demo-node process
 # of the time (docs/benchmarks.md, Waiting). NEXTEST_TEST_THREADS set by the caller wins.
 export NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-$(( $(nproc) * 2 ))}"
 nextest_status=0
-cargo nextest run --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log" || nextest_status=$?
+cargo nextest run "${HOST_FEATURES[@]}" --workspace --no-fail-fast 2>&1 | tee "$RESULTS/nextest.log" || nextest_status=$?
 
 log "documentation examples (doctests; nextest does not run them)"
-cargo test --workspace --doc --quiet
+cargo test "${HOST_FEATURES[@]}" --workspace --doc --quiet
 log "benchmarks: built, not run (docs/benchmarks.md runs them), for their lints"
-cargo test --workspace --benches --no-run --quiet
+cargo test "${HOST_FEATURES[@]}" --workspace --benches --no-run --quiet
 
 log "end-to-end tests (Playwright, Chromium)"
 e2e_status=0

@@ -5,7 +5,9 @@
 /// jemalloc instead of glibc's malloc for the manager (and everything linking this library):
 /// glibc gives threads that allocate arenas of their own and keeps what was freed in them, so
 /// the manager's resident memory grew with its threads (tokio workers, one per SQLite
-/// connection, lapin's) to several times its live heap (docs/benchmarks.md, P2).
+/// connection, lapin's) to several times its live heap (docs/benchmarks.md, P2). On by default
+/// (feature `jemalloc`); the demo and test scripts build without it.
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
