@@ -10,6 +10,24 @@ pub fn time(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// The time of day to the millisecond, `08:17:03.250`: an activation's timeline, whose day is
+/// the activation's.
+pub fn clock(t: DateTime<Utc>) -> String {
+    t.format("%H:%M:%S%.3f").to_string()
+}
+
+/// How long something took, in at most two units: `250 ms`, `42 s`, `3 min 5 s`, `2 h 10 min`
+/// (a negative span reads as none).
+pub fn duration(d: chrono::Duration) -> String {
+    let s = d.num_seconds().max(0);
+    match s {
+        0 => format!("{} ms", d.num_milliseconds().max(0)),
+        1..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
 /// How long before `now` `t` was, in the largest unit that fits: `just now` (under 10 s),
 /// `42 s ago`, `3 min ago`, `5 h ago`, `2 days ago`; a time after `now` reads `in 3 min`.
 pub fn ago(t: DateTime<Utc>, now: DateTime<Utc>) -> String {
@@ -53,6 +71,16 @@ mod tests {
         Utc.with_ymd_and_hms(2030, 5, 2, 10, 0, 0)
             .single()
             .expect("valid")
+    }
+
+    #[test]
+    fn durations_take_at_most_two_units() {
+        assert_eq!(duration(Duration::milliseconds(250)), "250 ms");
+        assert_eq!(duration(Duration::milliseconds(-5)), "0 ms");
+        assert_eq!(duration(Duration::seconds(42)), "42 s");
+        assert_eq!(duration(Duration::seconds(185)), "3 min 5 s");
+        assert_eq!(duration(Duration::seconds(7_800)), "2 h 10 min");
+        assert_eq!(clock(now() + Duration::milliseconds(250)), "10:00:00.250");
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod notify;
 pub mod params;
 pub mod policy;
 pub mod publication;
+pub mod read;
 pub mod recovery;
 pub mod roles;
 pub mod schedule;

@@ -21,10 +21,10 @@
 // production functions (clippy::too_many_lines) is not theirs.
 #![allow(clippy::too_many_lines)]
 
+use am_domain::read::failures::FailureFilter;
 use am_domain::roles::Role;
 use am_services::{
-    AuthMethod, Principal, catalog,
-    failures::{self, FailureFilter},
+    AuthMethod, Principal, catalog, failures,
     testing::{Backend, TestDb},
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};

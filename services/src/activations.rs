@@ -6,17 +6,18 @@ use crate::{
     Principal,
     entity::{activation_events, activation_hosts, activations, failure_logs},
     error::{ServiceError, ServiceResult},
-    failures::{self, FailureList},
-    filters, status,
+    failures, filters, status,
+};
+use am_domain::read::activations::{
+    ActivationDetail, ActivationFilter, ActivationPage, ActivationSummary, HostRun, HostTimeline,
+    TimelineEvent,
 };
 use am_domain::roles::Operation;
-use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
     QuerySelect, Select,
     sea_query::{Asterisk, Expr, ExprTrait, Query},
 };
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -46,143 +47,6 @@ pub const STATUSES: [&str; 7] = [
     status::activation::INTERRUPTED,
     status::activation::SKIPPED,
 ];
-
-/// Which activations [`list`] returns; blank means no filter.
-#[derive(
-    Debug,
-    Clone,
-    Default,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    utoipa::IntoParams,
-    utoipa::ToSchema,
-)]
-#[into_params(parameter_in = Query)]
-pub struct ActivationFilter {
-    /// Runs of this launch setting (alone or as a group member).
-    pub launch_setting: Option<String>,
-    /// Activations of this schedule group (the group activations and their member runs).
-    pub group: Option<String>,
-    pub application: Option<String>,
-    /// Activations dispatched to this host.
-    pub host: Option<String>,
-    /// `waiting`, `dispatched`, `running`, `succeeded`, `failed`, `interrupted` or `skipped`;
-    /// `active` for the first three (every run not ended).
-    pub status: Option<String>,
-    /// Activations with a failure of this error type (a group activation: in a member run).
-    pub error_type: Option<String>,
-    /// Created at or after this time (RFC 3339, `YYYY-MM-DDTHH:MM` or `YYYY-MM-DD`, UTC).
-    pub from: Option<String>,
-    /// Created before this time.
-    pub to: Option<String>,
-    /// `true`: runs as the dashboard counts them, a group's activation once and its member
-    /// runs not again (activations without a parent).
-    pub top_level: Option<bool>,
-}
-
-/// An activation as lists show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ActivationSummary {
-    pub id: Uuid,
-    /// The launch setting run; `None` for a group activation.
-    pub launch_setting: Option<String>,
-    /// The schedule group, for a group activation and its member runs.
-    pub group: Option<String>,
-    /// For a member run: the group activation.
-    pub parent: Option<Uuid>,
-    /// For a member run: its position in the group (0 first).
-    pub position: Option<i32>,
-    pub application: Option<String>,
-    /// `schedule`, `misfire`, `manual`, `stream` or `group`.
-    pub trigger: String,
-    pub status: String,
-    /// Who pressed *Run now*.
-    pub requested_by: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub started_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-    pub error: Option<String>,
-    /// Hosts it was dispatched to, by name.
-    pub hosts: Vec<String>,
-    /// Real failures reported (for a group activation: by its member runs); retried attempts
-    /// and "temporarily unavailable" answers are not failures (failure_kind).
-    pub failures: u64,
-}
-
-/// One page of activations, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ActivationPage {
-    pub items: Vec<ActivationSummary>,
-    /// Activations matching the filter, on every page.
-    pub total: u64,
-    /// One-based.
-    pub page: u64,
-    pub limit: u64,
-    pub has_more: bool,
-}
-
-/// One dispatch of the activation to one host (a host has one per attempt).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct HostRun {
-    pub host: String,
-    pub application: String,
-    /// Dispatch round: re-dispatches and restarts count up.
-    pub attempt: i32,
-    pub fencing_token: i64,
-    /// `dispatched`, `accepted`, `running`, `succeeded`, `failed`, `interrupted`, `skipped`,
-    /// `lost` or `superseded`.
-    pub status: String,
-    pub dispatched_at: DateTime<Utc>,
-    pub accepted_at: Option<DateTime<Utc>>,
-    pub started_at: Option<DateTime<Utc>>,
-    pub last_heartbeat_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-    pub stop_requested_at: Option<DateTime<Utc>>,
-    /// Counters of the last heartbeat.
-    pub processed: i64,
-    pub failed: i64,
-    pub retried: i64,
-    pub dead_lettered: i64,
-    pub error: Option<String>,
-}
-
-/// Something that happened to the activation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct TimelineEvent {
-    pub at: DateTime<Utc>,
-    /// `created`, `waiting`, `dispatched`, `re-dispatched: <reason>`, `accepted`, `started`,
-    /// `skipped`, `succeeded`, `failed`, `interrupted`, `lost`, `stale-report`,
-    /// `stop-requested`, `interrupt-requested`, `breaker-tripped`, `fired`, `finished`, ...
-    pub kind: String,
-    pub detail: Option<String>,
-}
-
-/// The timeline of one host (or, with no host, of the manager's own decisions).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct HostTimeline {
-    pub host: Option<String>,
-    /// The host's dispatches, first attempt first.
-    pub runs: Vec<HostRun>,
-    /// In time order.
-    pub events: Vec<TimelineEvent>,
-    /// Real failures the host reported.
-    pub failures: u64,
-}
-
-/// One activation with everything known about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ActivationDetail {
-    pub activation: ActivationSummary,
-    /// For a group activation: its member runs in order.
-    pub members: Vec<ActivationSummary>,
-    /// The manager's events first (host `None`), then each host in the order it was involved.
-    pub timeline: Vec<HostTimeline>,
-    /// Counts by error type and the newest real failures (of the member runs, for a group), and
-    /// the reports of the other kinds counted.
-    pub failures: FailureList,
-}
 
 /// The activations `filter` selects, unordered; bulk operations select the same rows as the
 /// list the operator searched.

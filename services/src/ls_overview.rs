@@ -4,32 +4,16 @@
 //! list it links to shows (the activations list, the failure logs, the dead letters).
 
 use crate::{
-    Principal,
-    activations::{self, ActivationFilter, ActivationSummary},
+    Principal, activations,
     dead_letters::{self, DeadLetterFilter},
     error::ServiceResult,
     stream_health, throughput,
 };
-use am_domain::{failing::WindowCounts, throughput::Throughput};
+use am_domain::read::{activations::ActivationFilter, overview::Overview};
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::ConnectionTrait;
 /// Runs the summary lists.
 pub const RECENT_RUNS: u64 = 5;
-
-/// See the module documentation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Overview {
-    pub generated_at: DateTime<Utc>,
-    /// The newest runs of the launch setting (at most [`RECENT_RUNS`]), newest first.
-    pub recent: Vec<ActivationSummary>,
-    /// Runs of it in all (as the activations list filtered on it counts them).
-    pub runs_total: u64,
-    /// Failure reports by kind, and messages dead-lettered, in the last 60 minutes.
-    pub last_hour: WindowCounts,
-    /// Dead letters of it waiting for an operator (status `dead`).
-    pub dead_letters_waiting: u64,
-    pub throughput: Throughput,
-}
 
 /// The summary of launch setting `ls` at `now` (not found when it does not exist).
 #[tracing::instrument(skip(db, actor))]

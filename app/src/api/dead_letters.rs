@@ -1,8 +1,8 @@
 //! Server functions of the dead-letter pages: the filtered list, one dead letter, and starting
 //! a replay or a delete of selected or all matching dead letters (a background operation).
 
-use super::activations::FailureRow;
 use crate::error::UiError;
+use am_domain::read::failures::FailureEntry;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
@@ -109,7 +109,7 @@ pub struct DeadLetterView {
     pub body: String,
     pub policy: Option<PolicyRow>,
     /// Failures reported for its message, newest first.
-    pub failures: Vec<FailureRow>,
+    pub failures: Vec<FailureEntry>,
     pub more_failures: bool,
     /// Policy `forward`: where its copy goes and what became of it, one line.
     pub forward: Option<String>,
@@ -119,7 +119,7 @@ pub struct DeadLetterView {
 #[cfg(feature = "ssr")]
 pub(crate) mod present {
     use super::*;
-    use crate::api::activations::present::{failure, time};
+    use am_domain::display::time;
     use am_services::dead_letters::{DeadLetterFilter, DeadLetterSummary};
 
     pub fn row(s: DeadLetterSummary) -> DeadLetterRow {
@@ -183,10 +183,6 @@ pub(crate) mod present {
         out.sort();
         out
     }
-
-    pub fn failure_row(f: am_services::failures::FailureEntry) -> FailureRow {
-        failure(f)
-    }
 }
 
 /// One page of dead letters matching `query`, newest first.
@@ -222,7 +218,7 @@ pub async fn list_dead_letters(query: DeadLettersQuery) -> Result<DeadLettersVie
 #[server(prefix = "/ui", endpoint = "dead_letter", input = Json)]
 pub async fn dead_letter(id: String) -> Result<DeadLetterView, UiError> {
     use super::ssr::*;
-    use crate::api::activations::present::time;
+    use am_domain::display::time;
     let who = require(Operation::Read)?;
     let s = services()?;
     let id = id
@@ -260,10 +256,10 @@ pub async fn dead_letter(id: String) -> Result<DeadLetterView, UiError> {
         failures: d
             .failures
             .into_iter()
-            .map(|f| FailureRow {
+            .map(|f| FailureEntry {
                 // This page is the dead letter: no link to itself.
                 dead_letter: None,
-                ..present::failure_row(f)
+                ..f
             })
             .collect(),
         more_failures: d.more_failures,

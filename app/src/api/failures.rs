@@ -1,8 +1,10 @@
 //! Server function of the failure-log drill-down: one call per page, the level chosen by how
 //! deep the URL goes (launch settings → activations → hosts → failures).
 
-use super::activations::{CountView, FailureRow};
 use crate::error::UiError;
+use am_domain::read::failures::{
+    ActivationFailures, ErrorTypeCount, FailureEntry, HostFailures, LaunchSettingFailures,
+};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
@@ -38,67 +40,26 @@ pub struct FailuresQuery {
     pub list: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LaunchSettingRow {
-    pub launch_setting: String,
-    pub application: Option<String>,
-    pub agent: Option<String>,
-    pub total: u64,
-    pub by_error_type: Vec<CountView>,
-    pub first: Option<String>,
-    /// The newest matching failure, its message cut.
-    pub last_error: Option<am_domain::failing::LastFailure>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostCountView {
-    pub host: String,
-    pub count: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActivationFailureRow {
-    pub activation: String,
-    pub status: Option<String>,
-    pub trigger: Option<String>,
-    pub created: Option<String>,
-    pub total: u64,
-    pub first: Option<String>,
-    pub last: Option<String>,
-    pub hosts: Vec<HostCountView>,
-    pub by_error_type: Vec<CountView>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostFailureRow {
-    pub host: String,
-    pub total: u64,
-    pub by_error_type: Vec<CountView>,
-    pub first: Option<String>,
-    pub last: Option<String>,
-    pub status: Option<String>,
-}
-
 /// What one level shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Level {
     LaunchSettings {
-        rows: Vec<LaunchSettingRow>,
+        rows: Vec<LaunchSettingFailures>,
         next: Option<String>,
     },
     Activations {
         /// Activations with matching failures.
         activations: u64,
-        rows: Vec<ActivationFailureRow>,
+        rows: Vec<ActivationFailures>,
         page: u64,
         has_more: bool,
     },
     Hosts {
         activation_status: Option<String>,
-        rows: Vec<HostFailureRow>,
+        rows: Vec<HostFailures>,
     },
     Failures {
-        rows: Vec<FailureRow>,
+        rows: Vec<FailureEntry>,
         next: Option<i64>,
     },
 }
@@ -109,7 +70,7 @@ pub struct FailuresView {
     /// Failures matching the filters at this level (for the launch-settings level: of the
     /// launch settings on the page).
     pub total: u64,
-    pub by_error_type: Vec<CountView>,
+    pub by_error_type: Vec<ErrorTypeCount>,
     /// Reports of each kind the other filters match (for the launch-settings level: of the
     /// launch settings on the page).
     pub kinds: am_domain::failing::KindCounts,
@@ -122,9 +83,9 @@ pub struct FailuresView {
 /// The page of the drill-down `query` points at.
 #[server(prefix = "/ui", endpoint = "failure_logs", input = Json)]
 pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError> {
-    use super::activations::present;
     use super::ssr::*;
-    use am_services::failures::{self, FailureFilter};
+    use am_domain::read::failures::FailureFilter;
+    use am_services::failures;
     let who = require(Operation::Read)?;
     let s = services()?;
     let db = &s.db;
@@ -158,7 +119,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
         let l = failures::list(db, &who, &filter, after, None).await?;
         (
             Level::Failures {
-                rows: l.entries.into_iter().map(present::failure).collect(),
+                rows: l.entries,
                 next: l.next,
             },
             l.total,
@@ -170,18 +131,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
         (
             Level::Hosts {
                 activation_status: h.activation_status,
-                rows: h
-                    .items
-                    .into_iter()
-                    .map(|r| HostFailureRow {
-                        host: r.host,
-                        total: r.total,
-                        by_error_type: present::counts(r.by_error_type),
-                        first: r.first_at.map(present::time),
-                        last: r.last_at.map(present::time),
-                        status: r.status,
-                    })
-                    .collect(),
+                rows: h.items,
             },
             h.total,
             h.by_error_type,
@@ -202,28 +152,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
                 activations: a.activations,
                 page: a.page,
                 has_more: a.has_more,
-                rows: a
-                    .items
-                    .into_iter()
-                    .map(|r| ActivationFailureRow {
-                        activation: r.activation.to_string(),
-                        status: r.status,
-                        trigger: r.trigger,
-                        created: r.created_at.map(present::time),
-                        total: r.total,
-                        first: r.first_at.map(present::time),
-                        last: r.last_at.map(present::time),
-                        hosts: r
-                            .hosts
-                            .into_iter()
-                            .map(|h| HostCountView {
-                                host: h.host,
-                                count: h.count,
-                            })
-                            .collect(),
-                        by_error_type: present::counts(r.by_error_type),
-                    })
-                    .collect(),
+                rows: a.items,
             },
             a.total,
             a.by_error_type,
@@ -236,19 +165,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
         (
             Level::LaunchSettings {
                 next: p.next,
-                rows: p
-                    .items
-                    .into_iter()
-                    .map(|r| LaunchSettingRow {
-                        launch_setting: r.launch_setting,
-                        application: r.application,
-                        agent: r.agent,
-                        total: r.total,
-                        by_error_type: present::counts(r.by_error_type),
-                        first: r.first_at.map(present::time),
-                        last_error: r.last_error,
-                    })
-                    .collect(),
+                rows: p.items,
             },
             total,
             p.by_error_type,
@@ -260,7 +177,7 @@ pub async fn failure_logs(query: FailuresQuery) -> Result<FailuresView, UiError>
     Ok(FailuresView {
         level,
         total,
-        by_error_type: present::counts(by_error_type),
+        by_error_type,
         kinds,
         quick_ranges: vec![
             ("last hour".into(), from(chrono::Duration::hours(1))),

@@ -200,8 +200,8 @@ pub(crate) mod present {
                 })
                 .collect(),
             cancel_requested: v.cancel_requested,
-            created: crate::api::activations::present::time(v.created_at),
-            finished: v.finished_at.map(crate::api::activations::present::time),
+            created: am_domain::display::time(v.created_at),
+            finished: v.finished_at.map(am_domain::display::time),
             replay_outcomes: v.replay_outcomes,
         }
     }
@@ -252,7 +252,7 @@ pub async fn rerun_activations(
     use super::ssr::*;
     use am_services::operations::OperationRequest;
     let who = require(Operation::Run)?;
-    let filter = query.filter();
+    let filter = query.filter;
     let op = am_services::operations::start(
         &services()?,
         &who,
@@ -276,7 +276,7 @@ pub async fn rerun_count(
     let who = require(Operation::Run)?;
     let s = services()?;
     Ok(
-        am_services::operations::rerun_count(&s.db, &who, &query.filter(), from_where_it_broke)
+        am_services::operations::rerun_count(&s.db, &who, &query.filter, from_where_it_broke)
             .await?,
     )
 }
@@ -295,7 +295,7 @@ pub async fn interrupt_matching(
         &who,
         OperationRequest::InterruptActivations {
             ids: vec![],
-            filter: query.filter(),
+            filter: query.filter,
         },
     )
     .await?;
@@ -311,7 +311,7 @@ pub async fn interrupt_count(
     use super::ssr::*;
     let who = require(Operation::Interrupt)?;
     let s = services()?;
-    Ok(am_services::operations::interrupt_count(&s.db, &who, &query.filter()).await?)
+    Ok(am_services::operations::interrupt_count(&s.db, &who, &query.filter).await?)
 }
 
 /// Starts a consistency sweep of the activations in progress (operators); returns the

@@ -1,11 +1,13 @@
 //! Pieces the failure drill-down and the activation page share: links that keep the filters,
 //! counts by error type, and failures with their stack in a collapsible block.
 
-use crate::{
-    api::activations::{CountView, FailureRow},
-    components::ids::ShortId,
+use crate::components::ids::ShortId;
+use am_domain::{
+    dashboard::failure_kind,
+    display,
+    failing::KindCounts,
+    read::failures::{ErrorTypeCount, FailureEntry},
 };
-use am_domain::{dashboard::failure_kind, failing::KindCounts};
 use leptos::prelude::*;
 
 pub use am_domain::links::{enc, href, level_path};
@@ -14,7 +16,7 @@ pub use am_domain::links::{enc, href, level_path};
 /// current type, if any, is marked.
 #[component]
 pub fn ErrorTypeCounts(
-    counts: Vec<CountView>,
+    counts: Vec<ErrorTypeCount>,
     current: String,
     link: Callback<String, String>,
     /// Show this many and summarize the rest.
@@ -106,7 +108,7 @@ pub fn KindLinks(
 
 /// Failures, newest first: type, message and where; the stack collapsed.
 #[component]
-pub fn FailureCards(rows: Vec<FailureRow>) -> impl IntoView {
+pub fn FailureCards(rows: Vec<FailureEntry>) -> impl IntoView {
     if rows.is_empty() {
         return view! { <p class="muted" data-test="no-failures">"No failure matches."</p> }
             .into_any();
@@ -131,19 +133,20 @@ fn disposition_text(disposition: &str) -> &str {
 }
 
 #[component]
-fn FailureCard(f: FailureRow) -> impl IntoView {
-    let activation_href = format!("/activations/{}", f.activation);
-    let host_href = level_path(&f.launch_setting, &f.activation, &f.host);
+fn FailureCard(f: FailureEntry) -> impl IntoView {
+    let activation = f.activation.to_string();
+    let activation_href = format!("/activations/{activation}");
+    let host_href = level_path(&f.launch_setting, &activation, &f.host);
     view! {
         <li class="card failure" data-test="failure" data-id=f.id.to_string()>
             <div class="failure-head">
                 <span class="tag type" data-test="failure-type">{f.error_type.clone()}</span>
-                <span class="muted" data-test="failure-time">{f.occurred.clone()}</span>
+                <span class="muted" data-test="failure-time">{display::time(f.occurred_at)}</span>
             </div>
             <p class="failure-message" data-test="failure-message">{f.message.clone()}</p>
             <dl class="facts">
                 <div><dt>"Launch setting"</dt><dd><a href=level_path(&f.launch_setting, "", "")>{f.launch_setting.clone()}</a></dd></div>
-                <div><dt>"Activation"</dt><dd><ShortId id=f.activation.clone() href=activation_href /></dd></div>
+                <div><dt>"Activation"</dt><dd><ShortId id=activation href=activation_href /></dd></div>
                 <div><dt>"Host"</dt><dd><a href=host_href data-test="failure-host">{f.host.clone()}</a></dd></div>
                 <div><dt>"Agent"</dt><dd>{format!("{}/{}", f.application, f.agent)}</dd></div>
                 {f.attempt.map(|a| view! { <div><dt>"Attempt"</dt><dd>{a}</dd></div> })}

@@ -3,10 +3,15 @@
 //! the chart per minute. Each figure links to the list that shows exactly what it counts.
 
 use crate::{
-    api::overview::{OverviewView, launch_setting_overview},
+    api::overview::launch_setting_overview,
     components::{ids::ShortId, throughput_chart::ThroughputChartView},
 };
-use am_domain::{dashboard::failure_kind, display::plural, links};
+use am_domain::{
+    dashboard::failure_kind,
+    display::{self, plural},
+    links,
+    read::overview::Overview,
+};
 use leptos::prelude::*;
 
 #[component]
@@ -32,8 +37,9 @@ pub fn LaunchSettingOverview(id: String) -> impl IntoView {
 }
 
 #[component]
-fn Figures(id: String, o: OverviewView) -> impl IntoView {
-    let hour_ago = o.now - chrono::Duration::hours(1);
+fn Figures(id: String, o: Overview) -> impl IntoView {
+    let now = o.generated_at;
+    let hour_ago = now - chrono::Duration::hours(1);
     let figure = |test: &'static str, n: u64, label: String, href: String, bad: bool| {
         view! {
             <a class="figure" class:bad=(bad && n > 0) href=href data-test=test data-count=n.to_string()>
@@ -49,9 +55,9 @@ fn Figures(id: String, o: OverviewView) -> impl IntoView {
             view! {
                 <li data-test="ls-recent-run">
                     <span class=format!("pill {}", a.status)>{a.status.clone()}</span> " "
-                    <ShortId id=a.id.clone() href=links::activation(&a.id) />
-                    " " <span class="muted">{a.created.clone()}</span>
-                    {a.duration.clone().map(|d| view! { " · " <span class="muted">{d}</span> })}
+                    <ShortId id=a.id.to_string() href=links::activation(&a.id.to_string()) />
+                    " " <span class="muted">{display::time(a.created_at)}</span>
+                    {a.duration(now).map(|d| view! { " · " <span class="muted">{display::duration(d)}</span> })}
                     {(a.failures > 0).then(|| view! {
                         " · " <span class="bad">{plural(a.failures, "failure")}</span>
                     })}

@@ -3,10 +3,8 @@
 //! again every two seconds until the run has ended, so the operator sees the outcome, not only
 //! that something was asked.
 
-use crate::api::activations::{
-    ActivationRow, InterruptActivation, RerunActivation, activation_summary,
-};
-use am_domain::recovery::Rerun;
+use crate::api::activations::{InterruptActivation, RerunActivation, activation_summary};
+use am_domain::{read::activations::ActivationSummary, recovery::Rerun};
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -26,7 +24,7 @@ pub fn RunOutcome(#[prop(into)] id: String) -> impl IntoView {
                 let ended = run
                     .get_untracked()
                     .and_then(Result::ok)
-                    .is_some_and(|r: ActivationRow| !r.active);
+                    .is_some_and(|r: ActivationSummary| !r.is_active());
                 if !ended {
                     run.refetch();
                 }

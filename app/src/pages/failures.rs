@@ -14,7 +14,12 @@ use crate::{
         when::{Ago, local_input},
     },
 };
-use am_domain::dashboard::failure_kind;
+use am_domain::{
+    dashboard::failure_kind,
+    display,
+    read::failures::{ActivationFailures, HostFailures, LaunchSettingFailures},
+};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -321,14 +326,14 @@ fn counts_link(c: &Carry, path: String) -> Callback<String, String> {
     Callback::new(move |t: String| c.link(&path, &[("error_type", &t)]))
 }
 
-fn or_dash(v: Option<String>) -> String {
-    v.unwrap_or_else(|| "—".into())
+fn or_dash(t: Option<DateTime<Utc>>) -> String {
+    t.map(display::time).unwrap_or_else(|| "—".into())
 }
 
 #[component]
 fn LaunchSettingsTable(
     c: Carry,
-    rows: Vec<crate::api::failures::LaunchSettingRow>,
+    rows: Vec<LaunchSettingFailures>,
     next: Option<String>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> impl IntoView {
@@ -366,7 +371,7 @@ fn LaunchSettingsTable(
                                 </td>
                                 <td data-label="Failures" data-test="row-total">{r.total}</td>
                                 <td data-label="By error type"><ErrorTypeCounts counts=r.by_error_type current=c.error_type.clone() link=counts_link(&c, path) max=4 /></td>
-                                <td data-label="First">{or_dash(r.first)}</td>
+                                <td data-label="First">{or_dash(r.first_at)}</td>
                             </tr>
                         }
                     }).collect_view()}
@@ -385,7 +390,7 @@ fn ActivationsTable(
     c: Carry,
     ls: String,
     activations: u64,
-    rows: Vec<crate::api::failures::ActivationFailureRow>,
+    rows: Vec<ActivationFailures>,
     page: u64,
     has_more: bool,
 ) -> impl IntoView {
@@ -403,17 +408,18 @@ fn ActivationsTable(
                 </tr></thead>
                 <tbody>
                     {rows.into_iter().map(|r| {
-                        let path = level_path(&ls, &r.activation, "");
+                        let activation = r.activation.to_string();
+                        let path = level_path(&ls, &activation, "");
                         let host_links = r.hosts.iter().map(|h| {
-                            let href = Carry { host: String::new(), ..c.clone() }.link(&level_path(&ls, &r.activation, &h.host), &[]);
+                            let href = Carry { host: String::new(), ..c.clone() }.link(&level_path(&ls, &activation, &h.host), &[]);
                             view! { <a class="tag" href=href data-test="host-link">{format!("{} ({})", h.host, h.count)}</a>" " }
                         }).collect_view();
                         view! {
-                            <tr data-test="activation-row" data-id=r.activation.clone()>
+                            <tr data-test="activation-row" data-id=activation.clone()>
                                 <td data-label="Activation">
-                                    <ShortId id=r.activation.clone() href=c.link(&path, &[]) test="drill" />
-                                    <br /><span class="muted">{or_dash(r.created.clone())}</span>
-                                    <br /><a class="muted" href=format!("/activations/{}", r.activation)>"timeline"</a>
+                                    <ShortId id=activation.clone() href=c.link(&path, &[]) test="drill" />
+                                    <br /><span class="muted">{or_dash(r.created_at)}</span>
+                                    <br /><a class="muted" href=format!("/activations/{activation}")>"timeline"</a>
                                 </td>
                                 <td data-label="Status">{match r.status.clone() {
                                     Some(s) => view! { <span class=format!("pill {s}")>{s.clone()}</span> }.into_any(),
@@ -422,8 +428,8 @@ fn ActivationsTable(
                                 <td data-label="Failures" data-test="row-total">{r.total}</td>
                                 <td data-label="Hosts">{host_links}</td>
                                 <td data-label="By error type"><ErrorTypeCounts counts=r.by_error_type current=c.error_type.clone() link=counts_link(&c, path) max=4 /></td>
-                                <td data-label="First">{or_dash(r.first)}</td>
-                                <td data-label="Last">{or_dash(r.last)}</td>
+                                <td data-label="First">{or_dash(r.first_at)}</td>
+                                <td data-label="Last">{or_dash(r.last_at)}</td>
                             </tr>
                         }
                     }).collect_view()}
@@ -446,7 +452,7 @@ fn HostsTable(
     ls: String,
     activation: String,
     activation_status: Option<String>,
-    rows: Vec<crate::api::failures::HostFailureRow>,
+    rows: Vec<HostFailures>,
 ) -> impl IntoView {
     let timeline = format!("/activations/{activation}");
     view! {
@@ -477,8 +483,8 @@ fn HostsTable(
                                         }}</td>
                                         <td data-label="Failures" data-test="row-total">{r.total}</td>
                                         <td data-label="By error type"><ErrorTypeCounts counts=r.by_error_type current=c.error_type.clone() link=counts_link(&inner, path) max=6 /></td>
-                                        <td data-label="First">{or_dash(r.first)}</td>
-                                        <td data-label="Last">{or_dash(r.last)}</td>
+                                        <td data-label="First">{or_dash(r.first_at)}</td>
+                                        <td data-label="Last">{or_dash(r.last_at)}</td>
                                     </tr>
                                 }
                             }).collect_view()}

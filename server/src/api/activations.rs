@@ -10,8 +10,9 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
+use am_domain::read::activations::{ActivationDetail, ActivationFilter, ActivationPage};
 use am_services::{
-    activations::{self, ActivationDetail, ActivationFilter, ActivationPage},
+    activations,
     runtime::{
         interrupt,
         run::{self, Rerun},

@@ -5,10 +5,11 @@
 use super::paging::{AfterQuery, PageQuery};
 use crate::api::query::ApiQuery;
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
-use am_services::failures::{
-    self, ActivationFailuresPage, ActivationHostFailures, FailureFilter, FailureList,
+use am_domain::read::failures::{
+    ActivationFailuresPage, ActivationHostFailures, FailureFilter, FailureList,
     LaunchSettingFailuresPage,
 };
+use am_services::failures;
 use axum::{
     Json,
     extract::{Path, State},

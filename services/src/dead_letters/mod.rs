@@ -25,6 +25,7 @@ mod read;
 pub mod replay;
 mod threshold;
 
+use am_domain::read::failures::FailureEntry;
 pub use headers::{BROKER_ERROR_PREFIX, BodyEncoding, BodyView, body_view, parked_at, parse};
 pub use ingest::{IncomingDeadLetter, StoreOutcome, store};
 pub use read::{get, list};
@@ -32,7 +33,6 @@ pub use read::{get, list};
 use crate::{
     entity::dead_letters,
     error::{ServiceError, ServiceResult},
-    failures::FailureEntry,
     filters,
 };
 use chrono::{DateTime, Utc};

@@ -10,9 +10,9 @@ use crate::{
     Principal,
     entity::{dead_letters, failure_logs, launch_settings},
     error::{ServiceError, ServiceResult},
-    failures::FailureEntry,
     filters,
 };
+use am_domain::read::failures::FailureEntry;
 use am_domain::{HumanDuration, roles::Operation};
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -306,7 +306,7 @@ async fn history(
     rows.truncate(usize::try_from(HISTORY).unwrap_or(usize::MAX));
     Ok((
         rows.into_iter()
-            .map(|r| FailureEntry::from_row(r, Some(m.id)))
+            .map(|r| crate::failures::entry(r, Some(m.id)))
             .collect(),
         more,
     ))

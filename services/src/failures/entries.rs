@@ -27,7 +27,7 @@ pub async fn list(
     limit: Option<u64>,
 ) -> ServiceResult<FailureList> {
     actor.require(Operation::Read)?;
-    let scope = filter.parse()?;
+    let scope = Scope::of(filter)?;
     let backend = db.get_database_backend();
     let limit = filters::limit(limit, ENTRIES_PAGE, MAX_PAGE);
     let by_error_type = type_counts(db, queries::type_counts(backend, &scope)).await?;
@@ -154,7 +154,7 @@ async fn with_dead_letters(
                     .or_else(|| letters.get(&(None, m.clone())))
                     .copied()
             });
-            FailureEntry::from_row(r, dead_letter)
+            super::entry(r, dead_letter)
         })
         .collect())
 }
@@ -169,7 +169,7 @@ pub async fn explain(
     launch_setting: &str,
     activation: Uuid,
 ) -> ServiceResult<Vec<(String, String)>> {
-    let scope = filter.parse()?;
+    let scope = Scope::of(filter)?;
     let backend = db.get_database_backend();
     let ls = launch_setting.to_owned();
     let page = vec![ls.clone()];

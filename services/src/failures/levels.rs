@@ -63,7 +63,7 @@ pub async fn launch_settings(
     limit: Option<u64>,
 ) -> ServiceResult<LaunchSettingFailuresPage> {
     actor.require(Operation::Read)?;
-    let mut scope = filter.parse()?;
+    let mut scope = Scope::of(filter)?;
     // The launch setting is this level's key; an activation is no filter of it.
     scope.activation = None;
     let backend = db.get_database_backend();
@@ -201,7 +201,7 @@ pub async fn activations(
     limit: Option<u64>,
 ) -> ServiceResult<ActivationFailuresPage> {
     actor.require(Operation::Read)?;
-    let mut scope = filter.parse()?;
+    let mut scope = Scope::of(filter)?;
     scope.launch_setting = Some(ls.to_owned());
     let backend = db.get_database_backend();
     let limit = filters::limit(limit, ACTIVATIONS_PAGE, MAX_PAGE);
@@ -284,12 +284,11 @@ pub async fn hosts(
     actor.require(Operation::Read)?;
     // The path names the activation; a query's own `activation` is checked like every filter
     // (a malformed one is refused, not ignored) before the path's replaces it.
-    filter.parse()?;
-    let mut scope = FailureFilter {
+    Scope::of(filter)?;
+    let mut scope = Scope::of(&FailureFilter {
         activation: Some(activation.to_owned()),
         ..filter.clone()
-    }
-    .parse()?;
+    })?;
     let Some(id) = scope.activation else {
         return Err(ServiceError::invalid(
             "activation",

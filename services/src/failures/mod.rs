@@ -39,10 +39,17 @@ use crate::{
     error::{ServiceError, ServiceResult},
     filters,
 };
-use am_domain::{dashboard::failure_kind, failing::KindCounts};
+use am_domain::{
+    dashboard::failure_kind,
+    failing::KindCounts,
+    read::failures::{
+        ActivationFailures, ActivationFailuresPage, ActivationHostFailures, ErrorTypeCount,
+        FailureEntry, FailureFilter, FailureList, HostCount, HostFailures, LaunchSettingFailures,
+        LaunchSettingFailuresPage,
+    },
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, FromQueryResult};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
@@ -54,34 +61,6 @@ pub const ACTIVATIONS_PAGE: u64 = 20;
 pub const ENTRIES_PAGE: u64 = 50;
 /// Largest page of any level.
 pub const MAX_PAGE: u64 = 200;
-
-/// Filters of the drill-down as URLs and the API give them; blank means no filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct FailureFilter {
-    /// Only failures of this launch setting (id).
-    pub launch_setting: Option<String>,
-    /// Only failures of launch settings of this application.
-    pub application: Option<String>,
-    /// Only failures of this activation (UUID).
-    #[param(
-        pattern = "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$"
-    )]
-    pub activation: Option<String>,
-    /// Only failures reported by this host.
-    pub host: Option<String>,
-    /// Only failures of this error type.
-    pub error_type: Option<String>,
-    /// Failures at or after this time (RFC 3339, `YYYY-MM-DDTHH:MM` or `YYYY-MM-DD`, UTC).
-    pub from: Option<String>,
-    /// Failures before this time.
-    pub to: Option<String>,
-    /// `failed` (blank: the failures an operator has to look at), `retried` (attempts whose
-    /// message was sent to be tried again), `unavailable` ("temporarily unavailable" answers)
-    /// or `any`. Every level also counts the other kinds ([`KindCounts`]).
-    #[param(pattern = "^(failed|retried|unavailable|any)?$")]
-    pub kind: Option<String>,
-}
 
 /// A parsed [`FailureFilter`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -109,9 +88,10 @@ impl Scope {
     }
 }
 
-impl FailureFilter {
-    pub(crate) fn parse(&self) -> ServiceResult<Scope> {
-        let activation = match filters::text(&self.activation) {
+impl Scope {
+    /// The scope a filter selects, or which of its fields is malformed.
+    pub(crate) fn of(filter: &FailureFilter) -> ServiceResult<Scope> {
+        let activation = match filters::text(&filter.activation) {
             None => None,
             Some(a) => Some(Uuid::parse_str(&a).map_err(|_| {
                 ServiceError::invalid(
@@ -120,8 +100,8 @@ impl FailureFilter {
                 )
             })?),
         };
-        let (from, to) = filters::range(&self.from, &self.to)?;
-        let kind = match filters::text(&self.kind).as_deref() {
+        let (from, to) = filters::range(&filter.from, &filter.to)?;
+        let kind = match filters::text(&filter.kind).as_deref() {
             None => Some(failure_kind::FAILED),
             Some(failure_kind::ANY) => None,
             Some(k) => Some(failure_kind::named(k).ok_or_else(|| {
@@ -139,185 +119,39 @@ impl FailureFilter {
         };
         Ok(Scope {
             kind,
-            launch_setting: filters::text(&self.launch_setting),
-            application: filters::text(&self.application),
+            launch_setting: filters::text(&filter.launch_setting),
+            application: filters::text(&filter.application),
             activation,
-            host: filters::text(&self.host),
-            error_type: filters::text(&self.error_type),
+            host: filters::text(&filter.host),
+            error_type: filters::text(&filter.error_type),
             from,
             to,
         })
     }
 }
 
-/// How many failures of one error type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ErrorTypeCount {
-    pub error_type: String,
-    pub count: u64,
-}
-
-/// A launch setting with failures (first level).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LaunchSettingFailures {
-    pub launch_setting: String,
-    /// From the catalog; `None` for a launch setting deleted since.
-    pub application: Option<String>,
-    pub agent: Option<String>,
-    pub total: u64,
-    /// Most frequent first.
-    pub by_error_type: Vec<ErrorTypeCount>,
-    pub first_at: Option<DateTime<Utc>>,
-    pub last_at: Option<DateTime<Utc>>,
-    /// The newest failure matching the filters: what the operator reads first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<am_domain::failing::LastFailure>,
-}
-
-/// One page of launch settings with failures, by id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LaunchSettingFailuresPage {
-    pub items: Vec<LaunchSettingFailures>,
-    /// Sum of the counts of this page's launch settings by error type.
-    pub by_error_type: Vec<ErrorTypeCount>,
-    /// Reports of each kind of this page's launch settings the other filters match (the kind filter aside): what the list
-    /// of one kind leaves out.
-    pub kinds: KindCounts,
-    /// Cursor (`after`) of the next page, when there is one.
-    pub next: Option<String>,
-}
-
-/// How many failures one host reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct HostCount {
-    pub host: String,
-    pub count: u64,
-}
-
-/// An activation of a launch setting with its failures (second level).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ActivationFailures {
-    pub activation: Uuid,
-    /// `None` when the activation row is gone (failure logs outlive it).
-    pub status: Option<String>,
-    pub trigger: Option<String>,
-    pub created_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-    pub total: u64,
-    pub first_at: Option<DateTime<Utc>>,
-    pub last_at: Option<DateTime<Utc>>,
-    pub hosts: Vec<HostCount>,
-    pub by_error_type: Vec<ErrorTypeCount>,
-}
-
-/// One page of the activations of a launch setting that have failures, newest failure first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ActivationFailuresPage {
-    pub launch_setting: String,
-    /// Failures of the launch setting matching the filters.
-    pub total: u64,
-    pub by_error_type: Vec<ErrorTypeCount>,
-    /// Reports of each kind the other filters match (the kind filter aside): what the list
-    /// of one kind leaves out.
-    pub kinds: KindCounts,
-    /// Activations with matching failures.
-    pub activations: u64,
-    pub items: Vec<ActivationFailures>,
-    /// One-based.
-    pub page: u64,
-    pub limit: u64,
-    pub has_more: bool,
-}
-
-/// A host of an activation with its failures (third level).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct HostFailures {
-    pub host: String,
-    pub total: u64,
-    pub by_error_type: Vec<ErrorTypeCount>,
-    pub first_at: Option<DateTime<Utc>>,
-    pub last_at: Option<DateTime<Utc>>,
-    /// Status of the host's latest dispatch of the activation, if the activation still exists.
-    pub status: Option<String>,
-}
-
-/// The hosts of one activation that reported failures.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ActivationHostFailures {
-    pub activation: Uuid,
-    pub launch_setting: Option<String>,
-    pub activation_status: Option<String>,
-    pub total: u64,
-    pub by_error_type: Vec<ErrorTypeCount>,
-    /// Reports of each kind the other filters match (the kind filter aside): what the list
-    /// of one kind leaves out.
-    pub kinds: KindCounts,
-    pub items: Vec<HostFailures>,
-}
-
-/// One failure a node reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct FailureEntry {
-    pub id: i64,
-    pub launch_setting: String,
-    pub activation: Uuid,
-    pub host: String,
-    pub application: String,
-    pub agent: String,
-    pub error_type: String,
-    pub message: String,
-    /// Stack trace or other detail the agent gave.
-    pub details: Option<String>,
-    /// The data message being processed, for message agents.
-    pub data_message_id: Option<String>,
-    pub attempt: Option<i32>,
-    pub occurred_at: DateTime<Utc>,
-    /// The dead letter of that data message, once it was dead-lettered.
-    pub dead_letter: Option<i64>,
-    /// The agent said the condition is temporary (the breaker does not count it).
-    pub temporary: bool,
-    /// What the node did with the data message: `retry`, `park` or `dead-letter`.
-    pub disposition: Option<String>,
-}
-
-impl FailureEntry {
-    /// The entry of a stored failure, with the dead letter of its data message if known.
-    pub(crate) fn from_row(
-        r: crate::entity::failure_logs::Model,
-        dead_letter: Option<i64>,
-    ) -> Self {
-        FailureEntry {
-            id: r.id,
-            launch_setting: r.launch_setting_id,
-            activation: r.activation_id,
-            host: r.host,
-            application: r.application_id,
-            agent: r.agent_id,
-            error_type: r.error_type,
-            message: r.message,
-            details: r.details,
-            data_message_id: r.data_message_id,
-            attempt: r.attempt,
-            occurred_at: r.occurred_at,
-            dead_letter,
-            temporary: r.temporary,
-            disposition: r.disposition,
-        }
+/// The entry of a stored failure, with the dead letter of its data message if known.
+pub(crate) fn entry(
+    r: crate::entity::failure_logs::Model,
+    dead_letter: Option<i64>,
+) -> FailureEntry {
+    FailureEntry {
+        id: r.id,
+        launch_setting: r.launch_setting_id,
+        activation: r.activation_id,
+        host: r.host,
+        application: r.application_id,
+        agent: r.agent_id,
+        error_type: r.error_type,
+        message: r.message,
+        details: r.details,
+        data_message_id: r.data_message_id,
+        attempt: r.attempt,
+        occurred_at: r.occurred_at,
+        dead_letter,
+        temporary: r.temporary,
+        disposition: r.disposition,
     }
-}
-
-/// Failures matching a filter, newest first, and their counts by error type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct FailureList {
-    /// Failures matching the filter (all pages).
-    pub total: u64,
-    pub by_error_type: Vec<ErrorTypeCount>,
-    /// Reports of each kind the other filters match (the kind filter aside): what the list
-    /// of one kind leaves out.
-    pub kinds: KindCounts,
-    pub entries: Vec<FailureEntry>,
-    /// Cursor (`after`) of the next page, when there is one.
-    pub next: Option<i64>,
 }
 
 #[derive(Debug, FromQueryResult)]

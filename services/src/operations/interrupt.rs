@@ -4,11 +4,11 @@
 
 use crate::{
     Principal,
-    activations::ActivationFilter,
     entity::activations as activation,
     error::{ServiceError, ServiceResult},
     status,
 };
+use am_domain::read::activations::ActivationFilter;
 use am_domain::roles::Operation;
 use sea_orm::DatabaseConnection;
 use std::collections::HashSet;

@@ -14,13 +14,13 @@
 
 use crate::{
     Principal, Services,
-    activations::ActivationFilter,
     audit::{self, AuditEntry},
     catalog, dead_letters,
     entity::{dead_letters as dead_letters_entity, launch_settings, operations, schedule_groups},
     error::{ServiceError, ServiceResult},
     runtime::begin_write,
 };
+use am_domain::read::activations::ActivationFilter;
 use am_domain::{roles::Operation, usage::EntityRef};
 use chrono::{DateTime, SubsecRound, Utc};
 use sea_orm::{

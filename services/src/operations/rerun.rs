@@ -3,11 +3,11 @@
 
 use crate::{
     Principal,
-    activations::ActivationFilter,
     entity::activations as activation,
     error::{ServiceError, ServiceResult},
     status,
 };
+use am_domain::read::activations::ActivationFilter;
 use am_domain::{roles::Operation, usage::EntityRef};
 use chrono::{DateTime, Utc};
 use sea_orm::DatabaseConnection;

@@ -2,11 +2,8 @@
 //! ids given, each of which must exist, or every activation a filter matches; newest first.
 
 use super::{at_most, missing};
-use crate::{
-    activations::{self, ActivationFilter},
-    entity::activations as activation,
-    error::ServiceResult,
-};
+use crate::{activations, entity::activations as activation, error::ServiceResult};
+use am_domain::read::activations::ActivationFilter;
 use sea_orm::{
     ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     TryGetableMany,

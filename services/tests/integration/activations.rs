@@ -3,11 +3,10 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
+use am_domain::read::activations::{ActivationFilter, ActivationPage};
 use am_domain::roles::Role;
 use am_services::{
-    ServiceError,
-    activations::{self, ActivationFilter},
-    catalog,
+    ServiceError, activations, catalog,
     entity::{activation_events, activation_hosts, activations as rows, failure_logs},
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -178,7 +177,7 @@ async fn seed(db: &DatabaseConnection) -> Seed {
     }
 }
 
-fn ids(page: &activations::ActivationPage) -> Vec<Uuid> {
+fn ids(page: &ActivationPage) -> Vec<Uuid> {
     page.items.iter().map(|a| a.id).collect()
 }
 

@@ -4,11 +4,12 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
+use am_domain::read::failures::{ErrorTypeCount, FailureFilter};
 use am_domain::{dashboard::failure_kind, failing::KindCounts, roles::Role};
 use am_services::{
     ServiceError, catalog,
     entity::{activation_hosts, activations, dead_letters, failure_logs},
-    failures::{self, ErrorTypeCount, FailureFilter},
+    failures,
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use sea_orm::{

@@ -199,7 +199,7 @@ async fn a_bad_selection_is_refused_whole_and_nothing_is_recorded(db: &DatabaseC
         &operator,
         OperationRequest::RerunActivations {
             ids: vec![],
-            filter: am_services::activations::ActivationFilter {
+            filter: am_domain::read::activations::ActivationFilter {
                 launch_setting: Some("demo.echo.1".into()),
                 ..Default::default()
             },
@@ -412,7 +412,7 @@ async fn rerun_runs_each_launch_setting_or_group_once(db: &DatabaseConnection) {
         &operator,
         OperationRequest::RerunActivations {
             ids: vec![],
-            filter: am_services::activations::ActivationFilter {
+            filter: am_domain::read::activations::ActivationFilter {
                 launch_setting: Some("demo.sleep.nightly".into()),
                 ..Default::default()
             },
@@ -445,7 +445,7 @@ async fn interrupt_stops_what_still_runs_each_once(db: &DatabaseConnection) {
             .status
     };
     assert_eq!(status_of(a2).await, "skipped");
-    let everything = am_services::activations::ActivationFilter::default();
+    let everything = am_domain::read::activations::ActivationFilter::default();
     let err = operations::interrupt_count(db, &actor(Role::Viewer), &everything)
         .await
         .expect_err("viewers may not");

@@ -157,7 +157,7 @@ pub fn RerunMatching(q: ActivationsQuery) -> impl IntoView {
     // question of an unfiltered search was answered.
     let asking = RwSignal::new(None::<bool>);
     let sure = RwSignal::new(false);
-    let unfiltered = q.is_unfiltered();
+    let unfiltered = q.filter.is_unfiltered();
     let q_follow = q.clone();
     let ask = {
         let q = q.clone();
@@ -218,7 +218,7 @@ pub fn InterruptMatching(q: ActivationsQuery) -> impl IntoView {
     let count = ServerAction::<InterruptCount>::new();
     let asking = RwSignal::new(false);
     let sure = RwSignal::new(false);
-    let unfiltered = q.is_unfiltered();
+    let unfiltered = q.filter.is_unfiltered();
     let q_follow = q.clone();
     let ask = {
         let q = q.clone();

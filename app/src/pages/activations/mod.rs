@@ -4,8 +4,8 @@
 
 use crate::{
     api::activations::{
-        ActivationDetailView, ActivationRow, ActivationsQuery, ActivationsView, LaneView,
-        activation_detail, list_activations,
+        ActivationDetailView, ActivationsQuery, ActivationsView, activation_detail,
+        list_activations,
     },
     components::{
         failures::{ErrorTypeCounts, FailureCards, enc, href, kind_noun, level_path},
@@ -17,7 +17,11 @@ use crate::{
         when::{Ago, local_input},
     },
 };
-use am_domain::dashboard::cut;
+use am_domain::{
+    dashboard::cut,
+    display,
+    read::activations::{ActivationFilter, ActivationPage, ActivationSummary, HostTimeline},
+};
 use bulk::{InterruptMatching, RerunMatching};
 
 mod bulk;
@@ -37,24 +41,37 @@ pub(crate) fn with_operation(q: &ActivationsQuery, operation: &str) -> String {
     query_href_with(q, q.page, operation)
 }
 
+/// A filter's value as a form or a link carries it: blank for none.
+fn text(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or_default()
+}
+
 fn query_href_with(q: &ActivationsQuery, page: u64, operation: &str) -> String {
     let page = if page > 1 {
         page.to_string()
     } else {
         String::new()
     };
+    let f = &q.filter;
     href(
         "/activations",
         &[
-            ("launch_setting", &q.launch_setting),
-            ("group", &q.group),
-            ("application", &q.application),
-            ("host", &q.host),
-            ("status", &q.status),
-            ("error_type", &q.error_type),
-            ("from", &q.from),
-            ("to", &q.to),
-            ("top_level", if q.top_level { "true" } else { "" }),
+            ("launch_setting", text(&f.launch_setting)),
+            ("group", text(&f.group)),
+            ("application", text(&f.application)),
+            ("host", text(&f.host)),
+            ("status", text(&f.status)),
+            ("error_type", text(&f.error_type)),
+            ("from", text(&f.from)),
+            ("to", text(&f.to)),
+            (
+                "top_level",
+                if f.top_level == Some(true) {
+                    "true"
+                } else {
+                    ""
+                },
+            ),
             ("page", &page),
             ("operation", operation),
         ],
@@ -66,18 +83,20 @@ pub fn ActivationsPage() -> impl IntoView {
     let query_map = use_query_map();
     let query = Memo::new(move |_| {
         let m = query_map.get();
-        let get = |k: &str| m.get(k).unwrap_or_default();
+        let get = |k: &str| m.get(k).filter(|v| !v.is_empty());
         ActivationsQuery {
-            launch_setting: get("launch_setting"),
-            group: get("group"),
-            application: get("application"),
-            host: get("host"),
-            status: get("status"),
-            error_type: get("error_type"),
-            from: get("from"),
-            to: get("to"),
-            top_level: get("top_level") == "true",
-            page: get("page").parse().unwrap_or(1).max(1),
+            filter: ActivationFilter {
+                launch_setting: get("launch_setting"),
+                group: get("group"),
+                application: get("application"),
+                host: get("host"),
+                status: get("status"),
+                error_type: get("error_type"),
+                from: get("from"),
+                to: get("to"),
+                top_level: (get("top_level").as_deref() == Some("true")).then_some(true),
+            },
+            page: get("page").and_then(|p| p.parse().ok()).unwrap_or(1).max(1),
         }
     });
     let data = Resource::new(move || query.get(), list_activations);
@@ -101,16 +120,17 @@ pub fn ActivationsPage() -> impl IntoView {
                     match r {
                         Ok(v) => view! {
                             <Filters q=q.clone() view=v.clone() />
-                            {(v.can_operate && !v.rows.is_empty()).then(|| view! {
+                            {(v.can_operate && !v.page.items.is_empty()).then(|| view! {
                                 <RerunMatching q=q.clone() />
                                 <InterruptMatching q=q.clone() />
                             })}
                             <ActivationsTable q view=v />
                         }.into_any(),
                         Err(e) => view! {
-                            <Filters q view=ActivationsView { rows: vec![], total: 0, page: 1, has_more: false, applications: vec![],
-                                launch_settings: vec![], groups: vec![], statuses: vec![], can_operate: false,
-                                now: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH } />
+                            <Filters q view=ActivationsView {
+                                page: ActivationPage { items: vec![], total: 0, page: 1, limit: 0, has_more: false },
+                                applications: vec![], launch_settings: vec![], groups: vec![], statuses: vec![],
+                                can_operate: false, now: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH } />
                             <p class="error" data-test="list-error">{e.to_string()}</p>
                         }.into_any(),
                     }
@@ -129,6 +149,7 @@ fn runs_moved(d: &am_domain::dashboard::Dashboard) -> String {
 
 #[component]
 fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
+    let q = q.filter;
     let option = |value: String, current: &str| {
         let selected = value == current;
         view! { <option value=value.clone() selected=selected>{value.clone()}</option> }
@@ -137,7 +158,7 @@ fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
         <form method="get" action="/activations" class="filters" data-test="filters">
             <label>
                 <span class="label">"Launch setting"</span>
-                <input name="launch_setting" list="activation-ls" value=q.launch_setting.clone()
+                <input name="launch_setting" list="activation-ls" value=text(&q.launch_setting).to_owned()
                     data-test="filter-launch-setting" placeholder="id" />
                 <datalist id="activation-ls">
                     {view.launch_settings.iter().map(|l| view! { <option value=l.clone() /> }).collect_view()}
@@ -145,7 +166,7 @@ fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
             </label>
             <label>
                 <span class="label">"Group"</span>
-                <input name="group" list="activation-groups" value=q.group.clone() data-test="filter-group" placeholder="id" />
+                <input name="group" list="activation-groups" value=text(&q.group).to_owned() data-test="filter-group" placeholder="id" />
                 <datalist id="activation-groups">
                     {view.groups.iter().map(|g| view! { <option value=g.clone() /> }).collect_view()}
                 </datalist>
@@ -154,34 +175,34 @@ fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
                 <span class="label">"Application"</span>
                 <select name="application" data-test="filter-application">
                     <option value="">"all"</option>
-                    {view.applications.iter().map(|a| option(a.clone(), &q.application)).collect_view()}
+                    {view.applications.iter().map(|a| option(a.clone(), text(&q.application))).collect_view()}
                 </select>
             </label>
             <label>
                 <span class="label">"Host"</span>
-                <input name="host" value=q.host.clone() data-test="filter-host" placeholder="host name" />
+                <input name="host" value=text(&q.host).to_owned() data-test="filter-host" placeholder="host name" />
             </label>
             <label>
                 <span class="label">"Status"</span>
                 <select name="status" data-test="filter-status">
                     <option value="">"any"</option>
-                    {view.statuses.iter().map(|s| option(s.clone(), &q.status)).collect_view()}
+                    {view.statuses.iter().map(|s| option(s.clone(), text(&q.status))).collect_view()}
                 </select>
             </label>
             <label>
                 <span class="label">"Error type"</span>
-                <input name="error_type" value=q.error_type.clone() data-test="filter-error-type" placeholder="any" />
+                <input name="error_type" value=text(&q.error_type).to_owned() data-test="filter-error-type" placeholder="any" />
             </label>
             <label>
                 <span class="label">"Created from (UTC)"</span>
-                <input type="datetime-local" step="1" name="from" value=local_input(&q.from) data-test="filter-from" />
+                <input type="datetime-local" step="1" name="from" value=local_input(text(&q.from)) data-test="filter-from" />
             </label>
             <label>
                 <span class="label">"to"</span>
-                <input type="datetime-local" step="1" name="to" value=local_input(&q.to) data-test="filter-to" />
+                <input type="datetime-local" step="1" name="to" value=local_input(text(&q.to)) data-test="filter-to" />
             </label>
             <label class="check">
-                <input type="checkbox" name="top_level" value="true" checked=q.top_level data-test="filter-top-level" />
+                <input type="checkbox" name="top_level" value="true" checked=q.top_level == Some(true) data-test="filter-top-level" />
                 " runs only (a group once, its members not again)"
             </label>
             <button type="submit" data-test="filter-apply">"Filter"</button>
@@ -191,7 +212,7 @@ fn Filters(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
 }
 
 /// What ran: the launch setting, or the group for a group activation.
-fn what(a: &ActivationRow) -> AnyView {
+fn what(a: &ActivationSummary) -> AnyView {
     match (&a.launch_setting, &a.group, a.position) {
         (Some(ls), Some(g), Some(p)) => view! {
             <a href=format!("/launch-settings/{ls}")><Id id=ls.clone() /></a>
@@ -207,11 +228,11 @@ fn what(a: &ActivationRow) -> AnyView {
     }
 }
 
-fn failures_cell(a: &ActivationRow) -> AnyView {
+fn failures_cell(a: &ActivationSummary) -> AnyView {
     match (&a.launch_setting, a.failures) {
         (_, 0) => view! { <span class="muted">"0"</span> }.into_any(),
         (Some(ls), n) => view! {
-            <a href=level_path(ls, &a.id, "") data-test="activation-failures">{n}</a>
+            <a href=level_path(ls, &a.id.to_string(), "") data-test="activation-failures">{n}</a>
         }
         .into_any(),
         (None, n) => view! { <span data-test="activation-failures">{n}</span> }.into_any(),
@@ -220,7 +241,8 @@ fn failures_cell(a: &ActivationRow) -> AnyView {
 
 #[component]
 fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView {
-    if view.rows.is_empty() {
+    let page = view.page;
+    if page.items.is_empty() {
         return view! {
             <p class="muted" data-test="no-activations">
                 <span data-test="activations-total" data-count="0">"No activation matches."</span>
@@ -228,13 +250,13 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
         }
         .into_any();
     }
-    let prev = (view.page > 1).then(|| query_href(&q, view.page - 1));
-    let next = view.has_more.then(|| query_href(&q, view.page + 1));
+    let prev = (page.page > 1).then(|| query_href(&q, page.page - 1));
+    let next = page.has_more.then(|| query_href(&q, page.page + 1));
     let now = view.now;
     let can_operate = view.can_operate;
     view! {
-        <p class="muted" data-test="activations-total" data-count=view.total.to_string()>
-            {if view.total == 1 { "1 activation matches".to_owned() } else { format!("{} activations match", view.total) }}
+        <p class="muted" data-test="activations-total" data-count=page.total.to_string()>
+            {if page.total == 1 { "1 activation matches".to_owned() } else { format!("{} activations match", page.total) }}
         </p>
         <div class="table-wrap">
             <table class="list" data-test="activation-list">
@@ -245,13 +267,13 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
                     </tr>
                 </thead>
                 <tbody>
-                    {view.rows.into_iter().map(|a| view! { <ActivationLine a now can_operate /> }).collect_view()}
+                    {page.items.into_iter().map(|a| view! { <ActivationLine a now can_operate /> }).collect_view()}
                 </tbody>
             </table>
         </div>
         <nav class="pager" aria-label="Pages">
             {prev.map(|h| view! { <a href=h data-test="page-prev">"← Newer"</a> })}
-            <span data-test="page-number">{format!("page {}", view.page)}</span>
+            <span data-test="page-number">{format!("page {}", page.page)}</span>
             {next.map(|h| view! { <a href=h data-test="page-next">"Older →"</a> })}
         </nav>
     }
@@ -260,19 +282,20 @@ fn ActivationsTable(q: ActivationsQuery, view: ActivationsView) -> impl IntoView
 
 #[component]
 fn ActivationLine(
-    a: ActivationRow,
+    a: ActivationSummary,
     now: chrono::DateTime<chrono::Utc>,
     /// Whether the row offers *Interrupt* or *Re-run*.
     can_operate: bool,
 ) -> impl IntoView {
-    let href = format!("/activations/{}", a.id);
+    let id = a.id.to_string();
+    let href = format!("/activations/{id}");
     view! {
-        <tr data-test="activation-row" data-id=a.id.clone() data-status=a.status.clone()>
-            <td data-label="Activation"><ShortId id=a.id.clone() href=href /></td>
+        <tr data-test="activation-row" data-id=id.clone() data-status=a.status.clone()>
+            <td data-label="Activation"><ShortId id=id.clone() href=href /></td>
             <td data-label="Runs">{what(&a)}</td>
             <td data-label="Status" class="error-cell">
                 <span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span>
-                {a.duration.clone().map(|d| view! { " " <span class="muted nowrap" data-test="activation-duration">{d}</span> })}
+                {a.duration(now).map(|d| view! { " " <span class="muted nowrap" data-test="activation-duration">{display::duration(d)}</span> })}
                 {a.error.clone().map(|e| view! {
                     <span class="message" data-test="activation-error">{cut(&e, LIST_MESSAGE)}</span>
                 })}
@@ -292,11 +315,11 @@ fn ActivationLine(
 
 /// *Interrupt* on an active row; *Re-run* on an ended one that did not succeed (a member run
 /// re-runs its group from that member).
-fn row_action(a: &ActivationRow) -> Option<AnyView> {
-    if a.active {
-        Some(view! { <InterruptButton id=a.id.clone() /> }.into_any())
-    } else if a.rerunnable {
-        Some(view! { <RerunButton id=a.id.clone() /> }.into_any())
+fn row_action(a: &ActivationSummary) -> Option<AnyView> {
+    if a.is_active() {
+        Some(view! { <InterruptButton id=a.id.to_string() /> }.into_any())
+    } else if a.is_rerunnable() {
+        Some(view! { <RerunButton id=a.id.to_string() /> }.into_any())
     } else {
         None
     }
@@ -322,11 +345,17 @@ pub fn ActivationPage() -> impl IntoView {
 
 #[component]
 fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
-    let a = v.activation.clone();
-    let drill = a
-        .launch_setting
-        .clone()
-        .map(|ls| level_path(&ls, &a.id, ""));
+    let ActivationDetailView {
+        detail,
+        rerun,
+        can_operate,
+        now,
+    } = v;
+    let a = detail.activation;
+    let id = a.id.to_string();
+    let failures = detail.failures;
+    let drill = a.launch_setting.clone().map(|ls| level_path(&ls, &id, ""));
+    let none = || "—".to_owned();
     let counts_link = {
         let drill = drill.clone();
         Callback::new(move |t: String| match &drill {
@@ -335,26 +364,26 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
         })
     };
     view! {
-        <h1>"Activation " <ShortId id=a.id.clone() /></h1>
+        <h1>"Activation " <ShortId id=id.clone() /></h1>
         <div class="card">
             <dl class="facts wide">
                 <div><dt>"Status"</dt><dd><span class=format!("pill {}", a.status) data-test="activation-status">{a.status.clone()}</span></dd></div>
                 <div><dt>"Runs"</dt><dd data-test="activation-what">{what(&a)}</dd></div>
-                {a.parent.clone().map(|p| view! {
-                    <div><dt>"Group activation"</dt><dd><a href=format!("/activations/{p}") data-test="activation-parent"><code>{p.clone()}</code></a></dd></div>
+                {a.parent.map(|p| view! {
+                    <div><dt>"Group activation"</dt><dd><a href=format!("/activations/{p}") data-test="activation-parent"><code>{p.to_string()}</code></a></dd></div>
                 })}
                 <div><dt>"Application"</dt><dd>{a.application.clone().unwrap_or_else(|| "—".into())}</dd></div>
                 <div><dt>"Trigger"</dt><dd data-test="activation-trigger">{a.trigger.clone()}{a.requested_by.clone().map(|u| format!(" by {u}"))}</dd></div>
-                <div><dt>"Created"</dt><dd>{a.created.clone()}</dd></div>
-                <div><dt>"Started"</dt><dd>{a.started.clone().unwrap_or_else(|| "—".into())}</dd></div>
-                <div><dt>"Finished"</dt><dd>{a.finished.clone().unwrap_or_else(|| "—".into())}</dd></div>
-                <div><dt>"Duration"</dt><dd>{a.duration.clone().unwrap_or_else(|| "—".into())}</dd></div>
-                <div><dt>"Id"</dt><dd><code>{a.id.clone()}</code></dd></div>
+                <div><dt>"Created"</dt><dd>{display::time(a.created_at)}</dd></div>
+                <div><dt>"Started"</dt><dd>{a.started_at.map(display::time).unwrap_or_else(none)}</dd></div>
+                <div><dt>"Finished"</dt><dd>{a.finished_at.map(display::time).unwrap_or_else(none)}</dd></div>
+                <div><dt>"Duration"</dt><dd>{a.duration(now).map(display::duration).unwrap_or_else(none)}</dd></div>
+                <div><dt>"Id"</dt><dd><code>{id.clone()}</code></dd></div>
             </dl>
             {a.error.clone().map(|e| view! { <p class="banner bad" data-test="activation-error-text">{e}</p> })}
-            {v.rerun.clone().map(|choices| view! { <RerunPanel activation=a.id.clone() choices /> })}
-            {(v.can_operate && a.active).then(|| view! {
-                <div class="actions" data-test="interrupt-panel"><InterruptButton id=a.id.clone() /></div>
+            {rerun.map(|choices| view! { <RerunPanel activation=id.clone() choices /> })}
+            {(can_operate && a.is_active()).then(|| view! {
+                <div class="actions" data-test="interrupt-panel"><InterruptButton id=id.clone() /></div>
             })}
             <p class="links">
                 {a.launch_setting.clone().map(|ls| view! {
@@ -362,19 +391,19 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
                 })}
             </p>
         </div>
-        {(!v.members.is_empty()).then(|| view! {
+        {(!detail.members.is_empty()).then(|| view! {
             <h2 class="section">"Member runs"</h2>
             <div class="table-wrap">
                 <table class="list" data-test="members">
                     <thead><tr><th>"#"</th><th>"Activation"</th><th>"Launch setting"</th><th>"Status"</th><th>"Duration"</th><th>"Hosts"</th><th>"Failures"</th></tr></thead>
                     <tbody>
-                        {v.members.iter().map(|m| view! {
+                        {detail.members.iter().map(|m| view! {
                             <tr data-test="member-row" data-status=m.status.clone()>
                                 <td data-label="#">{m.position.map(|p| p + 1)}</td>
-                                <td data-label="Activation"><ShortId id=m.id.clone() href=format!("/activations/{}", m.id) /></td>
+                                <td data-label="Activation"><ShortId id=m.id.to_string() href=format!("/activations/{}", m.id) /></td>
                                 <td data-label="Launch setting">{m.launch_setting.clone()}</td>
                                 <td data-label="Status"><span class=format!("pill {}", m.status)>{m.status.clone()}</span></td>
-                                <td data-label="Duration">{m.duration.clone().unwrap_or_else(|| "—".into())}</td>
+                                <td data-label="Duration">{m.duration(now).map(display::duration).unwrap_or_else(none)}</td>
                                 <td data-label="Hosts">{m.hosts.join(", ")}</td>
                                 <td data-label="Failures">{failures_cell(m)}</td>
                             </tr>
@@ -385,21 +414,21 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
         })}
         <h2 class="section">"Timeline"</h2>
         <div class="timeline" data-test="timeline">
-            {v.lanes.into_iter().map(|l| view! { <Lane lane=l launch_setting=a.launch_setting.clone() activation=a.id.clone() /> }).collect_view()}
+            {detail.timeline.into_iter().map(|l| view! { <Lane lane=l launch_setting=a.launch_setting.clone() activation=id.clone() /> }).collect_view()}
         </div>
         <h2 class="section">"Failures"</h2>
         <div class="card" data-test="activation-failures-card">
-            <p><strong data-test="failures-total">{v.failures_total}</strong>{if v.failures_total == 1 { " failure" } else { " failures" }}
-                {drill.clone().filter(|_| v.failures_total > 0).map(|p| view! {
+            <p><strong data-test="failures-total">{failures.total}</strong>{if failures.total == 1 { " failure" } else { " failures" }}
+                {drill.clone().filter(|_| failures.total > 0).map(|p| view! {
                     " · " <a href=href(&p, &[]) data-test="failures-drill">"by host"</a>
                     " · " <a href=href(&p, &[("view", "failures")]) data-test="failures-all">"all failures"</a>
                 })}
             </p>
-            <ErrorTypeCounts counts=v.failures_by_type current=String::new() link=counts_link />
-            <Besides kinds=v.failures_kinds drill=drill.clone() />
+            <ErrorTypeCounts counts=failures.by_error_type current=String::new() link=counts_link />
+            <Besides kinds=failures.kinds drill=drill.clone() />
         </div>
-        <FailureCards rows=v.failures />
-        {v.more_failures.then(|| view! { <p class="muted">"Only the newest are shown; the drill-down has them all."</p> })}
+        <FailureCards rows=failures.entries />
+        {failures.next.is_some().then(|| view! { <p class="muted">"Only the newest are shown; the drill-down has them all."</p> })}
     }
 }
 
@@ -428,13 +457,14 @@ fn Besides(kinds: am_domain::failing::KindCounts, drill: Option<String>) -> impl
 }
 
 #[component]
-fn Lane(lane: LaneView, launch_setting: Option<String>, activation: String) -> impl IntoView {
+fn Lane(lane: HostTimeline, launch_setting: Option<String>, activation: String) -> impl IntoView {
     let host = lane.host.clone();
     let title = host.clone().unwrap_or_else(|| "Manager".into());
     let failures_link = match (&launch_setting, &host) {
         (Some(ls), Some(h)) if lane.failures > 0 => Some(level_path(ls, &activation, h)),
         _ => None,
     };
+    let none = || "—".to_owned();
     view! {
         <div class="card lane" data-test="lane" data-host=host.clone().unwrap_or_default()>
             <div class="lane-head">
@@ -457,16 +487,16 @@ fn Lane(lane: LaneView, launch_setting: Option<String>, activation: String) -> i
                                     <td data-label="Status">
                                         <span class=format!("pill {}", r.status) data-test="run-status">{r.status.clone()}</span>
                                         {r.error.clone().map(|e| view! { <br /><span class="error">{e}</span> })}
-                                        {r.stop_requested.clone().map(|t| view! { <br /><span class="muted">{format!("stop requested {t}")}</span> })}
+                                        {r.stop_requested_at.map(|t| view! { <br /><span class="muted">{format!("stop requested {}", display::time(t))}</span> })}
                                     </td>
-                                    <td data-label="Dispatched">{r.dispatched.clone()}
-                                        <br /><span class="muted">{match &r.accepted {
-                                            Some(t) => format!("accepted {t}"),
+                                    <td data-label="Dispatched">{display::time(r.dispatched_at)}
+                                        <br /><span class="muted">{match r.accepted_at {
+                                            Some(t) => format!("accepted {}", display::time(t)),
                                             None => "not accepted".to_owned(),
                                         }}</span></td>
-                                    <td data-label="Started">{r.started.clone().unwrap_or_else(|| "—".into())}</td>
-                                    <td data-label="Last heartbeat" data-test="run-heartbeat">{r.last_heartbeat.clone().unwrap_or_else(|| "—".into())}</td>
-                                    <td data-label="Finished">{r.finished.clone().unwrap_or_else(|| "—".into())}</td>
+                                    <td data-label="Started">{r.started_at.map(display::time).unwrap_or_else(none)}</td>
+                                    <td data-label="Last heartbeat" data-test="run-heartbeat">{r.last_heartbeat_at.map(display::time).unwrap_or_else(none)}</td>
+                                    <td data-label="Finished">{r.finished_at.map(display::time).unwrap_or_else(none)}</td>
                                     <td data-label="Messages" data-test="run-counters">
                                         {format!("{} processed", r.processed)}<br />
                                         <span class="muted">{format!("{} failed · {} retried · {} dead-lettered", r.failed, r.retried, r.dead_lettered)}</span>
@@ -478,13 +508,18 @@ fn Lane(lane: LaneView, launch_setting: Option<String>, activation: String) -> i
                 </div>
             })}
             <ol class="events" data-test="events">
-                {lane.events.into_iter().map(|e| view! {
-                    <li data-test="event" data-kind=e.kind.clone() class=format!("event {}", e.kind)>
-                        <time title=e.at.clone()>{e.time.clone()}</time>
-                        <span class="kind">{e.kind.clone()}</span>
-                        {e.reason.clone().map(|r| view! { <span class="reason" data-test="event-reason">{r}</span> })}
-                        {e.detail.clone().map(|d| view! { <span class="muted detail">{d}</span> })}
-                    </li>
+                {lane.events.into_iter().map(|e| {
+                    let (kind, reason) = e.kind_and_reason();
+                    let (class, reason) = (format!("event {kind}"), reason.map(str::to_owned));
+                    let kind = kind.to_owned();
+                    view! {
+                        <li data-test="event" data-kind=kind.clone() class=class>
+                            <time title=display::time(e.at)>{display::clock(e.at)}</time>
+                            <span class="kind">{kind.clone()}</span>
+                            {reason.map(|r| view! { <span class="reason" data-test="event-reason">{r}</span> })}
+                            {e.detail.map(|d| view! { <span class="muted detail">{d}</span> })}
+                        </li>
+                    }
                 }).collect_view()}
             </ol>
         </div>

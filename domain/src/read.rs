@@ -1,0 +1,8 @@
+//! Read models: what the manager answers about runs and failures, declared once and sent as
+//! they are by the JSON API (with their OpenAPI schemas, feature `openapi`) and by the admin
+//! UI's server functions, whose pages format them in the browser and on the server alike
+//! ([`crate::display`]).
+
+pub mod activations;
+pub mod failures;
+pub mod overview;
