@@ -13,6 +13,11 @@ pub fn enc(s: &str) -> String {
         .collect()
 }
 
+/// A filter's value as a link or a form carries it: blank for none.
+pub fn text(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or_default()
+}
+
 /// `path?k=v&...` with the empty values left out.
 pub fn href(path: &str, pairs: &[(&str, &str)]) -> String {
     let q: Vec<String> = pairs

@@ -1,8 +1,9 @@
-//! Read models: what the manager answers about runs and failures, declared once and sent as
+//! Read models: what the manager answers about runs, failures and dead letters, declared once and sent as
 //! they are by the JSON API (with their OpenAPI schemas, feature `openapi`) and by the admin
 //! UI's server functions, whose pages format them in the browser and on the server alike
 //! ([`crate::display`]).
 
 pub mod activations;
+pub mod dead_letters;
 pub mod failures;
 pub mod overview;

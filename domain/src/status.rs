@@ -1,6 +1,6 @@
 //! The runtime's vocabularies: the status of an activation and of each of its dispatches to a
 //! host, what a launch setting or schedule group is doing, what started an activation, the
-//! state of a node, the kinds of recovery and the state of a bulk operation. Each word is written once, here; the database
+//! state of a node, the kinds of recovery, the state of a bulk operation and of a dead letter. Each word is written once, here; the database
 //! stores it, the API and the pages show it.
 
 use crate::words::words;
@@ -220,6 +220,18 @@ impl OperationStatus {
 
     pub fn is_active(self) -> bool {
         Self::ACTIVE.contains(&self)
+    }
+}
+
+words! {
+    /// What became of a dead letter (`dead_letters.status`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum DeadLetterStatus {
+        /// Waiting to be replayed or deleted.
+        Dead = "dead",
+        /// Sent back to its launch setting's subscription.
+        Replayed = "replayed",
     }
 }
 

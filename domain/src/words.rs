@@ -10,7 +10,10 @@ macro_rules! words {
     (
         $(#[$meta:meta])*
         $vis:vis enum $name:ident {
-            $( $(#[$vmeta:meta])* $variant:ident = $word:literal ),+ $(,)?
+            // `tt`, not `literal`: a captured literal reaches derives wrapped in an invisible
+            // group, which serde reads through and utoipa's `ToSchema` does not (its schema
+            // would name the variants instead of their words).
+            $( $(#[$vmeta:meta])* $variant:ident = $word:tt ),+ $(,)?
         }
     ) => {
         $(#[$meta])*
@@ -53,6 +56,7 @@ pub(crate) use words;
 mod tests {
     words! {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         enum Sample {
             One = "one",
             TwoWords = "two-words",
@@ -70,5 +74,15 @@ mod tests {
         }
         assert_eq!(Sample::TwoWords.as_str(), "two-words");
         assert_eq!(Sample::parse("three"), None);
+    }
+
+    /// The API's document names the words, as the API takes and sends them (it once named the
+    /// variants: `FireOnceNow` for `fire-once-now`).
+    #[cfg(feature = "openapi")]
+    #[test]
+    fn the_schema_lists_the_words() {
+        let schema =
+            serde_json::to_value(<Sample as utoipa::PartialSchema>::schema()).expect("serializes");
+        assert_eq!(schema["enum"], serde_json::json!(["one", "two-words"]));
     }
 }

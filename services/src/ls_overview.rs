@@ -4,12 +4,11 @@
 //! list it links to shows (the activations list, the failure logs, the dead letters).
 
 use crate::{
-    Principal, activations,
-    dead_letters::{self, DeadLetterFilter},
-    error::ServiceResult,
-    stream_health, throughput,
+    Principal, activations, dead_letters, error::ServiceResult, stream_health, throughput,
 };
-use am_domain::read::{activations::ActivationFilter, overview::Overview};
+use am_domain::read::{
+    activations::ActivationFilter, dead_letters::DeadLetterFilter, overview::Overview,
+};
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::ConnectionTrait;
 /// Runs the summary lists.

@@ -2,10 +2,11 @@
 //! be sent and what could go wrong (a disabled launch setting, a breaker a burst would trip),
 //! with a canary and a rate cap; and, afterwards, what became of each replay.
 
-use crate::api::dead_letters::{
-    BulkAction, DeadLettersBulk, DeadLettersQuery, ReplayRow, replay_preview,
+use crate::api::dead_letters::{BulkAction, DeadLettersBulk, DeadLettersQuery, replay_preview};
+use am_domain::{
+    read::dead_letters::ReplayView,
+    recovery::{ReplayOutcomes, ReplayResult},
 };
-use am_domain::recovery::{ReplayOutcomes, ReplayResult};
 use leptos::prelude::*;
 
 /// "1 dead letter", "3 dead letters".
@@ -31,7 +32,7 @@ pub fn ReplayConfirm(
         let (ids, query) = (ids.clone(), query.clone());
         Resource::new(|| (), move |_| replay_preview(ids.clone(), query.clone()))
     };
-    let everything = ids.is_empty() && query.is_unfiltered();
+    let everything = ids.is_empty() && query.filter.is_unfiltered();
     let canary_on = RwSignal::new(true);
     let canary = RwSignal::new("1".to_owned());
     let rate = RwSignal::new(String::new());
@@ -126,7 +127,7 @@ pub fn ReplayConfirm(
 
 /// What became of a dead letter's last replay, in words an operator reads at a glance.
 #[component]
-pub fn ReplayBadge(r: ReplayRow) -> impl IntoView {
+pub fn ReplayBadge(r: ReplayView) -> impl IntoView {
     // Coloured as the activation status it resembles.
     use am_domain::status::ActivationStatus as S;
     let (class, text) = match r.result {

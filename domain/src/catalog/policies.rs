@@ -1,7 +1,7 @@
 //! What a launch setting does when things go wrong: message redelivery, dead-lettering and
 //! recovery of lost or overdue runs. Part of the catalog (re-exported by it).
 
-use crate::HumanDuration;
+use crate::{HumanDuration, words::words};
 use serde::{Deserialize, Serialize};
 
 /// Redelivery of a failed message: `initial_delay × multiplier^(attempt-1)`, capped.
@@ -44,20 +44,21 @@ impl Default for RetryPolicy {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "kebab-case")]
-pub enum DeadLetterPolicy {
-    /// To the system dead-letter queue.
-    #[default]
-    DeadLetter,
-    /// To the sump queue, replayed once automatically after the cool-down, then dead.
-    Park,
-    /// No delivery limit; the breaker is what stops the waste.
-    RetryForever,
-    /// As `dead-letter`, and the manager also publishes a copy to the exchange `forward_to`
-    /// names (e.g. the application's own error queue).
-    Forward,
+words! {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum DeadLetterPolicy {
+        /// To the system dead-letter queue.
+        #[default]
+        DeadLetter = "dead-letter",
+        /// To the sump queue, replayed once automatically after the cool-down, then dead.
+        Park = "park",
+        /// No delivery limit; the breaker is what stops the waste.
+        RetryForever = "retry-forever",
+        /// As `dead-letter`, and the manager also publishes a copy to the exchange `forward_to`
+        /// names (e.g. the application's own error queue).
+        Forward = "forward",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,8 +11,9 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
+use am_domain::read::dead_letters::{DeadLetterDetail, DeadLetterFilter, DeadLetterPage};
 use am_services::{
-    dead_letters::{self, DeadLetterDetail, DeadLetterFilter, DeadLetterPage, Selection},
+    dead_letters::{self, Selection},
     operations::{OperationRequest, OperationView},
 };
 use axum::{
@@ -65,7 +66,7 @@ pub struct ReplayBody {
     /// Non-empty: exactly these dead letters (at most 10,000).
     pub ids: Vec<i64>,
     /// Used when `ids` is empty: every `dead` dead letter matching it.
-    pub filter: am_services::dead_letters::DeadLetterFilter,
+    pub filter: DeadLetterFilter,
     /// Replay this many first and go on only once every one was processed.
     pub canary: Option<u32>,
     /// At most this many per second.

@@ -50,10 +50,6 @@ pub const RUNNING_SHOWN: u64 = 20;
 /// Disabled launch settings, and disabled groups, the dashboard lists.
 pub const DISABLED_SHOWN: u64 = 50;
 
-/// `dead_letters.status` of a dead letter waiting for an operator; a replayed one becomes
-/// `replayed`.
-const DEAD: &str = "dead";
-
 /// Statuses in the order the dashboard shows them.
 const STATUSES: [(&str, bool); 7] = [
     (status::activation::WAITING, true),
@@ -199,7 +195,7 @@ pub async fn gauges(db: &impl ConnectionTrait, now: DateTime<Utc>) -> ServiceRes
         .map(|c| c.count)
         .sum();
     let dead_letters = dead_letters::Entity::find()
-        .filter(dead_letters::Column::Status.eq(DEAD))
+        .filter(dead_letters::Column::Status.eq(crate::dead_letters::DEAD))
         .count(db)
         .await?;
     let disabled_launch_settings = launch_settings::Entity::find()

@@ -6,10 +6,12 @@
 //! Headers arrive as JSON (the AMQP field table converted by the server): strings, numbers,
 //! booleans, arrays and objects, AMQP timestamps as seconds since the epoch.
 
-use am_domain::wire::{self, names::Names};
+use am_domain::{
+    read::dead_letters::{BodyEncoding, BodyView},
+    wire::{self, names::Names},
+};
 use base64::Engine;
 use chrono::{DateTime, TimeZone, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -251,27 +253,6 @@ fn canonical(v: &Value, out: &mut Vec<u8>) {
         }
         other => out.extend_from_slice(other.to_string().as_bytes()),
     }
-}
-
-/// How a body is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum BodyEncoding {
-    /// Valid JSON, pretty-printed.
-    Json,
-    /// UTF-8 text, as it is.
-    Text,
-    /// Neither: the bytes in standard base64.
-    Base64,
-}
-
-/// A body as people read it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct BodyView {
-    pub encoding: BodyEncoding,
-    pub text: String,
-    /// Size of the body in bytes.
-    pub size: u64,
 }
 
 /// The body pretty-printed when it is JSON, as text when it is UTF-8, else in base64.

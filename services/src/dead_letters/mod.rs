@@ -25,8 +25,7 @@ mod read;
 pub mod replay;
 mod threshold;
 
-use am_domain::read::failures::FailureEntry;
-pub use headers::{BROKER_ERROR_PREFIX, BodyEncoding, BodyView, body_view, parked_at, parse};
+pub use headers::{BROKER_ERROR_PREFIX, body_view, parked_at, parse};
 pub use ingest::{IncomingDeadLetter, StoreOutcome, store};
 pub use read::{get, list};
 
@@ -34,6 +33,13 @@ use crate::{
     entity::dead_letters,
     error::{ServiceError, ServiceResult},
     filters,
+};
+use am_domain::{
+    read::dead_letters::{
+        DeadLetterDetail, DeadLetterFilter, DeadLetterPage, DeadLetterSummary, ForwardView,
+        PolicyView,
+    },
+    status::DeadLetterStatus,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -44,9 +50,9 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 
 /// Waiting to be replayed or deleted.
-pub const DEAD: &str = "dead";
+pub const DEAD: &str = DeadLetterStatus::Dead.as_str();
 /// Sent back to its launch setting's subscription.
-pub const REPLAYED: &str = "replayed";
+pub const REPLAYED: &str = DeadLetterStatus::Replayed.as_str();
 /// Every status, for filters.
 pub const STATUSES: [&str; 2] = [DEAD, REPLAYED];
 /// Dead letters per page unless asked otherwise.
@@ -59,36 +65,6 @@ pub const MAX_IDS: usize = 10_000;
 pub const HISTORY: u64 = 50;
 /// Ids per statement of the bulk functions, well under every backend's parameter limit.
 const CHUNK: usize = 1000;
-
-/// Which dead letters a list or a bulk operation takes; blank means no filter.
-#[derive(
-    Debug,
-    Clone,
-    Default,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    utoipa::IntoParams,
-    utoipa::ToSchema,
-)]
-#[into_params(parameter_in = Query)]
-#[serde(default)]
-pub struct DeadLetterFilter {
-    /// Dead letters of this launch setting (id).
-    pub launch_setting: Option<String>,
-    /// Dead letters from this data queue (id).
-    pub data_queue: Option<String>,
-    /// Of this error type (the last failure's; `broker:delivery_limit` for messages the
-    /// broker dead-lettered itself).
-    pub error_type: Option<String>,
-    /// `dead` or `replayed`.
-    pub status: Option<String>,
-    /// Received at or after this time (RFC 3339, `YYYY-MM-DDTHH:MM` or `YYYY-MM-DD`, UTC).
-    pub from: Option<String>,
-    /// Received before this time.
-    pub to: Option<String>,
-}
 
 /// The dead letters a bulk operation works on: exactly `ids` when given, otherwise every one
 /// matching `filter`. Only `dead` ones are replayed or deleted.
@@ -112,9 +88,10 @@ pub(crate) struct Scope {
     pub to: Option<DateTime<Utc>>,
 }
 
-impl DeadLetterFilter {
-    pub(crate) fn parse(&self) -> ServiceResult<Scope> {
-        let status = filters::text(&self.status);
+impl Scope {
+    /// The scope a filter selects, or which of its fields is malformed.
+    pub(crate) fn of(filter: &DeadLetterFilter) -> ServiceResult<Scope> {
+        let status = filters::text(&filter.status);
         if let Some(s) = &status
             && !STATUSES.contains(&s.as_str())
         {
@@ -123,11 +100,11 @@ impl DeadLetterFilter {
                 format!("unknown status `{s}`; one of {}", STATUSES.join(", ")),
             ));
         }
-        let (from, to) = filters::range(&self.from, &self.to)?;
+        let (from, to) = filters::range(&filter.from, &filter.to)?;
         Ok(Scope {
-            launch_setting: filters::text(&self.launch_setting),
-            data_queue: filters::text(&self.data_queue),
-            error_type: filters::text(&self.error_type),
+            launch_setting: filters::text(&filter.launch_setting),
+            data_queue: filters::text(&filter.data_queue),
+            error_type: filters::text(&filter.error_type),
             status,
             from,
             to,
@@ -178,7 +155,7 @@ pub(crate) fn selected(sel: &Selection) -> ServiceResult<Condition> {
             .add(C::Status.eq(DEAD))
             .add(C::Id.is_in(sel.ids.iter().copied())));
     }
-    let scope = sel.filter.parse().map_err(|e| match e {
+    let scope = Scope::of(&sel.filter).map_err(|e| match e {
         ServiceError::Invalid(mut errors) => {
             for f in &mut errors.0 {
                 f.path = format!("filter.{}", f.path);
@@ -301,97 +278,4 @@ pub async fn delete(db: &DatabaseConnection, ids: &[i64]) -> Result<u64, Service
             .rows_affected;
     }
     Ok(n)
-}
-
-/// A dead letter as lists show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct DeadLetterSummary {
-    pub id: i64,
-    /// The launch setting that gave up on it; `None` when no header says.
-    pub launch_setting: Option<String>,
-    pub data_queue: Option<String>,
-    pub message_id: Option<String>,
-    pub error_type: Option<String>,
-    /// The last failure's message (the first 300 characters in lists).
-    pub error_message: Option<String>,
-    /// Deliveries before it was given up on (0: unknown).
-    pub attempts: i32,
-    pub first_failure_at: Option<DateTime<Utc>>,
-    pub last_failure_at: Option<DateTime<Utc>>,
-    /// The node's host that gave up.
-    pub host: Option<String>,
-    /// When the manager took it from the dead-letter queue.
-    pub received_at: DateTime<Utc>,
-    /// `dead` or `replayed`.
-    pub status: String,
-    pub replay_count: i32,
-    pub replayed_at: Option<DateTime<Utc>>,
-    pub replayed_by: Option<String>,
-    /// What became of its last replay; `None` before the first.
-    pub replay: Option<replay::ReplayView>,
-    /// When it went through its launch setting's sump (dead-letter policy `park`) before it
-    /// died: it already had its one more round after the cool-down.
-    pub parked_at: Option<String>,
-    pub body_size: u64,
-    /// The start of the body, whitespace collapsed.
-    pub body_preview: String,
-}
-
-/// One page of dead letters, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct DeadLetterPage {
-    /// Dead letters matching the filter (all pages).
-    pub total: u64,
-    pub items: Vec<DeadLetterSummary>,
-    /// Cursor (`after`) of the next page, when there is one.
-    pub next: Option<i64>,
-}
-
-/// The dead-letter policy of the launch setting a dead letter came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct PolicyView {
-    /// `dead-letter`, `park`, `retry-forever` or `forward`.
-    pub policy: String,
-    /// For `park`: how long a message rests in the sump before its one more round.
-    pub park_cooldown: String,
-    pub max_deliveries: i32,
-}
-
-/// Where a dead letter's copy goes (dead-letter policy `forward`) and whether it got there.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ForwardView {
-    /// The exchange.
-    pub to: String,
-    /// When the broker confirmed the copy; `None` while it is owed.
-    pub forwarded_at: Option<DateTime<Utc>>,
-    /// Tries so far.
-    pub attempts: i32,
-    /// When it is tried next, while owed.
-    pub next_at: Option<DateTime<Utc>>,
-    /// Why the last try failed.
-    pub error: Option<String>,
-}
-
-/// One dead letter with everything about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct DeadLetterDetail {
-    pub letter: DeadLetterSummary,
-    /// The routing key it reached the dead-letter queue with.
-    pub routing_key: Option<String>,
-    pub content_type: Option<String>,
-    /// Its AMQP headers.
-    #[schema(value_type = Object)]
-    pub headers: serde_json::Value,
-    /// Its other AMQP properties (correlation id, timestamp, ...).
-    #[schema(value_type = Object)]
-    pub properties: serde_json::Value,
-    pub body: BodyView,
-    /// The launch setting's policy, when it still exists.
-    pub policy: Option<PolicyView>,
-    /// Failures reported for this message by this launch setting, newest first (at most 50).
-    pub failures: Vec<FailureEntry>,
-    /// Whether there are older failures than those shown.
-    pub more_failures: bool,
-    /// The copy it owes an exchange (dead-letter policy `forward`), if any.
-    pub forward: Option<ForwardView>,
 }

@@ -3,7 +3,7 @@
 
 use super::{
     DeadLetterDetail, DeadLetterFilter, DeadLetterPage, DeadLetterSummary, HISTORY, MAX_PAGE, PAGE,
-    PolicyView, headers,
+    PolicyView, Scope, headers,
     replay::{self, ReplayColumns},
 };
 use crate::{
@@ -153,7 +153,7 @@ pub async fn list(
 ) -> ServiceResult<DeadLetterPage> {
     use dead_letters::Column as C;
     actor.require(Operation::Read)?;
-    let scope = filter.parse()?;
+    let scope = Scope::of(filter)?;
     let limit = filters::limit(limit, PAGE, MAX_PAGE);
     let total = dead_letters::Entity::find()
         .filter(scope.condition())

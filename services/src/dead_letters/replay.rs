@@ -11,6 +11,7 @@ use crate::{
     error::ServiceResult,
 };
 use am_domain::{
+    read::dead_letters::ReplayView,
     recovery::{BreakerRisk, ReplayOutcomes, ReplayPreview, ReplayResult},
     wire::replay::ReplayToken,
 };
@@ -162,21 +163,6 @@ pub async fn preview(
     out.breaker_risk
         .sort_by(|a, b| a.launch_setting.cmp(&b.launch_setting));
     Ok(out)
-}
-
-/// What became of a dead letter's last replay, as pages and the API show it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-pub struct ReplayView {
-    #[schema(value_type = String)]
-    pub result: ReplayResult,
-    /// When it was sent or last reported on.
-    pub at: Option<DateTime<Utc>>,
-    /// It failed again: `error type: message`.
-    pub error: Option<String>,
-    /// It was dead-lettered again: the new dead letter.
-    pub dead_letter: Option<i64>,
-    /// The operation that replayed it.
-    pub operation: Option<Uuid>,
 }
 
 /// The view of a dead letter's stored replay columns; `None` before its first replay.

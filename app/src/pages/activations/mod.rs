@@ -20,6 +20,7 @@ use crate::{
 use am_domain::{
     dashboard::cut,
     display,
+    links::text,
     read::activations::{ActivationFilter, ActivationPage, ActivationSummary, HostTimeline},
 };
 use bulk::{InterruptMatching, RerunMatching};
@@ -39,11 +40,6 @@ fn query_href(q: &ActivationsQuery, page: u64) -> String {
 /// list while the address says so, so a reload or a live refresh keeps it in sight.
 pub(crate) fn with_operation(q: &ActivationsQuery, operation: &str) -> String {
     query_href_with(q, q.page, operation)
-}
-
-/// A filter's value as a form or a link carries it: blank for none.
-fn text(value: &Option<String>) -> &str {
-    value.as_deref().unwrap_or_default()
 }
 
 fn query_href_with(q: &ActivationsQuery, page: u64, operation: &str) -> String {

@@ -21,7 +21,7 @@ pub fn DeleteConfirm(
         let (ids, query) = (ids.clone(), query.clone());
         Resource::new(|| (), move |_| replay_preview(ids.clone(), query.clone()))
     };
-    let everything = ids.is_empty() && query.is_unfiltered();
+    let everything = ids.is_empty() && query.filter.is_unfiltered();
     let asked_once = RwSignal::new(false);
     let go = move |_| {
         if everything && !asked_once.get_untracked() {

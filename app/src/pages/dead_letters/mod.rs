@@ -19,12 +19,21 @@ use crate::{
     },
     error::UiError,
 };
+use am_domain::{
+    catalog::DeadLetterPolicy,
+    display,
+    links::text,
+    read::dead_letters::{BodyEncoding, DeadLetterFilter},
+    status::DeadLetterStatus,
+};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use std::{collections::BTreeSet, time::Duration};
 
 mod delete;
 mod row;
+mod shown;
 
 use delete::DeleteConfirm;
 use row::{Row, Status};
@@ -33,15 +42,16 @@ use row::{Row, Status};
 const POLL: Duration = Duration::from_secs(1);
 
 fn query_href(q: &DeadLettersQuery, after: &str) -> String {
+    let f = &q.filter;
     href(
         "/dead-letters",
         &[
-            ("launch_setting", &q.launch_setting),
-            ("data_queue", &q.data_queue),
-            ("error_type", &q.error_type),
-            ("status", &q.status),
-            ("from", &q.from),
-            ("to", &q.to),
+            ("launch_setting", text(&f.launch_setting)),
+            ("data_queue", text(&f.data_queue)),
+            ("error_type", text(&f.error_type)),
+            ("status", text(&f.status)),
+            ("from", text(&f.from)),
+            ("to", text(&f.to)),
             ("after", after),
         ],
     )
@@ -49,6 +59,10 @@ fn query_href(q: &DeadLettersQuery, after: &str) -> String {
 
 fn or_dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
+}
+
+fn time_or_dash(t: Option<DateTime<Utc>>) -> String {
+    or_dash(t.map(display::time))
 }
 
 /// An error as a sentence: validation errors with their messages (a bulk request's mistakes
@@ -128,15 +142,17 @@ pub fn DeadLettersPage() -> impl IntoView {
     let query_map = use_query_map();
     let query = Memo::new(move |_| {
         let m = query_map.get();
-        let get = |k: &str| m.get(k).unwrap_or_default();
+        let get = |k: &str| m.get(k).filter(|v| !v.is_empty());
         DeadLettersQuery {
-            launch_setting: get("launch_setting"),
-            data_queue: get("data_queue"),
-            error_type: get("error_type"),
-            status: get("status"),
-            from: get("from"),
-            to: get("to"),
-            after: get("after"),
+            filter: DeadLetterFilter {
+                launch_setting: get("launch_setting"),
+                data_queue: get("data_queue"),
+                error_type: get("error_type"),
+                status: get("status"),
+                from: get("from"),
+                to: get("to"),
+            },
+            after: get("after").unwrap_or_default(),
         }
     });
     // Bumped when an operation this page started ended, to show its effect.
@@ -176,7 +192,8 @@ pub fn DeadLettersPage() -> impl IntoView {
 
 #[component]
 fn Filters(q: DeadLettersQuery) -> impl IntoView {
-    let status = q.status.clone();
+    let q = q.filter;
+    let status = text(&q.status).to_owned();
     let option = move |value: &'static str, label: &'static str| {
         view! { <option value=value selected=status == value>{label}</option> }
     };
@@ -184,31 +201,30 @@ fn Filters(q: DeadLettersQuery) -> impl IntoView {
         <form method="get" action="/dead-letters" class="filters" data-test="filters">
             <label>
                 <span class="label">"Launch setting"</span>
-                <input name="launch_setting" value=q.launch_setting.clone() data-test="filter-launch-setting" placeholder="any (exact id)" />
+                <input name="launch_setting" value=text(&q.launch_setting).to_owned() data-test="filter-launch-setting" placeholder="any (exact id)" />
             </label>
             <label>
                 <span class="label">"Data queue"</span>
-                <input name="data_queue" value=q.data_queue.clone() data-test="filter-data-queue" placeholder="any" />
+                <input name="data_queue" value=text(&q.data_queue).to_owned() data-test="filter-data-queue" placeholder="any" />
             </label>
             <label>
                 <span class="label">"Error type"</span>
-                <input name="error_type" value=q.error_type.clone() data-test="filter-error-type" placeholder="any" />
+                <input name="error_type" value=text(&q.error_type).to_owned() data-test="filter-error-type" placeholder="any" />
             </label>
             <label>
                 <span class="label">"Status"</span>
                 <select name="status" data-test="filter-status">
                     {option("", "any")}
-                    {option("dead", "dead")}
-                    {option("replayed", "replayed")}
+                    {DeadLetterStatus::ALL.iter().map(|s| option(s.as_str(), s.as_str())).collect_view()}
                 </select>
             </label>
             <label>
                 <span class="label">"Received from (UTC)"</span>
-                <input type="datetime-local" name="from" value=q.from.clone() data-test="filter-from" />
+                <input type="datetime-local" name="from" value=text(&q.from).to_owned() data-test="filter-from" />
             </label>
             <label>
                 <span class="label">"to"</span>
-                <input type="datetime-local" name="to" value=q.to.clone() data-test="filter-to" />
+                <input type="datetime-local" name="to" value=text(&q.to).to_owned() data-test="filter-to" />
             </label>
             <button type="submit" data-test="filter-apply">"Filter"</button>
             <a href="/dead-letters" data-test="filter-clear">"Clear"</a>
@@ -284,18 +300,20 @@ fn List(
     selected: RwSignal<BTreeSet<i64>>,
     bulk: ServerAction<DeadLettersBulk>,
 ) -> impl IntoView {
-    let more = v.next.map(|n| query_href(&q, &n.to_string()));
+    let page = v.page;
+    let more = page.next.map(|n| query_href(&q, &n.to_string()));
     let first = (!q.after.is_empty()).then(|| query_href(&q, ""));
-    let dead_on_page: Vec<i64> = v
-        .rows
+    let dead_on_page: Vec<i64> = page
+        .items
         .iter()
-        .filter(|r| r.status == "dead")
+        .filter(|r| r.is_dead())
         .map(|r| r.id)
         .collect();
     let can_operate = v.can_operate;
     // The dead letter whose own *Replay* waits for its confirmation, under its row.
     let replaying = RwSignal::new(None::<i64>);
-    let matching = v.total > 0 && q.status != "replayed";
+    let matching =
+        page.total > 0 && q.filter.status.as_deref() != Some(DeadLetterStatus::Replayed.as_str());
     let all_ticked = {
         let ids = dead_on_page.clone();
         move || !ids.is_empty() && selected.with(|s| ids.iter().all(|i| s.contains(i)))
@@ -317,11 +335,11 @@ fn List(
     };
     view! {
         <p data-test="dl-summary">
-            <strong data-test="dl-total">{v.total}</strong>
-            {if v.total == 1 { " dead letter matches" } else { " dead letters match" }}
+            <strong data-test="dl-total">{page.total}</strong>
+            {if page.total == 1 { " dead letter matches" } else { " dead letters match" }}
         </p>
-        {(can_operate && v.total > 0).then(|| view! { <BulkButtons q=q.clone() selected bulk matching /> })}
-        {if v.rows.is_empty() {
+        {(can_operate && page.total > 0).then(|| view! { <BulkButtons q=q.clone() selected bulk matching /> })}
+        {if page.items.is_empty() {
             view! { <p class="muted" data-test="no-dead-letters">"No dead letter matches."</p> }.into_any()
         } else {
             view! {
@@ -336,7 +354,7 @@ fn List(
                             <th>"Body"</th><th>"Status"</th>
                         </tr></thead>
                         <tbody>
-                            {v.rows.into_iter().map(|r| view! { <Row r q=q.clone() can_operate selected bulk replaying /> }).collect_view()}
+                            {page.items.into_iter().map(|r| view! { <Row r q=q.clone() can_operate selected bulk replaying /> }).collect_view()}
                         </tbody>
                     </table>
                 </div>
@@ -376,7 +394,11 @@ pub fn DeadLetterPage() -> impl IntoView {
 
 #[component]
 fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoView {
-    let r = v.row.clone();
+    let DeadLetterView {
+        detail: d,
+        can_operate,
+    } = v;
+    let r = d.letter.clone();
     let id = r.id;
     let confirming = RwSignal::new(false);
     let replaying = RwSignal::new(false);
@@ -390,11 +412,12 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
             rate_per_second: None,
         });
     };
-    let encoding = match v.body_encoding.as_str() {
-        "json" => "JSON, pretty-printed",
-        "text" => "text (UTF-8)",
-        _ => "binary, shown in base64",
+    let encoding = match d.body.encoding {
+        BodyEncoding::Json => "JSON, pretty-printed",
+        BodyEncoding::Text => "text (UTF-8)",
+        BodyEncoding::Base64 => "binary, shown in base64",
     };
+    let (headers, properties) = (shown::pairs(&d.headers), shown::pairs(&d.properties));
     let ls_link = r
         .launch_setting
         .clone()
@@ -404,7 +427,7 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
             <h1>{format!("Dead letter #{id}")}</h1>
             <Status r=r.clone() />
         </div>
-        {(v.can_operate && r.status == "dead").then(|| view! {
+        {(can_operate && r.is_dead()).then(|| view! {
             <div class="actions dl-actions" data-test="dl-actions">
                 <button class="primary" data-test="dl-replay"
                     on:click=move |_| { confirming.set(false); replaying.set(true); }>"Replay"</button>
@@ -433,45 +456,45 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
                 <div><dt>"Message id"</dt><dd><code data-test="dl-message-id">{or_dash(r.message_id.clone())}</code></dd></div>
                 <div><dt>"Error type"</dt><dd data-test="dl-error-type">{or_dash(r.error_type.clone())}</dd></div>
                 <div><dt>"Attempts"</dt><dd data-test="dl-attempts">{r.attempts}</dd></div>
-                <div><dt>"First failure"</dt><dd>{or_dash(r.first_failure.clone())}</dd></div>
-                <div><dt>"Last failure"</dt><dd>{or_dash(r.last_failure.clone())}</dd></div>
+                <div><dt>"First failure"</dt><dd>{time_or_dash(r.first_failure_at)}</dd></div>
+                <div><dt>"Last failure"</dt><dd>{time_or_dash(r.last_failure_at)}</dd></div>
                 <div><dt>"Host"</dt><dd>{or_dash(r.host.clone())}</dd></div>
-                <div><dt>"Received"</dt><dd>{r.received.clone()}</dd></div>
-                <div><dt>"Routing key"</dt><dd><code>{or_dash(v.routing_key.clone())}</code></dd></div>
-                <div><dt>"Content type"</dt><dd>{or_dash(v.content_type.clone())}</dd></div>
+                <div><dt>"Received"</dt><dd>{display::time(r.received_at)}</dd></div>
+                <div><dt>"Routing key"</dt><dd><code>{or_dash(d.routing_key.clone())}</code></dd></div>
+                <div><dt>"Content type"</dt><dd>{or_dash(d.content_type.clone())}</dd></div>
             </dl>
             <p class="dl-error-message" data-test="dl-error-message">{or_dash(r.error_message.clone())}</p>
             {r.parked_at.clone().map(|p| view! {
                 <p data-test="dl-parked"><span class="pill parked">"parked before"</span>
                     {format!(" it rested in its launch setting's sump (policy park) at {p} and failed again after its extra round")}</p>
             })}
-            {v.forward.clone().map(|f| view! { <p data-test="dl-forward">{f}</p> })}
-            {v.policy.clone().map(|p| view! {
+            {d.forward.as_ref().map(|f| view! { <p data-test="dl-forward">{shown::forward(f)}</p> })}
+            {d.policy.clone().map(|p| view! {
                 <p class="muted" data-test="dl-policy">
                     {format!("Launch setting's dead-letter policy: {}", p.policy)}
-                    {(p.policy == "park").then(|| format!(" (cool-down {})", p.park_cooldown))}
+                    {(p.policy == DeadLetterPolicy::Park.as_str()).then(|| format!(" (cool-down {})", p.park_cooldown))}
                     {format!(" · at most {} deliveries", p.max_deliveries)}
                 </p>
             })}
         </div>
         <h2 class="section">"Body"</h2>
-        <p class="muted" data-test="dl-body-encoding" data-encoding=v.body_encoding.clone()>
+        <p class="muted" data-test="dl-body-encoding" data-encoding=d.body.encoding.as_str()>
             {format!("{encoding}, {} bytes", r.body_size)}
         </p>
-        <pre class="dl-body" data-test="dl-body">{v.body.clone()}</pre>
+        <pre class="dl-body" data-test="dl-body">{d.body.text.clone()}</pre>
         <h2 class="section">"Headers"</h2>
-        <KeyValues rows=v.headers.clone() test="dl-headers" empty="No headers." />
-        {(!v.properties.is_empty()).then(|| view! {
+        <KeyValues rows=headers test="dl-headers" empty="No headers." />
+        {(!properties.is_empty()).then(|| view! {
             <h2 class="section">"Other properties"</h2>
-            <KeyValues rows=v.properties.clone() test="dl-properties" empty="" />
+            <KeyValues rows=properties test="dl-properties" empty="" />
         })}
         <h2 class="section">"Failure history"</h2>
         {if r.message_id.is_none() {
             view! { <p class="muted" data-test="dl-no-history">"The message has no id, so its failures cannot be told apart from others'."</p> }.into_any()
         } else {
             view! {
-                <FailureCards rows=v.failures.clone() />
-                {v.more_failures.then(|| view! { <p class="muted">"Older failures are in the failure logs."</p> })}
+                <FailureCards rows=d.failures.clone() />
+                {d.more_failures.then(|| view! { <p class="muted">"Older failures are in the failure logs."</p> })}
             }.into_any()
         }}
     }

@@ -1,17 +1,18 @@
 //! One dead letter as a row of the list: where it came from, its error, attempts, body and
 //! status, with its own *Replay* (confirmed under the row) and *Delete* (asked in place).
 
-use super::{or_dash, query_href};
+use super::{or_dash, query_href, time_or_dash};
 use crate::{
-    api::dead_letters::{BulkAction, DeadLetterRow, DeadLettersBulk, DeadLettersQuery},
+    api::dead_letters::{BulkAction, DeadLettersBulk, DeadLettersQuery},
     components::replay::{ReplayBadge, ReplayConfirm},
 };
+use am_domain::{display, read::dead_letters::DeadLetterSummary};
 use leptos::prelude::*;
 use std::collections::BTreeSet;
 
 #[component]
 pub(super) fn Row(
-    r: DeadLetterRow,
+    r: DeadLetterSummary,
     q: DeadLettersQuery,
     can_operate: bool,
     selected: RwSignal<BTreeSet<i64>>,
@@ -19,17 +20,18 @@ pub(super) fn Row(
     replaying: RwSignal<Option<i64>>,
 ) -> impl IntoView {
     let id = r.id;
-    let dead = r.status == "dead";
+    let dead = r.is_dead();
     let columns = if can_operate { "7" } else { "6" };
     let narrow = |k: &'static str, v: &str| {
         let mut n = DeadLettersQuery {
             after: String::new(),
             ..q.clone()
         };
+        let v = Some(v.to_owned());
         match k {
-            "launch_setting" => n.launch_setting = v.to_owned(),
-            "data_queue" => n.data_queue = v.to_owned(),
-            _ => n.error_type = v.to_owned(),
+            "launch_setting" => n.filter.launch_setting = v,
+            "data_queue" => n.filter.data_queue = v,
+            _ => n.filter.error_type = v,
         }
         query_href(&n, "")
     };
@@ -48,7 +50,7 @@ pub(super) fn Row(
             })}
             <td data-label="Dead letter">
                 <a href=format!("/dead-letters/{id}") data-test="dl-open">{format!("#{id}")}</a>
-                <br /><span class="muted">{r.received.clone()}</span>
+                <br /><span class="muted">{display::time(r.received_at)}</span>
                 {r.message_id.clone().map(|m| view! { <br /><code class="dl-message-id">{m}</code> })}
             </td>
             <td data-label="Launch setting">
@@ -63,7 +65,7 @@ pub(super) fn Row(
             <td data-label="Error">
                 {r.error_type.clone().map(|t| view! { <a class="tag type" href=narrow("error_type", &t) data-test="dl-error-type">{t.clone()}</a> })}
                 <br /><span class="dl-error-message">{or_dash(r.error_message.clone())}</span>
-                {r.host.clone().map(|h| view! { <br /><span class="muted">{format!("on {h}, {}", or_dash(r.last_failure.clone()))}</span> })}
+                {r.host.clone().map(|h| view! { <br /><span class="muted">{format!("on {h}, {}", time_or_dash(r.last_failure_at))}</span> })}
             </td>
             <td data-label="Attempts">
                 {if r.attempts > 0 { r.attempts.to_string() } else { "—".into() }}
@@ -126,13 +128,13 @@ fn RowActions(
 }
 
 #[component]
-pub(super) fn Status(r: DeadLetterRow) -> impl IntoView {
+pub(super) fn Status(r: DeadLetterSummary) -> impl IntoView {
     view! {
         <span class=format!("pill dl-{}", r.status) data-test="dl-status">{r.status.clone()}</span>
         {r.replay.clone().map(|replay| view! { <br /><ReplayBadge r=replay /> })}
         {r.replayed_by.clone().map(|by| view! {
             <br /><span class="muted" data-test="dl-replayed-by">
-                {format!("replayed by {by}, {}", or_dash(r.replayed_at.clone()))}
+                {format!("replayed by {by}, {}", time_or_dash(r.replayed_at))}
                 {(r.replay_count > 1).then(|| format!(" ({} times)", r.replay_count))}
             </span>
         })}
