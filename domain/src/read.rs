@@ -4,6 +4,7 @@
 //! ([`crate::display`]).
 
 pub mod activations;
+pub mod audit;
 pub mod dead_letters;
 pub mod failures;
 pub mod overview;

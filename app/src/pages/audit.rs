@@ -4,12 +4,13 @@
 //! history; the same filters export every matching entry as JSON lines.
 
 use crate::{
-    api::audit::{AuditQuery, AuditRow, AuditView, list_audit},
+    api::audit::{AuditQuery, AuditView, list_audit},
     components::when::Ago,
 };
 use am_domain::{
     audit::Change,
-    links::{self, href},
+    links::{self, href, text},
+    read::audit::{AuditFilter, AuditRecord},
 };
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
@@ -31,13 +32,14 @@ const ENTITY_TYPES: [&str; 11] = [
 ];
 
 fn pairs(q: &AuditQuery) -> [(&'static str, &str); 6] {
+    let f = &q.filter;
     [
-        ("actor", &q.actor),
-        ("entity_type", &q.entity_type),
-        ("entity_id", &q.entity_id),
-        ("action", &q.action),
-        ("from", &q.from),
-        ("to", &q.to),
+        ("actor", text(&f.actor)),
+        ("entity_type", text(&f.entity_type)),
+        ("entity_id", text(&f.entity_id)),
+        ("action", text(&f.action)),
+        ("from", text(&f.from)),
+        ("to", text(&f.to)),
     ]
 }
 
@@ -52,15 +54,17 @@ pub fn AuditPage() -> impl IntoView {
     let query_map = use_query_map();
     let query = Memo::new(move |_| {
         let m = query_map.get();
-        let get = |k: &str| m.get(k).unwrap_or_default();
+        let get = |k: &str| m.get(k).filter(|v| !v.is_empty());
         AuditQuery {
-            actor: get("actor"),
-            entity_type: get("entity_type"),
-            entity_id: get("entity_id"),
-            action: get("action"),
-            from: get("from"),
-            to: get("to"),
-            after: get("after"),
+            filter: AuditFilter {
+                actor: get("actor"),
+                entity_type: get("entity_type"),
+                entity_id: get("entity_id"),
+                action: get("action"),
+                from: get("from"),
+                to: get("to"),
+            },
+            after: get("after").unwrap_or_default(),
         }
     });
     let data = Resource::new(move || query.get(), list_audit);
@@ -86,15 +90,16 @@ pub fn AuditPage() -> impl IntoView {
 #[component]
 fn Filters(q: AuditQuery) -> impl IntoView {
     let export = href("/api/v1/audit/export", &pairs(&q));
+    let q = q.filter;
     view! {
         <form method="get" action="/audit" class="filters" data-test="filters">
             <label>
                 <span class="label">"Who"</span>
-                <input name="actor" value=q.actor.clone() placeholder="user or breaker" data-test="filter-actor" />
+                <input name="actor" value=text(&q.actor).to_owned() placeholder="user or breaker" data-test="filter-actor" />
             </label>
             <label>
                 <span class="label">"Entity kind"</span>
-                <input name="entity_type" value=q.entity_type.clone() list="audit-entity-types"
+                <input name="entity_type" value=text(&q.entity_type).to_owned() list="audit-entity-types"
                     placeholder="launch_setting" data-test="filter-entity-type" />
                 <datalist id="audit-entity-types">
                     {ENTITY_TYPES.map(|t| view! { <option value=t></option> }).collect_view()}
@@ -102,19 +107,19 @@ fn Filters(q: AuditQuery) -> impl IntoView {
             </label>
             <label>
                 <span class="label">"Entity id"</span>
-                <input name="entity_id" value=q.entity_id.clone() placeholder="id" data-test="filter-entity-id" />
+                <input name="entity_id" value=text(&q.entity_id).to_owned() placeholder="id" data-test="filter-entity-id" />
             </label>
             <label>
                 <span class="label">"Action"</span>
-                <input name="action" value=q.action.clone() placeholder="update, login…" data-test="filter-action" />
+                <input name="action" value=text(&q.action).to_owned() placeholder="update, login…" data-test="filter-action" />
             </label>
             <label>
                 <span class="label">"From (UTC)"</span>
-                <input name="from" value=q.from.clone() placeholder="2030-01-31T02:00" data-test="filter-from" />
+                <input name="from" value=text(&q.from).to_owned() placeholder="2030-01-31T02:00" data-test="filter-from" />
             </label>
             <label>
                 <span class="label">"To (UTC)"</span>
-                <input name="to" value=q.to.clone() placeholder="2030-01-31" data-test="filter-to" />
+                <input name="to" value=text(&q.to).to_owned() placeholder="2030-01-31" data-test="filter-to" />
             </label>
             <button type="submit" data-test="filter-apply">"Filter"</button>
             <a href="/audit" data-test="filter-clear">"Clear"</a>
@@ -125,10 +130,10 @@ fn Filters(q: AuditQuery) -> impl IntoView {
 
 #[component]
 fn List(q: AuditQuery, v: AuditView) -> impl IntoView {
-    if v.rows.is_empty() {
+    if v.page.entries.is_empty() {
         return view! { <p class="muted" data-test="no-audit">"No entry matches."</p> }.into_any();
     }
-    let more = v.next.map(|n| query_href(&q, &n.to_string()));
+    let more = v.page.next.map(|n| query_href(&q, &n.to_string()));
     let first = (!q.after.is_empty()).then(|| query_href(&q, ""));
     let now = v.now;
     view! {
@@ -138,7 +143,7 @@ fn List(q: AuditQuery, v: AuditView) -> impl IntoView {
                     <th>"When"</th><th>"Who"</th><th>"What"</th><th>"Changes"</th>
                 </tr></thead>
                 <tbody>
-                    {v.rows.into_iter().map(|e| view! { <Row e now /> }).collect_view()}
+                    {v.page.entries.into_iter().map(|e| view! { <Row e now /> }).collect_view()}
                 </tbody>
             </table>
         </div>
@@ -151,7 +156,8 @@ fn List(q: AuditQuery, v: AuditView) -> impl IntoView {
 }
 
 #[component]
-fn Row(e: AuditRow, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+fn Row(e: AuditRecord, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+    let changes = e.changes();
     let page = links::entity(&e.entity_type, &e.entity_id);
     let history = links::history(&e.entity_type, &e.entity_id);
     let entity = format!("{} {}", e.entity_type.replace('_', " "), e.entity_id);
@@ -175,7 +181,7 @@ fn Row(e: AuditRow, now: chrono::DateTime<chrono::Utc>) -> impl IntoView {
                     <br /><span class="message" data-test="audit-cause">{format!("why: {c}")}</span>
                 })}
             </td>
-            <td data-label="Changes"><Changes changes=e.changes /></td>
+            <td data-label="Changes"><Changes changes /></td>
         </tr>
     }
 }

@@ -9,7 +9,8 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
-use am_services::audit::{self, AuditFilter, AuditPage};
+use am_domain::read::audit::{AuditFilter, AuditPage};
+use am_services::audit;
 use axum::{
     Json,
     body::{Body, Bytes},

@@ -3,12 +3,10 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
+use am_domain::read::audit::AuditFilter;
 use am_domain::{roles::Role, usage::EntityRef};
 use am_services::{
-    ServiceError, Services, Settings, accounts,
-    audit::{self, AuditFilter},
-    catalog,
-    health::BrokerStatus,
+    ServiceError, Services, Settings, accounts, audit, catalog, health::BrokerStatus,
 };
 use sea_orm::DatabaseConnection;
 use serde_json::json;

@@ -4,10 +4,10 @@
 
 use super::{actor, runtime::setup};
 use crate::on_both_backends;
+use am_domain::read::audit::AuditFilter;
 use am_domain::{roles::Role, usage::EntityRef};
 use am_services::{
-    ServiceError,
-    audit::{self, AuditFilter},
+    ServiceError, audit,
     bulk::{self, BulkAction, Done, MAX_SELECTED},
 };
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};

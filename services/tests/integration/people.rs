@@ -182,7 +182,7 @@ async fn passwords_are_reset_by_admins_and_changed_by_their_owner(db: &DatabaseC
     let traced = am_services::audit::list(
         db,
         &admin,
-        &am_services::audit::AuditFilter {
+        &am_domain::read::audit::AuditFilter {
             action: Some("change_password_failed".into()),
             ..Default::default()
         },

@@ -3,11 +3,12 @@
 
 use super::actor;
 use crate::on_both_backends;
+use am_domain::read::audit::AuditFilter;
 use am_domain::roles::Role;
 use am_services::{
     ServiceError, Services, Settings,
     accounts::{self, people, sessions},
-    audit::{self, AuditFilter},
+    audit,
     entity::sessions as rows,
     health::BrokerStatus,
 };
