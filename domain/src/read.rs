@@ -7,4 +7,5 @@ pub mod activations;
 pub mod audit;
 pub mod dead_letters;
 pub mod failures;
+pub mod notifications;
 pub mod overview;

@@ -2,7 +2,7 @@
 //! and *Resend*.
 
 use crate::error::UiError;
-use am_domain::notify::{Delivery, Notice};
+use am_domain::read::notifications::{NotificationEntry, NotificationFilter, NotificationPage};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
@@ -10,89 +10,34 @@ use serde::{Deserialize, Serialize};
 /// The filters of the page, as in its URL (`?event=&status=&application=&launch_setting=&after=`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotificationsQuery {
-    pub event: String,
-    pub status: String,
-    pub application: String,
-    pub launch_setting: String,
+    #[serde(flatten)]
+    pub filter: NotificationFilter,
     /// The cursor: the `next` of the previous page.
     pub after: String,
 }
 
-/// One notification as the page lists it (never its secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotificationRow {
-    pub id: i64,
-    pub notice: Notice,
-    pub endpoint: String,
-    /// `webhook` or `chat`.
-    pub channel: String,
-    pub signed: bool,
-    pub status: Delivery,
-    pub attempts: i32,
-    pub last_error: Option<String>,
-    pub count: i32,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
-    pub delivered_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// The payload, pretty-printed.
-    pub payload: String,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotificationsView {
-    pub rows: Vec<NotificationRow>,
-    pub next: Option<i64>,
+    pub page: NotificationPage,
     pub can_operate: bool,
     /// When the server read the list: the base of its relative times.
     pub now: chrono::DateTime<chrono::Utc>,
 }
 
-#[cfg(feature = "ssr")]
-fn row(n: am_services::notifications::NotificationEntry) -> NotificationRow {
-    NotificationRow {
-        id: n.id,
-        payload: serde_json::to_string_pretty(&n.payload).unwrap_or_default(),
-        notice: n.payload,
-        endpoint: n.endpoint,
-        channel: n.channel,
-        signed: n.signed,
-        status: n.status,
-        attempts: n.attempts,
-        last_error: n.last_error,
-        count: n.count,
-        created_at: n.created_at,
-        next_attempt_at: n.next_attempt_at,
-        delivered_at: n.delivered_at,
-    }
-}
-
-#[cfg(feature = "ssr")]
-fn opt(s: &str) -> Option<String> {
-    let s = s.trim();
-    (!s.is_empty()).then(|| s.to_owned())
-}
-
 #[server(prefix = "/ui", endpoint = "notifications", input = Json)]
 pub async fn list_notifications(query: NotificationsQuery) -> Result<NotificationsView, UiError> {
     use super::ssr::*;
-    use am_services::notifications::{self, NotificationFilter};
+    use am_services::notifications;
     let who = require(Operation::Read)?;
-    let filter = NotificationFilter {
-        event: opt(&query.event),
-        status: opt(&query.status),
-        application: opt(&query.application),
-        launch_setting: opt(&query.launch_setting),
-    };
-    let after = match opt(&query.after) {
-        Some(a) => Some(a.parse::<i64>().map_err(|_| {
+    let after = match query.after.trim() {
+        "" => None,
+        a => Some(a.parse::<i64>().map_err(|_| {
             am_services::ServiceError::invalid("after", format!("`{a}` is not a notification id"))
         })?),
-        None => None,
     };
-    let page = notifications::list(&services()?.db, &who, &filter, after, None).await?;
+    let page = notifications::list(&services()?.db, &who, &query.filter, after, None).await?;
     Ok(NotificationsView {
-        rows: page.items.into_iter().map(row).collect(),
-        next: page.next,
+        page,
         can_operate: who.role.may(Operation::Notify),
         now: chrono::Utc::now(),
     })
@@ -109,15 +54,10 @@ pub async fn resend_notification(id: i64) -> Result<(), UiError> {
 
 /// One notification, as the list shows it: what *Send test* polls for the endpoint's answer.
 #[server(prefix = "/ui", endpoint = "notification", input = Json)]
-pub async fn notification(id: i64) -> Result<NotificationRow, UiError> {
+pub async fn notification(id: i64) -> Result<NotificationEntry, UiError> {
     use super::ssr::*;
     let who = require(Operation::Read)?;
-    Ok(row(am_services::notifications::get(
-        &services()?.db,
-        &who,
-        id,
-    )
-    .await?))
+    Ok(am_services::notifications::get(&services()?.db, &who, id).await?)
 }
 
 /// *Send test* of the webhook of an application or launch setting (operators); returns the

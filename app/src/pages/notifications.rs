@@ -6,12 +6,15 @@
 
 use crate::{
     api::notifications::{
-        NotificationRow, NotificationsQuery, NotificationsView, ResendNotification,
-        list_notifications,
+        NotificationsQuery, NotificationsView, ResendNotification, list_notifications,
     },
     components::{failures::href, when::Ago},
 };
-use am_domain::notify::{Delivery, Event};
+use am_domain::{
+    links::text,
+    notify::{Delivery, Event},
+    read::notifications::{NotificationEntry, NotificationFilter},
+};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use std::time::Duration;
@@ -22,10 +25,10 @@ fn query_href(q: &NotificationsQuery, after: &str) -> String {
     href(
         "/notifications",
         &[
-            ("event", &q.event),
-            ("status", &q.status),
-            ("application", &q.application),
-            ("launch_setting", &q.launch_setting),
+            ("event", text(&q.filter.event)),
+            ("status", text(&q.filter.status)),
+            ("application", text(&q.filter.application)),
+            ("launch_setting", text(&q.filter.launch_setting)),
             ("after", after),
         ],
     )
@@ -36,13 +39,15 @@ pub fn NotificationsPage() -> impl IntoView {
     let query_map = use_query_map();
     let query = Memo::new(move |_| {
         let m = query_map.get();
-        let get = |k: &str| m.get(k).unwrap_or_default();
+        let get = |k: &str| m.get(k).filter(|v| !v.is_empty());
         NotificationsQuery {
-            event: get("event"),
-            status: get("status"),
-            application: get("application"),
-            launch_setting: get("launch_setting"),
-            after: get("after"),
+            filter: NotificationFilter {
+                event: get("event"),
+                status: get("status"),
+                application: get("application"),
+                launch_setting: get("launch_setting"),
+            },
+            after: get("after").unwrap_or_default(),
         }
     });
     let reload = RwSignal::new(0u32);
@@ -56,7 +61,7 @@ pub fn NotificationsPage() -> impl IntoView {
                 let pending = data
                     .get_untracked()
                     .and_then(Result::ok)
-                    .is_some_and(|v| v.rows.iter().any(|r| r.status == Delivery::Pending));
+                    .is_some_and(|v| v.page.items.iter().any(|r| r.status == Delivery::Pending));
                 if pending {
                     reload.update(|n| *n += 1);
                 }
@@ -86,6 +91,7 @@ pub fn NotificationsPage() -> impl IntoView {
 
 #[component]
 fn Filters(q: NotificationsQuery) -> impl IntoView {
+    let q = q.filter;
     let option = |value: &str, current: &str| {
         view! { <option value=value.to_owned() selected=value == current>{value.to_owned()}</option> }
     };
@@ -95,23 +101,23 @@ fn Filters(q: NotificationsQuery) -> impl IntoView {
                 <span class="label">"Event"</span>
                 <select name="event" data-test="filter-event">
                     <option value="">"any"</option>
-                    {Event::ALL.iter().map(|e| option(e.as_str(), &q.event)).collect_view()}
+                    {Event::ALL.iter().map(|e| option(e.as_str(), text(&q.event))).collect_view()}
                 </select>
             </label>
             <label>
                 <span class="label">"Status"</span>
                 <select name="status" data-test="filter-status">
                     <option value="">"any"</option>
-                    {Delivery::ALL.iter().map(|d| option(d.as_str(), &q.status)).collect_view()}
+                    {Delivery::ALL.iter().map(|d| option(d.as_str(), text(&q.status))).collect_view()}
                 </select>
             </label>
             <label>
                 <span class="label">"Application"</span>
-                <input name="application" value=q.application.clone() placeholder="id" data-test="filter-application" />
+                <input name="application" value=text(&q.application).to_owned() placeholder="id" data-test="filter-application" />
             </label>
             <label>
                 <span class="label">"Launch setting"</span>
-                <input name="launch_setting" value=q.launch_setting.clone() placeholder="id" data-test="filter-launch-setting" />
+                <input name="launch_setting" value=text(&q.launch_setting).to_owned() placeholder="id" data-test="filter-launch-setting" />
             </label>
             <button type="submit" data-test="filter-apply">"Filter"</button>
             <a href="/notifications" data-test="filter-clear">"Clear"</a>
@@ -121,11 +127,11 @@ fn Filters(q: NotificationsQuery) -> impl IntoView {
 
 #[component]
 fn List(q: NotificationsQuery, v: NotificationsView, reload: RwSignal<u32>) -> impl IntoView {
-    if v.rows.is_empty() {
+    if v.page.items.is_empty() {
         return view! { <p class="muted" data-test="no-notifications">"No notification matches."</p> }
             .into_any();
     }
-    let more = v.next.map(|n| query_href(&q, &n.to_string()));
+    let more = v.page.next.map(|n| query_href(&q, &n.to_string()));
     let first = (!q.after.is_empty()).then(|| query_href(&q, ""));
     let (now, can_operate) = (v.now, v.can_operate);
     view! {
@@ -135,7 +141,7 @@ fn List(q: NotificationsQuery, v: NotificationsView, reload: RwSignal<u32>) -> i
                     <th>"Raised"</th><th>"Event"</th><th>"What happened"</th><th>"Sent to"</th><th>"Delivery"</th>
                 </tr></thead>
                 <tbody>
-                    {v.rows.into_iter().map(|n| view! { <Row n now can_operate reload /> }).collect_view()}
+                    {v.page.items.into_iter().map(|n| view! { <Row n now can_operate reload /> }).collect_view()}
                 </tbody>
             </table>
         </div>
@@ -149,14 +155,15 @@ fn List(q: NotificationsQuery, v: NotificationsView, reload: RwSignal<u32>) -> i
 
 #[component]
 fn Row(
-    n: NotificationRow,
+    n: NotificationEntry,
     now: chrono::DateTime<chrono::Utc>,
     can_operate: bool,
     reload: RwSignal<u32>,
 ) -> impl IntoView {
     let id = n.id;
     let status = n.status;
-    let notice = n.notice.clone();
+    let notice = n.payload.clone();
+    let payload = serde_json::to_string_pretty(&n.payload).unwrap_or_default();
     view! {
         <tr data-test="notification-row" id=format!("n-{id}") data-id=id.to_string() data-event=notice.event.as_str()
             data-status=status.as_str() data-attempts=n.attempts.to_string()>
@@ -171,7 +178,7 @@ fn Row(
                 <a href=notice.url.clone() data-test="notification-link">{notice.summary.clone()}</a>
                 <details class="payload">
                     <summary>"Payload"</summary>
-                    <pre data-test="notification-payload">{n.payload.clone()}</pre>
+                    <pre data-test="notification-payload">{payload}</pre>
                 </details>
             </td>
             <td data-label="Sent to">

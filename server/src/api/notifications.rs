@@ -9,10 +9,8 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
-use am_services::{
-    ServiceError,
-    notifications::{self, NotificationEntry, NotificationFilter, NotificationPage},
-};
+use am_domain::read::notifications::{NotificationEntry, NotificationFilter, NotificationPage};
+use am_services::{ServiceError, notifications};
 use axum::{
     Json,
     extract::{Path, State},

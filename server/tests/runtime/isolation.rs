@@ -5,11 +5,8 @@
 
 use crate::topology::Fixture;
 use am_domain::notify::Event;
-use am_services::{
-    Principal,
-    notifications::{self, NotificationFilter},
-    testing::Backend,
-};
+use am_domain::read::notifications::NotificationFilter;
+use am_services::{Principal, notifications, testing::Backend};
 use lapin::{options::ExchangeDeclareOptions, types::FieldTable};
 use serde_json::json;
 use server::runtime::topology::pass;

@@ -15,14 +15,14 @@ use crate::{
 };
 use am_domain::{
     notify::{Channel, Delivery, Event, Notice},
+    read::notifications::{NotificationEntry, NotificationFilter, NotificationPage},
     roles::Operation,
 };
-use chrono::{DateTime, Duration, Utc};
+use chrono::{Duration, Utc};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, sea_query::Expr,
 };
-use serde::{Deserialize, Serialize};
 
 pub use raise::raise;
 
@@ -32,87 +32,38 @@ pub const FOLD_WINDOW: Duration = Duration::minutes(10);
 const PAGE: u64 = 50;
 const MAX_PAGE: u64 = 500;
 
-/// Which notifications a list shows; empty fields do not filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct NotificationFilter {
-    /// An event name (`breaker_tripped`, `node_lost`, …).
-    pub event: Option<String>,
-    /// `pending`, `delivered` or `failed`.
-    pub status: Option<String>,
-    pub application: Option<String>,
-    pub launch_setting: Option<String>,
-}
-
-/// One notification as lists and the API show it (never its secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct NotificationEntry {
-    pub id: i64,
-    pub event: Event,
-    pub application: Option<String>,
-    pub launch_setting: Option<String>,
-    pub group: Option<String>,
-    /// The channel kind (`webhook`).
-    pub channel: String,
-    /// Where it is sent.
-    pub endpoint: String,
-    /// Whether the body is signed.
-    pub signed: bool,
-    pub status: Delivery,
-    pub attempts: i32,
-    pub last_error: Option<String>,
-    /// How many times the event happened within the folding window.
-    pub count: i32,
-    pub created_at: DateTime<Utc>,
-    pub last_event_at: DateTime<Utc>,
-    /// When it is tried next, while pending.
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub delivered_at: Option<DateTime<Utc>>,
-    /// What is sent (its `url` relative to the manager).
-    pub payload: Notice,
-}
-
-/// One page of notifications, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct NotificationPage {
-    pub items: Vec<NotificationEntry>,
-    /// Cursor (`after`) of the next, older page, when there is one.
-    pub next: Option<i64>,
-}
-
-impl NotificationFilter {
-    fn condition(&self) -> ServiceResult<Condition> {
-        use notifications::Column as C;
-        let mut c = Condition::all();
-        if let Some(e) = filters::text(&self.event) {
-            let event = Event::parse(&e).ok_or_else(|| {
-                ServiceError::invalid(
-                    "event",
-                    format!(
-                        "unknown event '{e}' (one of {})",
-                        Event::ALL.map(Event::as_str).join(", ")
-                    ),
-                )
-            })?;
-            c = c.add(C::Event.eq(event.as_str()));
-        }
-        if let Some(s) = filters::text(&self.status) {
-            let status = Delivery::parse(&s).ok_or_else(|| {
-                ServiceError::invalid(
-                    "status",
-                    format!("unknown status '{s}' (pending, delivered or failed)"),
-                )
-            })?;
-            c = c.add(C::Status.eq(status.as_str()));
-        }
-        if let Some(a) = filters::text(&self.application) {
-            c = c.add(C::ApplicationId.eq(a));
-        }
-        if let Some(l) = filters::text(&self.launch_setting) {
-            c = c.add(C::LaunchSettingId.eq(l));
-        }
-        Ok(c)
+/// The rows `filter` selects, or which of its fields is malformed.
+fn condition(filter: &NotificationFilter) -> ServiceResult<Condition> {
+    use notifications::Column as C;
+    let mut c = Condition::all();
+    if let Some(e) = filters::text(&filter.event) {
+        let event = Event::parse(&e).ok_or_else(|| {
+            ServiceError::invalid(
+                "event",
+                format!(
+                    "unknown event '{e}' (one of {})",
+                    Event::ALL.map(Event::as_str).join(", ")
+                ),
+            )
+        })?;
+        c = c.add(C::Event.eq(event.as_str()));
     }
+    if let Some(s) = filters::text(&filter.status) {
+        let status = Delivery::parse(&s).ok_or_else(|| {
+            ServiceError::invalid(
+                "status",
+                format!("unknown status '{s}' (pending, delivered or failed)"),
+            )
+        })?;
+        c = c.add(C::Status.eq(status.as_str()));
+    }
+    if let Some(a) = filters::text(&filter.application) {
+        c = c.add(C::ApplicationId.eq(a));
+    }
+    if let Some(l) = filters::text(&filter.launch_setting) {
+        c = c.add(C::LaunchSettingId.eq(l));
+    }
+    Ok(c)
 }
 
 fn entry(m: notifications::Model) -> ServiceResult<NotificationEntry> {
@@ -153,7 +104,7 @@ pub async fn list(
     use notifications::Column as C;
     actor.require(Operation::Read)?;
     let limit = filters::limit(limit, PAGE, MAX_PAGE);
-    let mut q = notifications::Entity::find().filter(filter.condition()?);
+    let mut q = notifications::Entity::find().filter(condition(filter)?);
     if let Some(a) = after {
         q = q.filter(C::Id.lt(a));
     }

@@ -9,6 +9,7 @@ use super::{
     runtime::{apply, node_up, report},
 };
 use crate::on_both_backends;
+use am_domain::read::notifications::NotificationFilter;
 use am_domain::{
     notify::{Delivery, Event},
     roles::Role,
@@ -19,7 +20,7 @@ use am_services::{
     ServiceError, catalog,
     entity::{applications, notifications as rows},
     notifications::{
-        self, NotificationFilter,
+        self,
         delivery::{self, Retry},
     },
     registry,
