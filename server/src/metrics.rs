@@ -4,6 +4,7 @@
 //! settings and groups, failures in the last hour).
 
 use crate::state::AppState;
+use am_domain::notify::Delivery;
 use am_services::runtime::Metrics;
 use am_services::{
     dashboard,
@@ -64,7 +65,8 @@ fn counters(out: &mut String, m: &Metrics) {
         "# HELP am_notification_deliveries_total notification tries by channel kind and outcome\n# TYPE am_notification_deliveries_total counter"
     );
     for (channel, delivered, failed) in m.deliveries.snapshot() {
-        for (outcome, n) in [("delivered", delivered), ("failed", failed)] {
+        for (outcome, n) in [(Delivery::Delivered, delivered), (Delivery::Failed, failed)] {
+            let outcome = outcome.as_str();
             let _ = writeln!(
                 out,
                 "am_notification_deliveries_total{{channel=\"{}\",outcome=\"{outcome}\"}} {n}",

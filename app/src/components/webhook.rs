@@ -252,16 +252,16 @@ fn Answer(id: i64, test: &'static str) -> impl IntoView {
         <Transition fallback=|| view! { <span class="muted">"sending…"</span> }>
             {move || row.get().map(|r| match r {
                 Ok(n) if n.status == Delivery::Delivered => view! {
-                    <span class="good" data-test=answer.clone() data-status="delivered">
+                    <span class="good" data-test=answer.clone() data-status=Delivery::Delivered.as_str()>
                         {format!("delivered to {}{}", n.endpoint, if n.signed { ", signed" } else { "" })}
                     </span>
                 }.into_any(),
                 Ok(n) if n.attempts > 0 || n.status == Delivery::Failed => view! {
-                    <span class="error" data-test=answer.clone() data-status="failed">
+                    <span class="error" data-test=answer.clone() data-status=Delivery::Failed.as_str()>
                         {format!("not delivered: {}", n.last_error.unwrap_or_default())}
                     </span>
                 }.into_any(),
-                Ok(_) => view! { <span class="muted" data-test=answer.clone() data-status="pending">"sending…"</span> }.into_any(),
+                Ok(_) => view! { <span class="muted" data-test=answer.clone() data-status=Delivery::Pending.as_str()>"sending…"</span> }.into_any(),
                 Err(e) => view! { <span class="error">{e.to_string()}</span> }.into_any(),
             })}
         </Transition>
