@@ -20,8 +20,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     runtime::begin_write,
 };
-use am_domain::read::activations::ActivationFilter;
-use am_domain::{roles::Operation, usage::EntityRef};
+use am_domain::{read::activations::ActivationFilter, roles::Operation, usage::EntityRef};
 use chrono::{DateTime, SubsecRound, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -34,6 +33,7 @@ use uuid::Uuid;
 
 mod batch;
 mod broker;
+mod disabled;
 mod interrupt;
 mod queue;
 mod replay;
@@ -44,6 +44,7 @@ mod told;
 mod view;
 
 pub use broker::{ReplayBroker, ReplayError, UnroutedBatch};
+pub use disabled::{Disabled, disabled};
 pub use interrupt::interrupt_count;
 pub use queue::{NoQueue, OperationQueue, QueueError};
 pub use rerun::rerun_count;
@@ -566,37 +567,4 @@ pub async fn resumable(db: &DatabaseConnection, now: DateTime<Utc>) -> ServiceRe
 /// An operation id from a URL: a malformed one names no operation.
 pub fn parse_id(id: &str) -> ServiceResult<Uuid> {
     Uuid::parse_str(id.trim()).map_err(|_| ServiceError::NotFound(format!("operation {id}")))
-}
-
-/// What is disabled now (id and reason), as a re-enable operation selects from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Disabled {
-    pub launch_settings: Vec<(String, Option<String>)>,
-    pub groups: Vec<(String, Option<String>)>,
-}
-
-pub async fn disabled(db: &DatabaseConnection, actor: &Principal) -> ServiceResult<Disabled> {
-    actor.require(Operation::Read)?;
-    let launch_settings = launch_settings::Entity::find()
-        .select_only()
-        .column(launch_settings::Column::Id)
-        .column(launch_settings::Column::DisabledReason)
-        .filter(launch_settings::Column::Enabled.eq(false))
-        .order_by_asc(launch_settings::Column::Id)
-        .into_tuple()
-        .all(db)
-        .await?;
-    let groups = schedule_groups::Entity::find()
-        .select_only()
-        .column(schedule_groups::Column::Id)
-        .column(schedule_groups::Column::DisabledReason)
-        .filter(schedule_groups::Column::Enabled.eq(false))
-        .order_by_asc(schedule_groups::Column::Id)
-        .into_tuple()
-        .all(db)
-        .await?;
-    Ok(Disabled {
-        launch_settings,
-        groups,
-    })
 }
