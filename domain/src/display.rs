@@ -10,6 +10,11 @@ pub fn time(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
+/// A time that may be missing: [`time`], or `—`.
+pub fn time_or_dash(t: Option<DateTime<Utc>>) -> String {
+    t.map(time).unwrap_or_else(|| "—".to_owned())
+}
+
 /// The time of day to the millisecond, `08:17:03.250`: an activation's timeline, whose day is
 /// the activation's.
 pub fn clock(t: DateTime<Utc>) -> String {
@@ -81,6 +86,8 @@ mod tests {
         assert_eq!(duration(Duration::seconds(185)), "3 min 5 s");
         assert_eq!(duration(Duration::seconds(7_800)), "2 h 10 min");
         assert_eq!(clock(now() + Duration::milliseconds(250)), "10:00:00.250");
+        assert_eq!(time_or_dash(None), "—");
+        assert_eq!(time_or_dash(Some(now())), "2030-05-02 10:00:00 UTC");
     }
 
     #[test]

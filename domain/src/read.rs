@@ -9,3 +9,10 @@ pub mod dead_letters;
 pub mod failures;
 pub mod notifications;
 pub mod overview;
+
+/// Whether none of `fields` filters: each is missing or blank (filters' blank means none).
+fn all_blank(fields: &[&Option<String>]) -> bool {
+    fields
+        .iter()
+        .all(|f| f.as_deref().is_none_or(|v| v.trim().is_empty()))
+}

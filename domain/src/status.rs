@@ -128,10 +128,24 @@ impl From<EventKind> for EventLabel<'_> {
     }
 }
 
+impl EventLabel<'_> {
+    /// Between the word and why, as stored.
+    const SEPARATOR: &'static str = ": ";
+
+    /// A stored label read back: its word, and why for a kind that carries a reason (the word
+    /// as stored, so an entry of a word this version does not know still reads).
+    pub fn split(stored: &str) -> (&str, Option<&str>) {
+        match stored.split_once(Self::SEPARATOR) {
+            Some((word, reason)) => (word, Some(reason)),
+            None => (stored, None),
+        }
+    }
+}
+
 impl std::fmt::Display for EventLabel<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.reason {
-            Some(r) => write!(f, "{}: {r}", self.kind),
+            Some(r) => write!(f, "{}{}{r}", self.kind, Self::SEPARATOR),
             None => f.write_str(self.kind.as_str()),
         }
     }
@@ -248,6 +262,12 @@ mod tests {
                 .to_string(),
             "re-dispatched: h1 did not accept the launch in time"
         );
+        let stored = EventKind::Redispatched.because("node lost").to_string();
+        assert_eq!(
+            EventLabel::split(&stored),
+            ("re-dispatched", Some("node lost"))
+        );
+        assert_eq!(EventLabel::split("accepted"), ("accepted", None));
         // The host results are the host statuses' words: one vocabulary.
         for (kind, status) in [
             (EventKind::Succeeded, HostStatus::Succeeded),

@@ -19,7 +19,6 @@ use am_domain::{
     display,
     read::failures::{ActivationFailures, HostFailures, LaunchSettingFailures},
 };
-use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -326,10 +325,6 @@ fn counts_link(c: &Carry, path: String) -> Callback<String, String> {
     Callback::new(move |t: String| c.link(&path, &[("error_type", &t)]))
 }
 
-fn or_dash(t: Option<DateTime<Utc>>) -> String {
-    t.map(display::time).unwrap_or_else(|| "—".into())
-}
-
 #[component]
 fn LaunchSettingsTable(
     c: Carry,
@@ -371,7 +366,7 @@ fn LaunchSettingsTable(
                                 </td>
                                 <td data-label="Failures" data-test="row-total">{r.total}</td>
                                 <td data-label="By error type"><ErrorTypeCounts counts=r.by_error_type current=c.error_type.clone() link=counts_link(&c, path) max=4 /></td>
-                                <td data-label="First">{or_dash(r.first_at)}</td>
+                                <td data-label="First">{display::time_or_dash(r.first_at)}</td>
                             </tr>
                         }
                     }).collect_view()}
@@ -418,7 +413,7 @@ fn ActivationsTable(
                             <tr data-test="activation-row" data-id=activation.clone()>
                                 <td data-label="Activation">
                                     <ShortId id=activation.clone() href=c.link(&path, &[]) test="drill" />
-                                    <br /><span class="muted">{or_dash(r.created_at)}</span>
+                                    <br /><span class="muted">{display::time_or_dash(r.created_at)}</span>
                                     <br /><a class="muted" href=format!("/activations/{activation}")>"timeline"</a>
                                 </td>
                                 <td data-label="Status">{match r.status.clone() {
@@ -428,8 +423,8 @@ fn ActivationsTable(
                                 <td data-label="Failures" data-test="row-total">{r.total}</td>
                                 <td data-label="Hosts">{host_links}</td>
                                 <td data-label="By error type"><ErrorTypeCounts counts=r.by_error_type current=c.error_type.clone() link=counts_link(&c, path) max=4 /></td>
-                                <td data-label="First">{or_dash(r.first_at)}</td>
-                                <td data-label="Last">{or_dash(r.last_at)}</td>
+                                <td data-label="First">{display::time_or_dash(r.first_at)}</td>
+                                <td data-label="Last">{display::time_or_dash(r.last_at)}</td>
                             </tr>
                         }
                     }).collect_view()}
@@ -483,8 +478,8 @@ fn HostsTable(
                                         }}</td>
                                         <td data-label="Failures" data-test="row-total">{r.total}</td>
                                         <td data-label="By error type"><ErrorTypeCounts counts=r.by_error_type current=c.error_type.clone() link=counts_link(&inner, path) max=6 /></td>
-                                        <td data-label="First">{or_dash(r.first_at)}</td>
-                                        <td data-label="Last">{or_dash(r.last_at)}</td>
+                                        <td data-label="First">{display::time_or_dash(r.first_at)}</td>
+                                        <td data-label="Last">{display::time_or_dash(r.last_at)}</td>
                                     </tr>
                                 }
                             }).collect_view()}

@@ -2,7 +2,7 @@
 //! and one activation with its dispatch to each host and its timeline.
 
 use super::failures::FailureList;
-use crate::status::ActivationStatus;
+use crate::status::{ActivationStatus, EventLabel};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -39,7 +39,7 @@ pub struct ActivationFilter {
 impl ActivationFilter {
     /// No filter set: the search matches every activation.
     pub fn is_unfiltered(&self) -> bool {
-        [
+        super::all_blank(&[
             &self.launch_setting,
             &self.group,
             &self.application,
@@ -48,9 +48,7 @@ impl ActivationFilter {
             &self.error_type,
             &self.from,
             &self.to,
-        ]
-        .iter()
-        .all(|f| f.as_deref().is_none_or(|v| v.trim().is_empty()))
+        ])
     }
 }
 
@@ -161,10 +159,7 @@ impl TimelineEvent {
     /// The kind without its reason (`re-dispatched`), and the reason of a kind that carries
     /// one (`re-dispatched: <reason>`).
     pub fn kind_and_reason(&self) -> (&str, Option<&str>) {
-        match self.kind.split_once(": ") {
-            Some((kind, reason)) => (kind, Some(reason)),
-            None => (&self.kind, None),
-        }
+        EventLabel::split(&self.kind)
     }
 }
 

@@ -34,15 +34,13 @@ pub struct DeadLetterFilter {
 impl DeadLetterFilter {
     /// No filter but the status: "all matching" means every dead letter.
     pub fn is_unfiltered(&self) -> bool {
-        [
+        super::all_blank(&[
             &self.launch_setting,
             &self.data_queue,
             &self.error_type,
             &self.from,
             &self.to,
-        ]
-        .iter()
-        .all(|f| f.as_deref().is_none_or(|v| v.trim().is_empty()))
+        ])
     }
 }
 

@@ -371,8 +371,8 @@ fn ActivationDetail(v: ActivationDetailView) -> impl IntoView {
                 <div><dt>"Application"</dt><dd>{a.application.clone().unwrap_or_else(|| "—".into())}</dd></div>
                 <div><dt>"Trigger"</dt><dd data-test="activation-trigger">{a.trigger.clone()}{a.requested_by.clone().map(|u| format!(" by {u}"))}</dd></div>
                 <div><dt>"Created"</dt><dd>{display::time(a.created_at)}</dd></div>
-                <div><dt>"Started"</dt><dd>{a.started_at.map(display::time).unwrap_or_else(none)}</dd></div>
-                <div><dt>"Finished"</dt><dd>{a.finished_at.map(display::time).unwrap_or_else(none)}</dd></div>
+                <div><dt>"Started"</dt><dd>{display::time_or_dash(a.started_at)}</dd></div>
+                <div><dt>"Finished"</dt><dd>{display::time_or_dash(a.finished_at)}</dd></div>
                 <div><dt>"Duration"</dt><dd>{a.duration(now).map(display::duration).unwrap_or_else(none)}</dd></div>
                 <div><dt>"Id"</dt><dd><code>{id.clone()}</code></dd></div>
             </dl>
@@ -460,7 +460,6 @@ fn Lane(lane: HostTimeline, launch_setting: Option<String>, activation: String) 
         (Some(ls), Some(h)) if lane.failures > 0 => Some(level_path(ls, &activation, h)),
         _ => None,
     };
-    let none = || "—".to_owned();
     view! {
         <div class="card lane" data-test="lane" data-host=host.clone().unwrap_or_default()>
             <div class="lane-head">
@@ -490,9 +489,9 @@ fn Lane(lane: HostTimeline, launch_setting: Option<String>, activation: String) 
                                             Some(t) => format!("accepted {}", display::time(t)),
                                             None => "not accepted".to_owned(),
                                         }}</span></td>
-                                    <td data-label="Started">{r.started_at.map(display::time).unwrap_or_else(none)}</td>
-                                    <td data-label="Last heartbeat" data-test="run-heartbeat">{r.last_heartbeat_at.map(display::time).unwrap_or_else(none)}</td>
-                                    <td data-label="Finished">{r.finished_at.map(display::time).unwrap_or_else(none)}</td>
+                                    <td data-label="Started">{display::time_or_dash(r.started_at)}</td>
+                                    <td data-label="Last heartbeat" data-test="run-heartbeat">{display::time_or_dash(r.last_heartbeat_at)}</td>
+                                    <td data-label="Finished">{display::time_or_dash(r.finished_at)}</td>
                                     <td data-label="Messages" data-test="run-counters">
                                         {format!("{} processed", r.processed)}<br />
                                         <span class="muted">{format!("{} failed · {} retried · {} dead-lettered", r.failed, r.retried, r.dead_lettered)}</span>

@@ -26,7 +26,6 @@ use am_domain::{
     read::dead_letters::{BodyEncoding, DeadLetterFilter},
     status::DeadLetterStatus,
 };
-use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 use std::{collections::BTreeSet, time::Duration};
@@ -59,10 +58,6 @@ fn query_href(q: &DeadLettersQuery, after: &str) -> String {
 
 fn or_dash(v: Option<String>) -> String {
     v.unwrap_or_else(|| "—".into())
-}
-
-fn time_or_dash(t: Option<DateTime<Utc>>) -> String {
-    or_dash(t.map(display::time))
 }
 
 /// An error as a sentence: validation errors with their messages (a bulk request's mistakes
@@ -456,8 +451,8 @@ fn Detail(v: DeadLetterView, bulk: ServerAction<DeadLettersBulk>) -> impl IntoVi
                 <div><dt>"Message id"</dt><dd><code data-test="dl-message-id">{or_dash(r.message_id.clone())}</code></dd></div>
                 <div><dt>"Error type"</dt><dd data-test="dl-error-type">{or_dash(r.error_type.clone())}</dd></div>
                 <div><dt>"Attempts"</dt><dd data-test="dl-attempts">{r.attempts}</dd></div>
-                <div><dt>"First failure"</dt><dd>{time_or_dash(r.first_failure_at)}</dd></div>
-                <div><dt>"Last failure"</dt><dd>{time_or_dash(r.last_failure_at)}</dd></div>
+                <div><dt>"First failure"</dt><dd>{display::time_or_dash(r.first_failure_at)}</dd></div>
+                <div><dt>"Last failure"</dt><dd>{display::time_or_dash(r.last_failure_at)}</dd></div>
                 <div><dt>"Host"</dt><dd>{or_dash(r.host.clone())}</dd></div>
                 <div><dt>"Received"</dt><dd>{display::time(r.received_at)}</dd></div>
                 <div><dt>"Routing key"</dt><dd><code>{or_dash(d.routing_key.clone())}</code></dd></div>

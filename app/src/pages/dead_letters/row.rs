@@ -1,7 +1,7 @@
 //! One dead letter as a row of the list: where it came from, its error, attempts, body and
 //! status, with its own *Replay* (confirmed under the row) and *Delete* (asked in place).
 
-use super::{or_dash, query_href, time_or_dash};
+use super::{or_dash, query_href};
 use crate::{
     api::dead_letters::{BulkAction, DeadLettersBulk, DeadLettersQuery},
     components::replay::{ReplayBadge, ReplayConfirm},
@@ -65,7 +65,7 @@ pub(super) fn Row(
             <td data-label="Error">
                 {r.error_type.clone().map(|t| view! { <a class="tag type" href=narrow("error_type", &t) data-test="dl-error-type">{t.clone()}</a> })}
                 <br /><span class="dl-error-message">{or_dash(r.error_message.clone())}</span>
-                {r.host.clone().map(|h| view! { <br /><span class="muted">{format!("on {h}, {}", time_or_dash(r.last_failure_at))}</span> })}
+                {r.host.clone().map(|h| view! { <br /><span class="muted">{format!("on {h}, {}", display::time_or_dash(r.last_failure_at))}</span> })}
             </td>
             <td data-label="Attempts">
                 {if r.attempts > 0 { r.attempts.to_string() } else { "—".into() }}
@@ -134,7 +134,7 @@ pub(super) fn Status(r: DeadLetterSummary) -> impl IntoView {
         {r.replay.clone().map(|replay| view! { <br /><ReplayBadge r=replay /> })}
         {r.replayed_by.clone().map(|by| view! {
             <br /><span class="muted" data-test="dl-replayed-by">
-                {format!("replayed by {by}, {}", time_or_dash(r.replayed_at))}
+                {format!("replayed by {by}, {}", display::time_or_dash(r.replayed_at))}
                 {(r.replay_count > 1).then(|| format!(" ({} times)", r.replay_count))}
             </span>
         })}

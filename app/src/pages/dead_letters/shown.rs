@@ -1,7 +1,10 @@
 //! How a dead letter's stored parts read on its page: its AMQP headers and properties as
 //! name and text, and where its forwarded copy went, in one line.
 
-use am_domain::{display::time, read::dead_letters::ForwardView};
+use am_domain::{
+    display::{time, time_or_dash},
+    read::dead_letters::ForwardView,
+};
 
 /// A JSON object's entries as (name, text), strings unquoted, by name.
 pub(super) fn pairs(v: &serde_json::Value) -> Vec<(String, String)> {
@@ -31,7 +34,7 @@ pub(super) fn forward(f: &ForwardView) -> String {
             "copy for exchange {} not sent yet ({} tries; next {}): {e}",
             f.to,
             f.attempts,
-            f.next_at.map(time).unwrap_or_else(|| "—".into())
+            time_or_dash(f.next_at)
         ),
         (None, None) => format!("copy for exchange {} on its way", f.to),
     }
