@@ -24,14 +24,15 @@
 use agent_client::Topology;
 use am_domain::{
     catalog::{DataQueueKind, MessageFilter},
+    read::{dead_letters::Selection, operations::OperationRequest},
     wire::{Subscription, names::Names},
 };
 use am_services::{
     Principal, Services, Settings,
-    dead_letters::{self, IncomingDeadLetter, Selection},
+    dead_letters::{self, IncomingDeadLetter},
     entity::dead_letters as entity,
     health::BrokerStatus,
-    operations::{self, OperationRequest, ReplayBroker, RunEnd, UnroutedBatch},
+    operations::{self, ReplayBroker, RunEnd, UnroutedBatch},
     runtime::RuntimeConfig,
 };
 use anyhow::{Context, Result, bail, ensure};

@@ -253,7 +253,7 @@ pub async fn token_create(
         ),
         None => None,
     };
-    let new = accounts::tokens::NewToken {
+    let new = am_domain::read::accounts::NewToken {
         user: Some(user.to_owned()),
         name: name.to_owned(),
         role,

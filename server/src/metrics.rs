@@ -221,12 +221,12 @@ fn queue_gauges(out: &mut String, depths: &am_services::topology::DepthsHandle) 
         (
             "am_queue_messages_ready",
             "messages waiting in a queue nodes consume (role subscription or shared) or in a data queue's unrouted queue",
-            (|q: &am_services::topology::QueueDepth| q.ready) as fn(&_) -> u32,
+            (|q: &am_domain::read::depths::QueueDepth| q.ready) as fn(&_) -> u32,
         ),
         (
             "am_queue_consumers",
             "nodes consuming a queue",
-            |q: &am_services::topology::QueueDepth| q.consumers,
+            |q: &am_domain::read::depths::QueueDepth| q.consumers,
         ),
     ] {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");

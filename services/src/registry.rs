@@ -13,11 +13,8 @@ mod refusals;
 mod views;
 
 pub use publish::{apply_waiting_publications, record_publication};
-pub use refusals::{RefusedPublication, agents_needing_data_queue, refused_publications};
-pub use views::{
-    AgentOffer, ApplicationPublication, ClassifierPublication, NodeFilter, NodeView,
-    application_publication, drift, list, offered_agents,
-};
+pub use refusals::{agents_needing_data_queue, refused_publications};
+pub use views::{application_publication, drift, list, offered_agents};
 
 use crate::{
     entity::nodes,

@@ -8,9 +8,10 @@ use crate::{
     entity::{agents, launch_settings, schedule_groups},
     error::ServiceResult,
     quarantine::Quarantine,
-    topology::{Backlog, DepthsHandle},
+    topology::DepthsHandle,
 };
 use am_domain::catalog::{Catalog, LaunchKind, LaunchSetting};
+use am_domain::read::depths::Backlog;
 use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};

@@ -13,9 +13,9 @@ use crate::{
     entity::{activation_hosts, agents, launch_settings, throughput_minutes as tm},
     error::{ServiceError, ServiceResult},
     sql::{count, epoch_bucket, placeholder},
-    topology::Depths,
 };
 use am_domain::{
+    read::depths::Depths,
     roles::Operation,
     throughput::{BROKER_SCOPE, Throughput, minute_start, window},
 };

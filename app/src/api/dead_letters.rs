@@ -93,7 +93,7 @@ pub async fn dead_letters_bulk(
     rate_per_second: Option<u32>,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_services::{dead_letters::Selection, operations::OperationRequest};
+    use am_domain::read::{dead_letters::Selection, operations::OperationRequest};
     let who = require(Operation::HandleDeadLetters)?;
     let selection = Selection {
         ids,
@@ -120,7 +120,7 @@ pub async fn replay_preview(
 ) -> Result<am_domain::recovery::ReplayPreview, UiError> {
     use super::ssr::*;
     let who = require(Operation::HandleDeadLetters)?;
-    let selection = am_services::dead_letters::Selection {
+    let selection = am_domain::read::dead_letters::Selection {
         ids,
         filter: query.filter,
     };

@@ -4,62 +4,15 @@
 //! started from the dead-letter pages.
 
 use crate::error::UiError;
+use am_domain::read::operations::OperationView;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 
-/// An item of an operation that failed (or, for a consistency sweep, was found wrong and
-/// repaired).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemErrorView {
-    pub item: String,
-    pub error: String,
-    pub repaired: bool,
-}
-
-/// An operation as pages show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OperationRow {
-    pub id: String,
-    pub kind: String,
-    /// What it does, in words ("Replay dead letters").
-    pub title: String,
-    pub status: String,
-    pub requested_by: String,
-    pub total: u64,
-    pub done: u64,
-    pub failed: u64,
-    pub errors: Vec<ItemErrorView>,
-    pub cancel_requested: bool,
-    pub created: String,
-    pub finished: Option<String>,
-    /// What was selected, in words.
-    pub selection: String,
-    /// A dead-letter replay: what became of what it sent.
-    pub replay_outcomes: Option<am_domain::recovery::ReplayOutcomes>,
-}
-
-impl OperationRow {
-    /// Still queued or running: pages keep refreshing it.
-    pub fn active(&self) -> bool {
-        am_domain::status::OperationStatus::parse(&self.status)
-            .is_some_and(am_domain::status::OperationStatus::is_active)
-    }
-
-    /// Whole percent of the items processed (done or failed).
-    pub fn percent(&self) -> u64 {
-        (self.done + self.failed)
-            .saturating_mul(100)
-            .checked_div(self.total)
-            .unwrap_or(100)
-            .min(100)
-    }
-}
-
 /// The operations page: the newest operations, and whether the caller may act.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OperationsView {
-    pub rows: Vec<OperationRow>,
+    pub rows: Vec<OperationView>,
     pub can_operate: bool,
 }
 
@@ -77,136 +30,6 @@ pub struct DisabledListView {
     pub can_operate: bool,
 }
 
-#[cfg(feature = "ssr")]
-pub(crate) mod present {
-    use super::*;
-    use am_services::operations::{OperationRequest, OperationView};
-
-    fn title(kind: &str) -> String {
-        match kind {
-            "replay-dead-letters" => "Replay dead letters",
-            "delete-dead-letters" => "Delete dead letters",
-            "rerun-activations" => "Re-run activations",
-            "enable-launch-settings" => "Re-enable launch settings",
-            "enable-schedule-groups" => "Re-enable schedule groups",
-            "replay-unrouted" => "Replay unrouted messages",
-            "consistency-sweep" => "Consistency sweep",
-            other => other,
-        }
-        .to_owned()
-    }
-
-    fn list(ids: &[String]) -> String {
-        const SHOWN: usize = 5;
-        let mut s = ids
-            .iter()
-            .take(SHOWN)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if ids.len() > SHOWN {
-            s.push_str(&format!(" and {} more", ids.len() - SHOWN));
-        }
-        s
-    }
-
-    fn selection(request: Option<&OperationRequest>) -> String {
-        let Some(request) = request else {
-            return String::new();
-        };
-        match request {
-            OperationRequest::EnableLaunchSettings { ids }
-            | OperationRequest::EnableScheduleGroups { ids } => list(ids),
-            OperationRequest::RerunActivations {
-                ids,
-                filter,
-                from_where_it_broke,
-            } => {
-                let which = if ids.is_empty() {
-                    format!("activations matching {}", describe(filter))
-                } else {
-                    format!("{} selected activations", ids.len())
-                };
-                if *from_where_it_broke {
-                    format!("{which}, each from where it broke")
-                } else {
-                    which
-                }
-            }
-            OperationRequest::InterruptActivations { ids, filter } => {
-                if ids.is_empty() {
-                    format!("running activations matching {}", describe(filter))
-                } else {
-                    format!("{} selected activations", ids.len())
-                }
-            }
-            OperationRequest::ReplayDeadLetters { selection, .. }
-            | OperationRequest::DeleteDeadLetters { selection }
-                if selection.ids.is_empty() =>
-            {
-                format!("dead letters matching {}", describe(&selection.filter))
-            }
-            OperationRequest::ReplayDeadLetters { selection, .. }
-            | OperationRequest::DeleteDeadLetters { selection } => {
-                format!("{} selected dead letters", selection.ids.len())
-            }
-            OperationRequest::ReplayUnrouted { data_queue } => {
-                format!("unrouted messages of data queue {data_queue}")
-            }
-            OperationRequest::ConsistencySweep {} => "every activation in progress".to_owned(),
-        }
-    }
-
-    /// A filter in words: its non-empty fields, or "all".
-    fn describe(filter: &impl Serialize) -> String {
-        let fields: Vec<String> = serde_json::to_value(filter)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|(k, v)| match v {
-                serde_json::Value::Null => None,
-                serde_json::Value::String(s) if s.trim().is_empty() => None,
-                serde_json::Value::String(s) => Some(format!("{k} = {s}")),
-                other => Some(format!("{k} = {other}")),
-            })
-            .collect();
-        if fields.is_empty() {
-            "no filter (all)".to_owned()
-        } else {
-            fields.join(", ")
-        }
-    }
-
-    pub fn row(v: OperationView) -> OperationRow {
-        let id = v.id.to_string();
-        OperationRow {
-            id,
-            title: title(&v.kind),
-            selection: selection(v.request.as_ref()),
-            kind: v.kind,
-            status: v.status,
-            requested_by: v.requested_by,
-            total: u64::try_from(v.total).unwrap_or(0),
-            done: u64::try_from(v.done).unwrap_or(0),
-            failed: u64::try_from(v.failed).unwrap_or(0),
-            errors: v
-                .errors
-                .into_iter()
-                .map(|e| ItemErrorView {
-                    item: e.item,
-                    error: e.error,
-                    repaired: e.repaired,
-                })
-                .collect(),
-            cancel_requested: v.cancel_requested,
-            created: am_domain::display::time(v.created_at),
-            finished: v.finished_at.map(am_domain::display::time),
-            replay_outcomes: v.replay_outcomes,
-        }
-    }
-}
-
 #[server(prefix = "/ui", endpoint = "list_operations", input = Json)]
 pub async fn list_operations() -> Result<OperationsView, UiError> {
     use super::ssr::*;
@@ -215,21 +38,19 @@ pub async fn list_operations() -> Result<OperationsView, UiError> {
     let rows = am_services::operations::list(&s.db, &who, 100).await?;
     let rows = am_services::operations::views(&s.db, rows).await?;
     Ok(OperationsView {
-        rows: rows.into_iter().map(present::row).collect(),
+        rows,
         can_operate: who.role.may(Operation::Bulk),
     })
 }
 
 #[server(prefix = "/ui", endpoint = "operation", input = Json)]
-pub async fn operation(id: String) -> Result<OperationRow, UiError> {
+pub async fn operation(id: String) -> Result<OperationView, UiError> {
     use super::ssr::*;
     let who = require(Operation::Read)?;
     let id = am_services::operations::parse_id(&id)?;
     let s = services()?;
     let op = am_services::operations::get(&s.db, &who, id).await?;
-    Ok(present::row(
-        am_services::operations::view(&s.db, op).await?,
-    ))
+    Ok(am_services::operations::view(&s.db, op).await?)
 }
 
 /// Cancels an operation (operators).
@@ -250,7 +71,7 @@ pub async fn rerun_activations(
     from_where_it_broke: bool,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_services::operations::OperationRequest;
+    use am_domain::read::operations::OperationRequest;
     let who = require(Operation::Run)?;
     let filter = query.filter;
     let op = am_services::operations::start(
@@ -288,7 +109,7 @@ pub async fn interrupt_matching(
     query: crate::api::activations::ActivationsQuery,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_services::operations::OperationRequest;
+    use am_domain::read::operations::OperationRequest;
     let who = require(Operation::Interrupt)?;
     let op = am_services::operations::start(
         &services()?,
@@ -319,7 +140,7 @@ pub async fn interrupt_count(
 #[server(prefix = "/ui", endpoint = "start_sweep", input = Json)]
 pub async fn start_sweep() -> Result<String, UiError> {
     use super::ssr::*;
-    use am_services::operations::OperationRequest;
+    use am_domain::read::operations::OperationRequest;
     let who = require(Operation::Repair)?;
     let op =
         am_services::operations::start(&services()?, &who, OperationRequest::ConsistencySweep {})
@@ -353,7 +174,7 @@ pub async fn reenable(
     groups: Vec<String>,
 ) -> Result<Vec<String>, UiError> {
     use super::ssr::*;
-    use am_services::operations::OperationRequest;
+    use am_domain::read::operations::OperationRequest;
     let who = require(Operation::Toggle)?;
     let s = services()?;
     if launch_settings.is_empty() && groups.is_empty() {

@@ -2,19 +2,13 @@
 //! disable/enable, reset password), and each user's own password change.
 
 use crate::error::UiError;
-use am_domain::roles::Role;
+use am_domain::{
+    read::accounts::{TokenInfo, UserInfo},
+    roles::Role,
+};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
-
-/// One user as the page lists them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UserRow {
-    pub name: String,
-    pub role: Role,
-    pub disabled: bool,
-    pub last_login_at: Option<chrono::DateTime<chrono::Utc>>,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsersView {
@@ -22,7 +16,7 @@ pub struct UsersView {
     pub me: String,
     /// Whether the caller manages users; the list is empty otherwise.
     pub is_admin: bool,
-    pub users: Vec<UserRow>,
+    pub users: Vec<UserInfo>,
     pub now: chrono::DateTime<chrono::Utc>,
 }
 
@@ -32,16 +26,7 @@ pub async fn list_users() -> Result<UsersView, UiError> {
     let who = require(Operation::Read)?;
     let is_admin = who.role.may(Operation::ManageUsers);
     let users = if is_admin {
-        am_services::accounts::list_users(&services()?.db, &who)
-            .await?
-            .into_iter()
-            .map(|u| UserRow {
-                name: u.name,
-                role: u.role,
-                disabled: u.disabled,
-                last_login_at: u.last_login_at,
-            })
-            .collect()
+        am_services::accounts::list_users(&services()?.db, &who).await?
     } else {
         Vec::new()
     };
@@ -116,24 +101,9 @@ pub async fn change_password(current: String, new: String) -> Result<(), UiError
     Ok(())
 }
 
-/// One API token as the page lists it (never the token itself).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TokenRow {
-    pub id: i64,
-    pub user: String,
-    pub name: String,
-    pub prefix: String,
-    pub role: Role,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
-    pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
-    pub last_used_from: Option<String>,
-    pub revoked_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokensView {
-    pub rows: Vec<TokenRow>,
+    pub rows: Vec<TokenInfo>,
     /// Everyone's tokens (the caller is an admin), not only their own.
     pub all: bool,
     /// The caller's role: a new token's role is at most this.
@@ -147,22 +117,7 @@ pub async fn list_tokens() -> Result<TokensView, UiError> {
     use am_services::accounts::tokens;
     let who = require(Operation::OwnAccess)?;
     let all = who.role.may(Operation::ManageUsers);
-    let rows = tokens::list(&services()?.db, &who, all)
-        .await?
-        .into_iter()
-        .map(|t| TokenRow {
-            id: t.id,
-            user: t.user,
-            name: t.name,
-            prefix: t.prefix,
-            role: t.role,
-            created_at: t.created_at,
-            expires_at: t.expires_at,
-            last_used_at: t.last_used_at,
-            last_used_from: t.last_used_from,
-            revoked_at: t.revoked_at,
-        })
-        .collect();
+    let rows = tokens::list(&services()?.db, &who, all).await?;
     Ok(TokensView {
         rows,
         all,
@@ -179,7 +134,8 @@ pub async fn create_token(
     expires_in_days: Option<u32>,
 ) -> Result<String, UiError> {
     use super::ssr::*;
-    use am_services::accounts::tokens::{self, NewToken};
+    use am_domain::read::accounts::NewToken;
+    use am_services::accounts::tokens;
     let who = require(Operation::OwnAccess)?;
     let new = NewToken {
         user: None,

@@ -2,10 +2,8 @@
 //! is queued or running (the server renders the state at page load, so it reads without
 //! JavaScript too).
 
-use crate::{
-    api::operations::{OperationRow, operation},
-    components::replay::ReplayOutcomesLine,
-};
+use crate::{api::operations::operation, components::replay::ReplayOutcomesLine};
+use am_domain::{read::operations::OperationView, status::OperationStatus};
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -14,7 +12,7 @@ const REFRESH: Duration = Duration::from_secs(1);
 
 /// The bar and the counts of one operation, as a row or the detail page shows them.
 #[component]
-pub fn ProgressBar(op: OperationRow) -> impl IntoView {
+pub fn ProgressBar(op: OperationView) -> impl IntoView {
     let processed = op.done + op.failed;
     // A replay's "done" is what the broker took; what the nodes made of it is its outcome.
     let replay = op.replay_outcomes;
@@ -35,7 +33,7 @@ pub fn ProgressBar(op: OperationRow) -> impl IntoView {
             <progress max=op.total.max(1).to_string() value=processed.to_string() aria-label=label.clone()></progress>
             <span class="op-counts">{label}</span>
             <span class=format!("badge op-{}", op.status) data-test="operation-status">
-                {if replay.is_some() && op.status == am_domain::status::OperationStatus::Succeeded.as_str() { "all sent".to_owned() } else { op.status.clone() }}
+                {if replay.is_some() && op.status == OperationStatus::Succeeded.as_str() { "all sent".to_owned() } else { op.status.clone() }}
                 {op.cancel_requested.then_some(" (cancel requested)")}
             </span>
         </div>
@@ -58,7 +56,7 @@ pub fn OperationProgress(#[prop(into)] id: String) -> impl IntoView {
                 let active = op
                     .get_untracked()
                     .and_then(Result::ok)
-                    .is_none_or(|o| o.active() || o.replay_outcomes.is_some_and(|r| r.sent > 0));
+                    .is_none_or(|o| o.is_active() || o.replay_outcomes.is_some_and(|r| r.sent > 0));
                 if active {
                     op.refetch();
                 }
@@ -74,8 +72,8 @@ pub fn OperationProgress(#[prop(into)] id: String) -> impl IntoView {
             <Transition fallback=|| view! { <span class="muted">"…"</span> }>
                 {move || op.get().map(|r| match r {
                     Ok(o) => view! {
-                        <p><a href=href.clone() data-test="operation-link">{o.title.clone()}</a>
-                            " · " <span class="muted">{o.selection.clone()}</span></p>
+                        <p><a href=href.clone() data-test="operation-link">{o.title().to_owned()}</a>
+                            " · " <span class="muted">{o.selection()}</span></p>
                         <ProgressBar op=o />
                     }.into_any(),
                     Err(e) => view! { <p class="error">{e.to_string()}</p> }.into_any(),

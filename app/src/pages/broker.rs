@@ -5,10 +5,13 @@
 //! Readable without JavaScript; refreshes itself once hydrated.
 
 use crate::api::broker::{
-    BrokerState, ReconcileNow, ReplayUnrouted, broker_status, data_queue_unrouted,
+    BrokerPage, ReconcileNow, ReplayUnrouted, broker_status, data_queue_unrouted,
 };
 use crate::components::operation::OperationProgress;
-use am_domain::topology::{DriftState, queue_role};
+use am_domain::{
+    display,
+    topology::{DriftState, queue_role},
+};
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -55,7 +58,7 @@ pub fn BrokerPage() -> impl IntoView {
             })}
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| match r {
-                    Ok(v) => view! { <Status v reconcile asked /> }.into_any(),
+                    Ok(v) => view! { <Status page=v reconcile asked /> }.into_any(),
                     Err(e) => view! { <p class="error" data-test="broker-error">{e.to_string()}</p> }.into_any(),
                 })}
             </Suspense>
@@ -65,11 +68,13 @@ pub fn BrokerPage() -> impl IntoView {
 
 #[component]
 fn Status(
-    v: BrokerState,
+    page: BrokerPage,
     reconcile: ServerAction<ReconcileNow>,
     asked: RwSignal<Option<(String, u32)>>,
 ) -> impl IntoView {
-    let can_operate = v.can_operate;
+    let can_operate = page.can_operate;
+    let v = page.broker;
+    let errors: Vec<String> = v.errors().into_iter().map(str::to_owned).collect();
     // Applied the catalog's last revision, yet the broker may differ from it (an object
     // removed by hand): "in sync" only when neither.
     let (state, class) = if !v.in_sync {
@@ -87,23 +92,23 @@ fn Status(
             <div><dt>"State"</dt><dd><span class=class data-test="broker-state">{state}</span></dd></div>
             <div><dt>"Catalog revision"</dt><dd data-test="broker-catalog-revision">{v.catalog_revision}</dd></div>
             <div><dt>"Applied revision"</dt><dd data-test="broker-applied-revision">{applied}</dd></div>
-            <div><dt>"Last pass"</dt><dd data-test="broker-reconciled-at">{v.reconciled_at.unwrap_or_else(|| "none yet".into())}</dd></div>
+            <div><dt>"Last pass"</dt><dd data-test="broker-reconciled-at">{v.reconciled_at.map_or_else(|| "none yet".into(), display::time)}</dd></div>
             <div><dt>"Objects kept"</dt><dd data-test="broker-objects">
                 {format!("{} exchanges, {} queues, {} bindings", v.exchanges, v.queues, v.bindings)}
             </dd></div>
         </dl>
-        {v.can_operate.then(|| view! {
+        {can_operate.then(|| view! {
             <ActionForm action=reconcile>
                 <button type="submit" data-test="reconcile-now">"Reconcile now"</button>
-                {v.full_requested_at.clone().map(|at| view! {
-                    <span class="muted" data-test="reconcile-requested">{format!(" last asked {at}")}</span>
+                {v.full_requested_at.map(|at| view! {
+                    <span class="muted" data-test="reconcile-requested">{format!(" last asked {}", display::time(at))}</span>
                 })}
             </ActionForm>
         })}
-        {(!v.errors.is_empty()).then(|| view! {
+        {(!errors.is_empty()).then(|| view! {
             <h2>"Refused on the last pass"</h2>
             <ul class="field-errors" data-test="broker-errors">
-                {v.errors.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
+                {errors.into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
             </ul>
             <p class="hint">"Each is tried again on the next pass."</p>
         })}
@@ -143,8 +148,8 @@ fn Status(
             }.into_any()
         }}
         <h2>"What the queues hold"</h2>
-        {v.sampled_at.clone().map(|at| view! { <p class="muted">{format!("sampled {at}")}</p> })}
-        {if v.depths.is_empty() {
+        {v.depths.sampled_at.map(|at| view! { <p class="muted">{format!("sampled {}", display::time(at))}</p> })}
+        {if v.depths.queues.is_empty() {
             view! { <p class="muted" data-test="no-queues">"No queue yet."</p> }.into_any()
         } else {
             view! {
@@ -155,7 +160,7 @@ fn Status(
                             <th>"Ready"</th><th>"Consumers"</th><th><span class="sr-only">"Actions"</span></th>
                         </tr></thead>
                         <tbody>
-                            {v.depths.into_iter().map(|q| {
+                            {v.depths.queues.into_iter().map(|q| {
                                 let ls = q.launch_setting.clone().map(|id| {
                                     let href = format!("/launch-settings/{id}");
                                     view! { <a href=href>{id}</a> }
@@ -204,7 +209,7 @@ fn Status(
                                 <tr data-test="leaving-row">
                                     <td data-label="Queue" class="long-name"><code>{l.queue}</code></td>
                                     <td data-label="How">{l.how}</td>
-                                    <td data-label="Since">{l.since}</td>
+                                    <td data-label="Since">{display::time(l.since)}</td>
                                     <td data-label="Why">{l.reason.unwrap_or_else(|| "drains into where its messages go".into())}</td>
                                 </tr>
                             }).collect_view()}

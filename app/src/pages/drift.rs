@@ -5,7 +5,8 @@
 //! run yet: messages agents waiting for a data queue, and changes a catalog rule refused, with
 //! why. Filter by application in the URL (`?application=`).
 
-use crate::api::nodes::{DriftView, RefusedRow, schema_drift};
+use crate::api::nodes::{DriftView, schema_drift};
+use am_domain::read::nodes::RefusedPublication;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
@@ -85,7 +86,7 @@ fn NeedsDataQueue(agents: Vec<(String, String)>) -> impl IntoView {
 
 /// What nodes published that a catalog rule refused, with why.
 #[component]
-fn RefusedTable(rows: Vec<RefusedRow>) -> impl IntoView {
+fn RefusedTable(rows: Vec<RefusedPublication>) -> impl IntoView {
     (!rows.is_empty()).then(|| {
         view! {
             <h2>"Published but not taken"</h2>
@@ -99,16 +100,19 @@ fn RefusedTable(rows: Vec<RefusedRow>) -> impl IntoView {
                         <tr><th>"Node"</th><th>"Change"</th><th>"Why"</th></tr>
                     </thead>
                     <tbody>
-                        {rows.into_iter().map(|r| view! {
-                            <tr data-test="refused-row">
-                                <td data-label="Node">{format!("{}/{}", r.application, r.host)}</td>
-                                <td data-label="Change">{r.entity}</td>
-                                <td data-label="Why">
-                                    <ul class="field-errors">
-                                        {r.errors.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}
-                                    </ul>
-                                </td>
-                            </tr>
+                        {rows.into_iter().flat_map(|p| {
+                            let node = format!("{}/{}", p.application, p.host);
+                            p.refused.into_iter().map(move |r| view! {
+                                <tr data-test="refused-row">
+                                    <td data-label="Node">{node.clone()}</td>
+                                    <td data-label="Change">{r.entity.to_string()}</td>
+                                    <td data-label="Why">
+                                        <ul class="field-errors">
+                                            {r.errors.0.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}
+                                        </ul>
+                                    </td>
+                                </tr>
+                            })
                         }).collect_view()}
                     </tbody>
                 </table>
@@ -144,7 +148,7 @@ fn DriftTable(view: DriftView) -> impl IntoView {
                                 <td data-label="Agent"><a href=agent_href>{d.agent.clone()}</a></td>
                                 <td data-label="What no longer fits">
                                     <ul class="field-errors" data-test="drift-errors">
-                                        {d.errors.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}
+                                        {d.errors.0.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}
                                     </ul>
                                 </td>
                             </tr>
@@ -170,7 +174,7 @@ pub fn PublishedDrift(launch_setting: String, application: String) -> impl IntoV
                     <div class="banner warn" data-test="published-drift">
                         "The schema this agent's nodes published last does not accept these saved parameters; "
                         "until they are fixed the catalog keeps the schema they were saved against."
-                        <ul>{d.errors.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}</ul>
+                        <ul>{d.errors.0.into_iter().map(|e| view! { <li>{e.to_string()}</li> }).collect_view()}</ul>
                     </div>
                 })
             }}

@@ -3,7 +3,9 @@
 //! Filters live in the URL (`?application=&lost=1`); the page reads without JavaScript and
 //! refreshes itself once hydrated.
 
-use crate::api::nodes::{NodeRow, NodesView, list_nodes};
+use crate::api::nodes::{NodesView, list_nodes};
+use am_domain::{display, read::nodes::NodeView, status::NodeStatus};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use std::time::Duration;
@@ -76,6 +78,7 @@ pub fn NodesPage() -> impl IntoView {
 #[component]
 fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
     let can_create = view.can_edit_catalog;
+    let now = view.now;
     let explanation = format!(
         "A node is lost when no heartbeat came for {} s; nothing is dispatched to it.",
         view.timeout_secs
@@ -95,7 +98,7 @@ fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
     let live = view
         .nodes
         .iter()
-        .filter(|n| n.status == am_domain::status::NodeStatus::Live.as_str())
+        .filter(|n| n.status == NodeStatus::Live)
         .count();
     let summary = format!("{live} live of {} shown", view.nodes.len());
     view! {
@@ -108,7 +111,7 @@ fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
                     </tr>
                 </thead>
                 <tbody>
-                    {view.nodes.into_iter().map(|n| view! { <NodeLine node=n can_create=can_create /> }).collect_view()}
+                    {view.nodes.into_iter().map(|n| view! { <NodeLine node=n can_create=can_create now=now /> }).collect_view()}
                 </tbody>
             </table>
         </div>
@@ -119,14 +122,15 @@ fn NodesTable(view: NodesView, include_lost: bool) -> impl IntoView {
 }
 
 #[component]
-fn NodeLine(node: NodeRow, can_create: bool) -> impl IntoView {
+fn NodeLine(node: NodeView, can_create: bool, now: DateTime<Utc>) -> impl IntoView {
     let app_href = format!("/applications/{}", node.application);
     let usage = format!("{} / {}", node.running, node.capacity);
-    let full = node.capacity > 0 && node.running >= node.capacity;
+    let full = node.is_full();
+    let status = node.status.as_str();
     let agents = node.agents.clone();
     view! {
         <tr data-test="node-row" id=am_domain::links::node_anchor(&node.host) data-host=node.host.clone() data-application=node.application.clone()
-            data-status=node.status.clone()>
+            data-status=status>
             <td data-label="Host">
                 <code>{node.host.clone()}</code>
                 <br /><span class="muted" data-test="node-version">{node.version.clone()}</span>
@@ -150,7 +154,7 @@ fn NodeLine(node: NodeRow, can_create: bool) -> impl IntoView {
                 })}
             </td>
             <td data-label="Status">
-                <span class=format!("pill {}", node.status) data-test="node-status">{node.status.clone()}</span>
+                <span class=format!("pill {status}") data-test="node-status">{status}</span>
             </td>
             <td data-label="Running">
                 <span data-test="node-running" class:warn-text=full title="running activations / capacity">{usage}</span>
@@ -159,8 +163,8 @@ fn NodeLine(node: NodeRow, can_create: bool) -> impl IntoView {
                 </span>
             </td>
             <td data-label="Last heartbeat" data-test="node-heartbeat">
-                {node.heartbeat_age.clone()}
-                <br /><span class="muted">{node.last_heartbeat.clone()}</span>
+                {display::ago(node.last_heartbeat_at, now)}
+                <br /><span class="muted">{display::time(node.last_heartbeat_at)}</span>
             </td>
             <td data-label="Agents offered" data-test="node-agents">
                 {if agents.is_empty() {

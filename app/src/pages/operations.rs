@@ -4,10 +4,14 @@
 
 use crate::{
     api::operations::{
-        CancelOperation, DisabledListView, OperationRow, Reenable, StartSweep, disabled_entities,
+        CancelOperation, DisabledListView, Reenable, StartSweep, disabled_entities,
         list_operations, operation,
     },
     components::{ids::ShortId, operation::ProgressBar},
+};
+use am_domain::{
+    display,
+    read::operations::{OperationKind, OperationView},
 };
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -41,7 +45,7 @@ pub fn OperationsPage() -> impl IntoView {
     let ops = Resource::new(|| (), |_| list_operations());
     refresh_while(ops, |r| {
         r.as_ref()
-            .is_ok_and(|v| v.rows.iter().any(OperationRow::active))
+            .is_ok_and(|v| v.rows.iter().any(OperationView::is_active))
     });
     let disabled = Resource::new(|| (), |_| disabled_entities());
     view! {
@@ -59,13 +63,13 @@ pub fn OperationsPage() -> impl IntoView {
                             <thead><tr><th>"Operation"</th><th>"Selection"</th><th>"Progress"</th><th>"By"</th><th>"Started"</th></tr></thead>
                             <tbody>
                                 {v.rows.into_iter().map(|o| view! {
-                                    <tr data-test="operation-row" data-id=o.id.clone()>
-                                        <td><a href=format!("/operations/{}", o.id)>{o.title.clone()}</a>
-                                            <br/><span class="muted"><ShortId id=o.id.clone() /></span></td>
-                                        <td>{o.selection.clone()}</td>
+                                    <tr data-test="operation-row" data-id=o.id.to_string()>
+                                        <td><a href=format!("/operations/{}", o.id)>{o.title().to_owned()}</a>
+                                            <br/><span class="muted"><ShortId id=o.id.to_string() /></span></td>
+                                        <td>{o.selection()}</td>
                                         <td><ProgressBar op=o.clone() /></td>
                                         <td>{o.requested_by.clone()}</td>
-                                        <td>{o.created.clone()}</td>
+                                        <td>{display::time(o.created_at)}</td>
                                     </tr>
                                 }).collect_view()}
                             </tbody>
@@ -186,7 +190,7 @@ pub fn OperationPage() -> impl IntoView {
     let params = use_params_map();
     let id = Memo::new(move |_| params.get().get("id").unwrap_or_default());
     let op = Resource::new(move || id.get(), operation);
-    refresh_while(op, |r| r.as_ref().is_ok_and(OperationRow::active));
+    refresh_while(op, |r| r.as_ref().is_ok_and(OperationView::is_active));
     let cancel = ServerAction::<CancelOperation>::new();
     Effect::new(move |_| {
         if cancel.value().get().is_some() {
@@ -199,16 +203,17 @@ pub fn OperationPage() -> impl IntoView {
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || op.get().map(|r| match r {
                     Ok(o) => {
-                        let can_cancel = o.active() && !o.cancel_requested;
-                        let oid = o.id.clone();
+                        let can_cancel = o.is_active() && !o.cancel_requested;
+                        let oid = o.id.to_string();
+                        let untold = usize::try_from(o.failed).unwrap_or(0).saturating_sub(o.errors.len());
                         view! {
-                            <h1>{o.title.clone()}</h1>
+                            <h1>{o.title().to_owned()}</h1>
                             <dl class="facts">
-                                <dt>"Selection"</dt><dd data-test="operation-selection">{o.selection.clone()}</dd>
+                                <dt>"Selection"</dt><dd data-test="operation-selection">{o.selection()}</dd>
                                 <dt>"Requested by"</dt><dd>{o.requested_by.clone()}</dd>
-                                <dt>"Started"</dt><dd>{o.created.clone()}</dd>
-                                <dt>"Finished"</dt><dd>{o.finished.clone().unwrap_or_else(|| "—".into())}</dd>
-                                <dt>"Id"</dt><dd class="mono">{o.id.clone()}</dd>
+                                <dt>"Started"</dt><dd>{display::time(o.created_at)}</dd>
+                                <dt>"Finished"</dt><dd>{display::time_or_dash(o.finished_at)}</dd>
+                                <dt>"Id"</dt><dd class="mono">{o.id.to_string()}</dd>
                             </dl>
                             <ProgressBar op=o.clone() />
                             {can_cancel.then(|| view! {
@@ -218,7 +223,7 @@ pub fn OperationPage() -> impl IntoView {
                                 </button>
                             })}
                             {(!o.errors.is_empty()).then(|| view! {
-                                <h2>{if o.kind == "consistency-sweep" { "Findings" } else { "Errors" }}</h2>
+                                <h2>{if o.kind == OperationKind::ConsistencySweep.as_str() { "Findings" } else { "Errors" }}</h2>
                                 <table class="list" data-test="operation-errors">
                                     <thead><tr><th>"Item"</th><th>"Error"</th></tr></thead>
                                     <tbody>
@@ -230,8 +235,8 @@ pub fn OperationPage() -> impl IntoView {
                                         }).collect_view()}
                                     </tbody>
                                 </table>
-                                {(o.failed as usize > o.errors.len()).then(|| view! {
-                                    <p class="muted">{format!("… and {} more failed items (only the first {} are kept).", o.failed as usize - o.errors.len(), o.errors.len())}</p>
+                                {(untold > 0).then(|| view! {
+                                    <p class="muted">{format!("… and {untold} more failed items (only the first {} are kept).", o.errors.len())}</p>
                                 })}
                             })}
                         }.into_any()

@@ -2,9 +2,10 @@
 //! offer each (an agent no live node offers cannot run now), and its classifiers with their
 //! size and when a node last published them.
 
-use crate::{
-    api::nodes::{AgentOfferView, ClassifierInfo, PublicationView, application_publication},
-    components::classifier::ClassifierPicker,
+use crate::{api::nodes::application_publication, components::classifier::ClassifierPicker};
+use am_domain::{
+    display,
+    read::nodes::{AgentOffer, ApplicationPublication, ClassifierPublication},
 };
 use leptos::prelude::*;
 
@@ -28,7 +29,7 @@ pub fn ApplicationPublished(application: String) -> impl IntoView {
 }
 
 #[component]
-fn Published(application: String, view: PublicationView) -> impl IntoView {
+fn Published(application: String, view: ApplicationPublication) -> impl IntoView {
     let not_offered = view
         .agents
         .iter()
@@ -105,8 +106,19 @@ fn Published(application: String, view: PublicationView) -> impl IntoView {
 }
 
 #[component]
-fn AgentLine(application: String, agent: AgentOfferView) -> impl IntoView {
+fn AgentLine(application: String, agent: AgentOffer) -> impl IntoView {
     let a = agent;
+    let published = a.published_at.map_or_else(
+        || "never".to_owned(),
+        |t| {
+            format!(
+                "{} from {}, {}",
+                a.published_version.as_deref().unwrap_or("?"),
+                a.published_by_host.as_deref().unwrap_or("?"),
+                display::time(t)
+            )
+        },
+    );
     let name = if a.in_catalog {
         let href = format!("/agents/{application}/{}", a.id);
         view! {
@@ -140,7 +152,7 @@ fn AgentLine(application: String, agent: AgentOfferView) -> impl IntoView {
             <td data-label="Agent">{name}</td>
             <td data-label="Declared by">{a.declared_by.clone().unwrap_or_else(|| "—".into())}</td>
             <td data-label="Last published">
-                {a.published.clone().unwrap_or_else(|| "never".into())}
+                {published}
                 {a.schema_differs.then(|| view! {
                     " " <span class="pill interrupted" data-test="agent-schema-differs"
                         title="the catalog keeps the schema saved launch settings fit">"schema differs"</span>
@@ -152,11 +164,11 @@ fn AgentLine(application: String, agent: AgentOfferView) -> impl IntoView {
 }
 
 #[component]
-fn ClassifierLine(application: String, classifier: ClassifierInfo) -> impl IntoView {
+fn ClassifierLine(application: String, classifier: ClassifierPublication) -> impl IntoView {
     let c = classifier;
     let test = format!("classifier-{}", c.name);
-    let meta = match &c.published_at {
-        Some(t) => format!("{} values · published {t}", c.values),
+    let meta = match c.published_at {
+        Some(t) => format!("{} values · published {}", c.values, display::time(t)),
         None => format!(
             "{} values · declared in the catalog, no node published it",
             c.values

@@ -2,9 +2,10 @@
 //! used and when it ends; *Sign out* ends another one at once.
 
 use crate::{
-    api::sessions::{RevokeSession, SessionRow, list_sessions},
+    api::sessions::{RevokeSession, list_sessions},
     components::when::Ago,
 };
+use am_domain::read::accounts::SessionInfo;
 use leptos::prelude::*;
 
 #[component]
@@ -40,7 +41,7 @@ pub fn Sessions() -> impl IntoView {
 }
 
 #[component]
-fn Row(s: SessionRow, now: chrono::DateTime<chrono::Utc>, reload: RwSignal<u32>) -> impl IntoView {
+fn Row(s: SessionInfo, now: chrono::DateTime<chrono::Utc>, reload: RwSignal<u32>) -> impl IntoView {
     let revoke = ServerAction::<RevokeSession>::new();
     Effect::new(move |_| {
         if let Some(Ok(())) = revoke.value().get() {

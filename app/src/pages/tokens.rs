@@ -2,10 +2,10 @@
 //! last use; a new one is shown once; *Revoke* stops one at once.
 
 use crate::{
-    api::users::{CreateToken, RevokeToken, TokenRow, TokensView, list_tokens},
+    api::users::{CreateToken, RevokeToken, TokensView, list_tokens},
     components::when::Ago,
 };
-use am_domain::roles::Role;
+use am_domain::{read::accounts::TokenInfo, roles::Role};
 use leptos::prelude::*;
 
 #[component]
@@ -104,7 +104,7 @@ fn NewToken(role: Role, action: ServerAction<CreateToken>) -> impl IntoView {
 
 #[component]
 fn Row(
-    t: TokenRow,
+    t: TokenInfo,
     now: chrono::DateTime<chrono::Utc>,
     all: bool,
     reload: RwSignal<u32>,

@@ -4,12 +4,10 @@
 //! from each row.
 
 use crate::{
-    api::users::{
-        ChangePassword, CreateUser, ResetPassword, UpdateUser, UserRow, UsersView, list_users,
-    },
+    api::users::{ChangePassword, CreateUser, ResetPassword, UpdateUser, UsersView, list_users},
     components::when::Ago,
 };
-use am_domain::{links, roles::Role};
+use am_domain::{links, read::accounts::UserInfo, roles::Role};
 use leptos::prelude::*;
 
 #[component]
@@ -126,7 +124,7 @@ fn NewUser(action: ServerAction<CreateUser>) -> impl IntoView {
 }
 
 #[component]
-fn Row(u: UserRow, now: chrono::DateTime<chrono::Utc>, reload: RwSignal<u32>) -> impl IntoView {
+fn Row(u: UserInfo, now: chrono::DateTime<chrono::Utc>, reload: RwSignal<u32>) -> impl IntoView {
     let update = ServerAction::<UpdateUser>::new();
     let reset = ServerAction::<ResetPassword>::new();
     Effect::new(move |_| {

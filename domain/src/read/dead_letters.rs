@@ -44,6 +44,18 @@ impl DeadLetterFilter {
     }
 }
 
+/// The dead letters a bulk operation works on: exactly `ids` when given, otherwise every one
+/// matching `filter`. Only `dead` ones are replayed or deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(default, deny_unknown_fields)]
+pub struct Selection {
+    /// Non-empty: exactly these dead letters (at most 10,000).
+    pub ids: Vec<i64>,
+    /// Used when `ids` is empty: every dead letter matching it.
+    pub filter: DeadLetterFilter,
+}
+
 /// A dead letter as lists show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -2,7 +2,8 @@
 //! asks for a full pass (docs/protocol.md, "Broker topology").
 
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
-use am_services::topology::{self, BrokerView};
+use am_domain::read::broker::BrokerView;
+use am_services::topology;
 use axum::{Json, extract::State, http::StatusCode};
 
 /// Whether the broker is reconciled to the current catalog, when it last was, what the broker

@@ -11,11 +11,11 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
-use am_domain::read::dead_letters::{DeadLetterDetail, DeadLetterFilter, DeadLetterPage};
-use am_services::{
-    dead_letters::{self, Selection},
+use am_domain::read::{
+    dead_letters::{DeadLetterDetail, DeadLetterFilter, DeadLetterPage, Selection},
     operations::{OperationRequest, OperationView},
 };
+use am_services::dead_letters;
 use axum::{
     Json,
     extract::{Path, State},

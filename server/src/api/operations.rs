@@ -9,10 +9,8 @@ use crate::{
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
-use am_services::{
-    Principal, ServiceError,
-    operations::{self, OperationRequest, OperationView},
-};
+use am_domain::read::operations::{OperationRequest, OperationView};
+use am_services::{Principal, ServiceError, operations};
 use axum::{
     Json,
     extract::{Path, State},

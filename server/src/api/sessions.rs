@@ -6,10 +6,8 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
-use am_services::{
-    AuthMethod,
-    accounts::sessions::{self, SessionInfo},
-};
+use am_domain::read::accounts::SessionInfo;
+use am_services::{AuthMethod, accounts::sessions};
 use app::api::SESSION_COOKIE;
 use axum::{
     Json,

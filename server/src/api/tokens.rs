@@ -9,7 +9,8 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
-use am_services::accounts::tokens::{self, CreatedToken, NewToken, TokenInfo};
+use am_domain::read::accounts::{CreatedToken, NewToken, TokenInfo};
+use am_services::accounts::tokens;
 use axum::{
     Json,
     extract::{Path, State},

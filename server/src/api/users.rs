@@ -7,9 +7,9 @@ use crate::{
     error::{ApiResult, ErrorBody},
     state::AppState,
 };
-use am_domain::roles::Role;
+use am_domain::{read::accounts::UserInfo, roles::Role};
 use am_services::accounts::{
-    self, UserInfo,
+    self,
     people::{self, UserChange},
 };
 use axum::{

@@ -350,9 +350,9 @@ async fn launch_settings_and_groups_come_with_their_status(app: TestApp) {
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text());
     // What the reconciler's sampler would have seen.
-    *app.services.broker_depths.write().expect("depths") = am_services::topology::Depths {
+    *app.services.broker_depths.write().expect("depths") = am_domain::read::depths::Depths {
         sampled_at: Some(chrono::Utc::now()),
-        queues: vec![am_services::topology::QueueDepth {
+        queues: vec![am_domain::read::depths::QueueDepth {
             queue: "am.ls.demo.echo.1".into(),
             role: "subscription".into(),
             launch_setting: Some("demo.echo.1".into()),

@@ -6,11 +6,12 @@
 use agent_client::Topology;
 use am_domain::{
     catalog::{DataQueueKind, MessageFilter},
+    read::{dead_letters::Selection, operations::OperationRequest},
     wire::{self, Subscription, names::Names},
 };
 use am_services::{
     Services, Settings,
-    dead_letters::{self, IncomingDeadLetter, Selection},
+    dead_letters::{self, IncomingDeadLetter},
     entity::dead_letters as entity,
     health::BrokerStatus,
     operations::ReplayError,
@@ -501,7 +502,7 @@ async fn a_bulk_replay_runs_through_the_broker_publisher() {
     let op = am_services::operations::start(
         &services,
         &who,
-        am_services::operations::OperationRequest::ReplayDeadLetters {
+        OperationRequest::ReplayDeadLetters {
             selection: Selection::default(),
             canary: None,
             rate_per_second: None,

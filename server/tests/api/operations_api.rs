@@ -3,11 +3,11 @@
 //! and an operation recorded before a restart is run by the next manager's worker.
 
 use crate::{TestApp, demo_catalog, on_both_backends};
-use am_domain::roles::Role;
+use am_domain::{read::operations::OperationRequest, roles::Role};
 use am_services::{
     Services,
     entity::{activations, failure_logs, launch_settings, operations as op_rows},
-    operations::{self, OperationRequest},
+    operations,
     retention::RetentionPolicy,
 };
 use axum::http::StatusCode;

@@ -5,12 +5,12 @@
 //! send each notification exactly once.
 
 use crate::harness::{CatalogBuilder, SHORT, World};
-use am_domain::notify::Notice;
+use am_domain::{notify::Notice, read::operations::OperationRequest};
 use am_services::{
     Principal,
     entity::notifications as rows,
     notifications::{self, delivery::signature, events},
-    operations::{self, OperationRequest, ReplayBroker, RunEnd, UnroutedBatch},
+    operations::{self, ReplayBroker, RunEnd, UnroutedBatch},
     runtime::RuntimeConfig,
     testing::Backend,
 };

@@ -3,10 +3,11 @@
 //! match none come back to the unrouted queue. Every message published is counted.
 
 use crate::topology::{Fixture, bodies};
+use am_domain::read::operations::OperationRequest;
 use am_services::{
     Principal, Services, Settings,
     health::BrokerStatus,
-    operations::{self, OperationRequest, RunEnd},
+    operations::{self, RunEnd},
     runtime::RuntimeConfig,
     testing::Backend,
 };

@@ -20,6 +20,7 @@ use crate::{
 };
 use am_domain::{
     audit::LOGIN_FAILED,
+    read::accounts::UserInfo,
     roles::{Operation, Role},
 };
 use argon2::{
@@ -102,26 +103,15 @@ impl Principal {
     }
 }
 
-/// A user as listed to admins (never with the password hash).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct UserInfo {
-    pub id: i64,
-    pub name: String,
-    pub role: Role,
-    pub disabled: bool,
-    pub last_login_at: Option<chrono::DateTime<Utc>>,
-}
-
-impl UserInfo {
-    fn of(u: &users::Model) -> ServiceResult<Self> {
-        Ok(Self {
-            id: u.id,
-            name: u.name.clone(),
-            role: parse_role(&u.role)?,
-            disabled: u.disabled,
-            last_login_at: u.last_login_at,
-        })
-    }
+/// A user as admins see it.
+fn user_info(u: &users::Model) -> ServiceResult<UserInfo> {
+    Ok(UserInfo {
+        id: u.id,
+        name: u.name.clone(),
+        role: parse_role(&u.role)?,
+        disabled: u.disabled,
+        last_login_at: u.last_login_at,
+    })
 }
 
 fn random_secret() -> String {
@@ -249,7 +239,7 @@ pub async fn create_user(
     }
     .insert(&txn)
     .await?;
-    let info = UserInfo::of(&model)?;
+    let info = user_info(&model)?;
     audit::record(
         &txn,
         AuditEntry::new(actor, "create", "user", name).after(&info),
@@ -366,7 +356,7 @@ pub async fn list_users(
         .order_by_asc(users::Column::Name)
         .all(db)
         .await?;
-    rows.iter().map(UserInfo::of).collect()
+    rows.iter().map(user_info).collect()
 }
 
 /// The client's address as the HTTP layer saw it, for rate limiting.

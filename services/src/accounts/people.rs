@@ -6,7 +6,7 @@
 //! every request checks that the user is still enabled.
 
 use super::{
-    Principal, UserInfo, generate_password, hash_password, validate_password, verify_password,
+    Principal, generate_password, hash_password, user_info, validate_password, verify_password,
 };
 use crate::{
     ServiceError, Services,
@@ -16,7 +16,10 @@ use crate::{
     error::ServiceResult,
     login_limit::Attempt,
 };
-use am_domain::roles::{Operation, Role};
+use am_domain::{
+    read::accounts::UserInfo,
+    roles::{Operation, Role},
+};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
     DbBackend, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -102,7 +105,7 @@ pub async fn update_user(
     };
     let txn = begin_change(db).await?;
     let user = find(&txn, name).await?;
-    let before = UserInfo::of(&user)?;
+    let before = user_info(&user)?;
     let demoted = before.role == Role::Admin && change.role.is_some_and(|r| r != Role::Admin);
     let disabled = !before.disabled && change.disabled == Some(true);
     if before.role == Role::Admin && !before.disabled && (demoted || disabled) {
@@ -120,7 +123,7 @@ pub async fn update_user(
     if let Some(h) = hash {
         row.password_hash = Set(h);
     }
-    let after = UserInfo::of(&row.update(&txn).await?)?;
+    let after = user_info(&row.update(&txn).await?)?;
     if disabled || password_set {
         sign_out(&txn, user_id).await?;
     }

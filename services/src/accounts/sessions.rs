@@ -14,33 +14,17 @@ use crate::{
     entity::{sessions, users},
     error::ServiceResult,
 };
-use am_domain::roles::Operation;
+use am_domain::{read::accounts::SessionInfo, roles::Operation};
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
     QueryOrder, Set,
 };
-use serde::{Deserialize, Serialize};
 
 /// Longest `User-Agent` kept with a session.
 const USER_AGENT_CHARS: usize = 200;
 /// Characters of a session handle (64 bits: unique among one user's sessions).
 const HANDLE_CHARS: usize = 16;
-
-/// One of the caller's sessions, as the page and the API list them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct SessionInfo {
-    /// Names the session for revoking it; not a credential.
-    pub handle: String,
-    pub created_at: DateTime<Utc>,
-    pub last_seen_at: DateTime<Utc>,
-    /// When it ends unless used again (and at the latest at its absolute age).
-    pub expires_at: DateTime<Utc>,
-    pub address: Option<String>,
-    pub user_agent: Option<String>,
-    /// The session of this request.
-    pub current: bool,
-}
 
 /// The handle of the session stored under `id`.
 fn handle(id: &str) -> String {

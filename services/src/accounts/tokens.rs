@@ -11,56 +11,15 @@ use crate::{
     entity::{api_tokens, users},
     error::ServiceResult,
 };
-use am_domain::roles::{Operation, Role};
-use chrono::{DateTime, Utc};
+use am_domain::{
+    read::accounts::{CreatedToken, NewToken, TokenInfo},
+    roles::{Operation, Role},
+};
+use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
     QueryOrder, Set,
 };
-use serde::{Deserialize, Serialize};
-
-/// A token to create.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewToken {
-    /// Whose token; the caller's own when left out (only admins name another user).
-    #[serde(default)]
-    pub user: Option<String>,
-    /// What it is for, e.g. `grafana`.
-    pub name: String,
-    /// At most the caller's and the user's role; the user's role when left out.
-    #[serde(default)]
-    pub role: Option<Role>,
-    /// When it stops working; never when left out.
-    #[serde(default)]
-    pub expires_at: Option<DateTime<Utc>>,
-}
-
-/// A token as lists show it (never the token itself).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct TokenInfo {
-    pub id: i64,
-    pub user: String,
-    pub name: String,
-    /// The token's first characters, to tell tokens apart.
-    pub prefix: String,
-    /// The role the token acts with: its own, or its user's.
-    pub role: Role,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: Option<DateTime<Utc>>,
-    pub last_used_at: Option<DateTime<Utc>>,
-    /// The client address of its last use.
-    pub last_used_from: Option<String>,
-    pub revoked_at: Option<DateTime<Utc>>,
-}
-
-/// A token just created: `token` is shown this once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct CreatedToken {
-    pub token: String,
-    #[serde(flatten)]
-    pub info: TokenInfo,
-}
 
 /// The lower of two roles.
 fn lower(a: Role, b: Role) -> Role {

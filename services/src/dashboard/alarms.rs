@@ -107,7 +107,7 @@ pub(super) async fn of_database(
 /// from what the reconciler applied (its last sample of the broker against the applied state).
 pub(super) async fn of_broker(
     s: &Services,
-    depths: &topology::Depths,
+    depths: &am_domain::read::depths::Depths,
 ) -> ServiceResult<Vec<Alarm>> {
     let mut out = Vec::new();
     let broker = s.broker.get();

@@ -25,7 +25,7 @@ use crate::{
     Principal,
     entity::{activation_hosts, activations, dead_letters, launch_settings, schedule_groups},
     error::ServiceResult,
-    registry::{self, NodeFilter},
+    registry,
     runtime::RuntimeConfig,
     status,
 };
@@ -34,6 +34,7 @@ use am_domain::{
         ChartRow, Dashboard, FailureChart, NodeLoad, RunningActivation, StatusCount, WINDOW_HOURS,
         failure_chart, failure_kind, hour_start,
     },
+    read::nodes::NodeFilter,
     roles::Operation,
 };
 use attention::{disabled_groups, disabled_launch_settings, failing, failing_statement};

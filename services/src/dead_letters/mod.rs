@@ -37,7 +37,7 @@ use crate::{
 use am_domain::{
     read::dead_letters::{
         DeadLetterDetail, DeadLetterFilter, DeadLetterPage, DeadLetterSummary, ForwardView,
-        PolicyView,
+        PolicyView, Selection,
     },
     status::DeadLetterStatus,
 };
@@ -47,7 +47,6 @@ use sea_orm::{
     QueryOrder, QuerySelect,
     sea_query::{Expr, ExprTrait},
 };
-use serde::{Deserialize, Serialize};
 
 /// Waiting to be replayed or deleted.
 pub const DEAD: &str = DeadLetterStatus::Dead.as_str();
@@ -65,17 +64,6 @@ pub const MAX_IDS: usize = 10_000;
 pub const HISTORY: u64 = 50;
 /// Ids per statement of the bulk functions, well under every backend's parameter limit.
 const CHUNK: usize = 1000;
-
-/// The dead letters a bulk operation works on: exactly `ids` when given, otherwise every one
-/// matching `filter`. Only `dead` ones are replayed or deleted.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct Selection {
-    /// Non-empty: exactly these dead letters (at most 10,000).
-    pub ids: Vec<i64>,
-    /// Used when `ids` is empty: every dead letter matching it.
-    pub filter: DeadLetterFilter,
-}
 
 /// A parsed [`DeadLetterFilter`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

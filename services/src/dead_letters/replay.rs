@@ -11,7 +11,7 @@ use crate::{
     error::ServiceResult,
 };
 use am_domain::{
-    read::dead_letters::ReplayView,
+    read::dead_letters::{ReplayView, Selection},
     recovery::{BreakerRisk, ReplayOutcomes, ReplayPreview, ReplayResult},
     wire::replay::ReplayToken,
 };
@@ -104,7 +104,7 @@ pub async fn outcomes(db: &DatabaseConnection, operation: Uuid) -> ServiceResult
 pub async fn preview(
     db: &DatabaseConnection,
     actor: &crate::Principal,
-    selection: &super::Selection,
+    selection: &Selection,
 ) -> ServiceResult<ReplayPreview> {
     use dead_letters::Column as C;
     actor.require(am_domain::roles::Operation::Read)?;

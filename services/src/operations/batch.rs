@@ -3,6 +3,7 @@
 
 use super::{CATALOG_BATCH, Stored};
 use crate::{dead_letters, entity::dead_letters as dead_letters_entity, error::ServiceResult};
+use am_domain::read::dead_letters::Selection;
 use sea_orm::DatabaseConnection;
 use std::future::Future;
 
@@ -34,7 +35,7 @@ impl Step {
 pub(super) async fn dead_letter_batch(
     db: &DatabaseConnection,
     stored: &Stored,
-    selection: &dead_letters::Selection,
+    selection: &Selection,
     after: i64,
     limit: u64,
 ) -> ServiceResult<Vec<dead_letters_entity::Model>> {

@@ -20,7 +20,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
     runtime::begin_write,
 };
-use am_domain::{read::activations::ActivationFilter, roles::Operation, usage::EntityRef};
+use am_domain::{read::operations::OperationRequest, roles::Operation, usage::EntityRef};
 use chrono::{DateTime, SubsecRound, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -49,7 +49,7 @@ pub use interrupt::interrupt_count;
 pub use queue::{NoQueue, OperationQueue, QueueError};
 pub use rerun::rerun_count;
 pub use run::{RunEnd, run};
-pub use view::{ItemError, OperationView, view, views};
+pub use view::{view, views};
 
 /// States of an operation.
 pub mod status {
@@ -80,103 +80,6 @@ const REPLAY_BATCH: u64 = 500;
 const DELETE_BATCH: u64 = 1000;
 /// Activations checked per batch of a consistency sweep (a few queries each).
 const SWEEP_BATCH: u64 = 100;
-
-/// What an operator asked for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum OperationRequest {
-    /// Publish dead letters back to the subscription of the launch setting that gave up on
-    /// them, with a fresh attempt count; they are marked replayed by the requester.
-    ReplayDeadLetters {
-        selection: dead_letters::Selection,
-        /// Canary replay: replay this many first, wait for what becomes of them, and go on
-        /// only if every one was processed; the operation stops by itself when one fails
-        /// again, waits behind a disabled launch setting, or has no outcome within 5 minutes.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        canary: Option<u32>,
-        /// At most this many dead letters per second.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        rate_per_second: Option<u32>,
-    },
-    DeleteDeadLetters {
-        selection: dead_letters::Selection,
-    },
-    /// Run again what these activations ran: the launch setting, or the group of a group
-    /// activation; a member run of a group re-runs its launch setting alone. Each launch
-    /// setting or group runs once, however many of the activations ran it.
-    RerunActivations {
-        /// Exactly these activations; when empty, every activation `filter` matches.
-        #[serde(default)]
-        ids: Vec<Uuid>,
-        #[serde(default)]
-        filter: ActivationFilter,
-        /// Re-run each from where it broke instead (docs/runtime.md, Re-run): the newest run
-        /// that failed or was interrupted of each launch setting or group (a member's run
-        /// stands for its group's), a group from its first member that did not succeed, a
-        /// launch setting on the hosts that failed when others succeeded.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        from_where_it_broke: bool,
-    },
-    /// Interrupt those of these activations still waiting, dispatched or running, each as
-    /// `POST /api/v1/activations/{id}/interrupt` does (a member run whose group's run is among
-    /// them goes with its group). One that ended meanwhile is left as it ended.
-    InterruptActivations {
-        /// Exactly these activations; when empty, every activation `filter` matches.
-        #[serde(default)]
-        ids: Vec<Uuid>,
-        #[serde(default)]
-        filter: ActivationFilter,
-    },
-    EnableLaunchSettings {
-        ids: Vec<String>,
-    },
-    EnableScheduleGroups {
-        ids: Vec<String>,
-    },
-    /// Give the messages no launch setting took (kept in the data queue's unrouted queue) back
-    /// to the data queue, now that a launch setting may take them: at most as many as the
-    /// unrouted queue held when the operation started, oldest first. A message that still
-    /// matches no launch setting goes back to the unrouted queue.
-    ReplayUnrouted {
-        data_queue: String,
-    },
-    /// Check every activation in progress when it started against what the nodes report and
-    /// the outbox holds, and repair what can be (docs/runtime.md, Consistency sweep): waiting
-    /// while a node could take it (dispatched now), a launch command missing from the outbox
-    /// (written again) or still unsent (reported), a run on a node that is gone or no longer
-    /// lists it (lost, then settled). Each finding is listed with whether it was repaired.
-    ConsistencySweep {},
-}
-
-impl OperationRequest {
-    /// The `kind` column.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            OperationRequest::ReplayDeadLetters { .. } => view::REPLAY_KIND,
-            OperationRequest::DeleteDeadLetters { .. } => "delete-dead-letters",
-            OperationRequest::RerunActivations { .. } => "rerun-activations",
-            OperationRequest::InterruptActivations { .. } => "interrupt-activations",
-            OperationRequest::EnableLaunchSettings { .. } => "enable-launch-settings",
-            OperationRequest::EnableScheduleGroups { .. } => "enable-schedule-groups",
-            OperationRequest::ReplayUnrouted { .. } => "replay-unrouted",
-            OperationRequest::ConsistencySweep {} => "consistency-sweep",
-        }
-    }
-
-    /// What the requester asks to do, for the role it needs.
-    pub fn operation(&self) -> Operation {
-        match self {
-            OperationRequest::ReplayDeadLetters { .. }
-            | OperationRequest::DeleteDeadLetters { .. }
-            | OperationRequest::ReplayUnrouted { .. } => Operation::HandleDeadLetters,
-            OperationRequest::RerunActivations { .. } => Operation::Run,
-            OperationRequest::InterruptActivations { .. } => Operation::Interrupt,
-            OperationRequest::EnableLaunchSettings { .. }
-            | OperationRequest::EnableScheduleGroups { .. } => Operation::Toggle,
-            OperationRequest::ConsistencySweep {} => Operation::Repair,
-        }
-    }
-}
 
 /// What the runner needs, kept in the `params` column.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -213,7 +116,7 @@ fn now_db() -> DateTime<Utc> {
 /// Starts an operation: validates the request against the current data (every problem listed,
 /// nothing recorded when there is one), records it as `queued` with an audit entry in one
 /// transaction, and queues its job.
-#[tracing::instrument(skip_all, fields(kind = request.kind(), by = %by.name))]
+#[tracing::instrument(skip_all, fields(kind = request.kind().as_str(), by = %by.name))]
 pub async fn start(
     services: &Services,
     by: &Principal,
@@ -296,7 +199,7 @@ pub async fn start(
     let txn = begin_write(db).await?;
     let row = operations::ActiveModel {
         id: Set(id),
-        kind: Set(request.kind().to_owned()),
+        kind: Set(request.kind().as_str().to_owned()),
         status: Set(status::QUEUED.to_owned()),
         requested_by: Set(by.name.clone()),
         params: Set(params),

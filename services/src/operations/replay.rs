@@ -11,7 +11,10 @@ use crate::{
     entity::dead_letters as dead_letters_entity,
     error::{ServiceError, ServiceResult},
 };
-use am_domain::recovery::{ReplayOutcomes, ReplayResult};
+use am_domain::{
+    read::dead_letters::Selection,
+    recovery::{ReplayOutcomes, ReplayResult},
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::time::Duration;
@@ -137,7 +140,7 @@ pub(super) async fn step(
     db: &DatabaseConnection,
     id: Uuid,
     stored: &Stored,
-    selection: &dead_letters::Selection,
+    selection: &Selection,
     canary: Option<u32>,
     rate_per_second: Option<u32>,
     cursor: Option<&str>,

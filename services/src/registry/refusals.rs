@@ -10,17 +10,8 @@ use crate::{
     entity::{agents, nodes},
     error::ServiceResult,
 };
-use am_domain::{publication::Refused, roles::Operation};
+use am_domain::{publication::Refused, read::nodes::RefusedPublication, roles::Operation};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-use serde::{Deserialize, Serialize};
-
-/// What the catalog could not take of one node's last publication.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RefusedPublication {
-    pub application: String,
-    pub host: String,
-    pub refused: Vec<Refused>,
-}
 
 /// Every node's refused changes, by application and host.
 pub async fn refused_publications(

@@ -1,7 +1,7 @@
 //! Reading the registry for pages and the API: nodes with their liveness computed at read time,
 //! the agents live nodes offer, what an application's nodes published, and schema drift.
 
-use super::{LIVE, LOST, is_live};
+use super::is_live;
 use crate::{
     Principal,
     catalog::{load, rows},
@@ -11,52 +11,18 @@ use crate::{
 use am_domain::{
     params::ParamSpec,
     publication::{Drift, schema_drift},
+    read::nodes::{
+        AgentOffer, ApplicationPublication, ClassifierPublication, NodeFilter, NodeView,
+    },
     roles::Operation,
+    status::NodeStatus,
 };
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     sea_query::{Expr, ExprTrait},
 };
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// Which nodes [`list`] returns.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct NodeFilter {
-    /// Only nodes of this application.
-    pub application: Option<String>,
-    /// Lost nodes too (by default only live ones).
-    #[serde(default)]
-    pub include_lost: bool,
-}
-
-/// A node as pages and the API show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct NodeView {
-    pub application: String,
-    pub host: String,
-    /// Version of the application the node runs (`unknown` before it published itself).
-    pub version: String,
-    /// The newest protocol version the node speaks: a node of version 1 works, but its failure
-    /// reports carry no id, so one delivered twice may be counted twice.
-    pub protocol: i32,
-    /// `live` or `lost`: lost once no heartbeat came within the node timeout.
-    pub status: String,
-    /// Activations running on the node.
-    pub running: i32,
-    /// Activations the node runs at once.
-    pub capacity: i32,
-    /// One-minute load average of the host (0 when the node does not know it).
-    pub load: f64,
-    pub started_at: DateTime<Utc>,
-    pub last_heartbeat_at: DateTime<Utc>,
-    /// Agents the node offers, by id.
-    pub agents: Vec<String>,
-    /// The node published itself while its application is not in the catalog: its agents and
-    /// classifiers wait, and are applied as soon as the application is created.
-    pub waiting_for_application: bool,
-}
 
 /// Nodes matching `filter`, by application and host.
 pub async fn list(
@@ -67,7 +33,7 @@ pub async fn list(
     timeout: chrono::Duration,
 ) -> ServiceResult<Vec<NodeView>> {
     actor.require(Operation::Read)?;
-    let application = filter.application.as_deref().filter(|a| !a.is_empty());
+    let application = filter.application();
     let mut query = nodes::Entity::find();
     let mut offered = node_agents::Entity::find();
     if let Some(app) = application {
@@ -98,7 +64,11 @@ pub async fn list(
                 agents: agents
                     .remove(&(n.application_id.clone(), n.host.clone()))
                     .unwrap_or_default(),
-                status: if live { LIVE } else { LOST }.to_owned(),
+                status: if live {
+                    NodeStatus::Live
+                } else {
+                    NodeStatus::Lost
+                },
                 application: n.application_id,
                 host: n.host,
                 version: n.version,
@@ -140,47 +110,6 @@ pub async fn offered_agents(
         }
     }
     Ok(out)
-}
-
-/// An agent of an application: in the catalog, offered by nodes, or both.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AgentOffer {
-    pub id: String,
-    pub title: String,
-    /// False for an agent nodes offer that the catalog could not take (the schema-drift page
-    /// says why).
-    pub in_catalog: bool,
-    /// A messages agent waiting for an operator to pick its data queue.
-    #[serde(default)]
-    pub needs_data_queue: bool,
-    /// `operator` or `node`, for agents in the catalog.
-    pub declared_by: Option<String>,
-    pub published_version: Option<String>,
-    pub published_by_host: Option<String>,
-    pub published_at: Option<DateTime<Utc>>,
-    /// The schema a node last published differs from the catalog's.
-    pub schema_differs: bool,
-    /// Live nodes offering the agent, by host; empty when no live node does.
-    pub offered_by: Vec<String>,
-}
-
-/// A classifier of an application.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClassifierPublication {
-    pub name: String,
-    pub title: String,
-    pub values: u64,
-    /// When a node last published it; `None` for one only declared in the catalog.
-    pub published_at: Option<DateTime<Utc>>,
-}
-
-/// What the nodes of an application published and offer now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApplicationPublication {
-    /// Hosts of the live nodes.
-    pub live_hosts: Vec<String>,
-    pub agents: Vec<AgentOffer>,
-    pub classifiers: Vec<ClassifierPublication>,
 }
 
 /// Agents and classifiers of an application with what nodes published and offer.

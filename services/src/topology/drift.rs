@@ -6,8 +6,11 @@
 //! Objects the broker has and the catalog does not want are not listed: AMQP cannot list a
 //! broker's objects (that takes the management plugin's HTTP API).
 
-use super::{Applied, Depths};
-use am_domain::topology::{DriftState, ObjectKind};
+use super::Applied;
+use am_domain::{
+    read::{broker::Drift, depths::Depths},
+    topology::{DriftState, ObjectKind},
+};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -22,27 +25,6 @@ pub struct Refusal {
     #[serde(default)]
     pub wrong_arguments: bool,
     pub error: String,
-}
-
-/// An object the last sample did not find: one the reconciler applied, or an exchange the
-/// catalog names but others create (a dead-letter forward target).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct MissingObject {
-    pub object: ObjectKind,
-    pub name: String,
-    /// The launch setting that forwards its dead letters there.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forwarded_by: Option<String>,
-}
-
-/// One difference between the broker and what the reconciler keeps.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Drift {
-    pub object: ObjectKind,
-    pub name: String,
-    pub state: DriftState,
-    /// What the broker said, or what happens next.
-    pub detail: String,
 }
 
 /// The differences: refusals of the last pass (at `reconciled_at`), then what the sample
@@ -105,7 +87,10 @@ pub fn drift(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use am_domain::topology::{Queue, QueueRole};
+    use am_domain::{
+        read::depths::MissingObject,
+        topology::{Queue, QueueRole},
+    };
     use chrono::Duration;
 
     fn applied_with(queue: &str) -> Applied {

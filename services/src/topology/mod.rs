@@ -15,6 +15,10 @@ use crate::{
     error::{ServiceError, ServiceResult},
 };
 use am_domain::{
+    read::{
+        broker::{BrokerView, Drift, LeavingView},
+        depths::Depths,
+    },
     roles::Operation,
     topology::{Binding, BrokerObjects, Departure, Exchange, Layout, Leaving, Plan, plan},
 };
@@ -27,12 +31,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod conflicts;
-mod depths;
 mod drift;
 
 pub use conflicts::conflicts;
-pub use depths::{Backlog, Depths, DepthsHandle, QueueDepth, queue_role, rates, sampled_queues};
-pub use drift::{Drift, MissingObject, Refusal, drift};
+pub use drift::{Refusal, drift};
+
+/// The sample a replica's reconciler task keeps up to date, read by the API, pages and
+/// `/metrics` of that replica.
+pub type DepthsHandle = std::sync::Arc<std::sync::RwLock<Depths>>;
 
 /// A queue on its way out, since when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -304,38 +310,6 @@ pub async fn finish_pass(
     conflicts::tell_new(&txn, &refused_before, &applied.refused, now).await?;
     txn.commit().await?;
     Ok(true)
-}
-
-/// A queue on its way out, as the Broker page shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LeavingView {
-    pub queue: String,
-    /// `drain` (deleted once its messages expired into where they go) or `retire` (its
-    /// messages move to the dead-letter queue once its hold is over).
-    pub how: String,
-    pub reason: Option<String>,
-    pub since: DateTime<Utc>,
-}
-
-/// The broker as the reconciler keeps it: in sync with which catalog revision, when, the last
-/// refusals, how many objects it keeps and which queues are on their way out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct BrokerView {
-    pub catalog_revision: i64,
-    pub applied_revision: Option<i64>,
-    pub in_sync: bool,
-    pub reconciled_at: Option<DateTime<Utc>>,
-    pub full_requested_at: Option<DateTime<Utc>>,
-    /// What the broker refused on the last pass, one line each (retried on the next).
-    pub last_error: Option<String>,
-    pub exchanges: usize,
-    pub queues: usize,
-    pub bindings: usize,
-    pub leaving: Vec<LeavingView>,
-    /// What the consumed and unrouted queues hold, as this replica last sampled them.
-    pub depths: Depths,
-    /// Where the broker differs from what the reconciler keeps.
-    pub drift: Vec<Drift>,
 }
 
 pub async fn view(

@@ -4,11 +4,11 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
-use am_domain::read::dead_letters::{BodyEncoding, DeadLetterFilter};
+use am_domain::read::dead_letters::{BodyEncoding, DeadLetterFilter, Selection};
 use am_domain::{roles::Role, wire::names::Names};
 use am_services::{
     ServiceError, catalog,
-    dead_letters::{self, IncomingDeadLetter, Selection, StoreOutcome},
+    dead_letters::{self, IncomingDeadLetter, StoreOutcome},
     entity::{dead_letters as entity, failure_logs},
 };
 use chrono::{DateTime, Duration, TimeZone, Utc};

@@ -4,12 +4,17 @@
 
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
-use am_domain::{catalog::Catalog, roles::Role, usage::EntityRef};
+use am_domain::{
+    catalog::Catalog,
+    read::operations::{OperationRequest, OperationView},
+    roles::Role,
+    usage::EntityRef,
+};
 use am_services::{
     ServiceError, Services, Settings, catalog,
     entity::{activations, audit_log, dead_letters, launch_settings, operations as op_rows},
     health::BrokerStatus,
-    operations::{self, OperationRequest, OperationView, ReplayBroker, RunEnd, status},
+    operations::{self, ReplayBroker, RunEnd, status},
     runtime::{RuntimeConfig, run::run_now},
 };
 use chrono::Utc;

@@ -6,6 +6,7 @@ use am_domain::{
         InputKind, LaunchKind, LaunchSetting, OverlapPolicy, Pool, StreamMode,
     },
     params::{ParamSpec, ParamType},
+    read::nodes::NodeFilter,
     roles::Role,
     usage::EntityRef,
     wire::{
@@ -16,7 +17,7 @@ use am_domain::{
 use am_services::{
     catalog,
     entity::{agents, audit_log, catalog_meta, classifiers, node_agents, nodes},
-    registry::{self, NodeFilter},
+    registry,
 };
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
@@ -686,7 +687,7 @@ async fn nodes_are_live_until_their_heartbeats_stop(db: &DatabaseConnection) {
         .await
         .expect("list");
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].status, "live");
+    assert_eq!(listed[0].status.as_str(), "live");
     let all = registry::list(
         db,
         &viewer,

@@ -10,6 +10,10 @@ use super::{
 };
 use crate::on_both_backends;
 use am_domain::{
+    read::{
+        dead_letters::Selection,
+        operations::{OperationRequest, OperationView},
+    },
     recovery::{ReplayOutcomes, ReplayResult},
     roles::Role,
     wire::{
@@ -19,10 +23,10 @@ use am_domain::{
 };
 use am_services::{
     Services, Settings, catalog,
-    dead_letters::{self, Selection, replay},
+    dead_letters::{self, replay},
     entity::dead_letters as entity,
     health::BrokerStatus,
-    operations::{self, OperationRequest, OperationView, ReplayBroker, RunEnd, status},
+    operations::{self, ReplayBroker, RunEnd, status},
     runtime::{RuntimeConfig, reports},
 };
 use chrono::Utc;

@@ -6,12 +6,15 @@ use super::{
     runtime::{activation, apply, finished, hosts_of, node_up, report, setup},
 };
 use crate::on_both_backends;
-use am_domain::{catalog::Concurrency, roles::Role, usage::EntityRef, wire::ActivationResult};
+use am_domain::{
+    catalog::Concurrency, read::operations::OperationRequest, roles::Role, usage::EntityRef,
+    wire::ActivationResult,
+};
 use am_services::{
     ServiceError, Services, Settings, catalog,
     entity::{activation_events, activations},
     health::BrokerStatus,
-    operations::{self, OperationRequest, RunEnd, status},
+    operations::{self, RunEnd, status},
     runtime::{
         RuntimeConfig,
         run::{Rerun, choices, rerun, run_now},

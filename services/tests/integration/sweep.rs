@@ -8,12 +8,18 @@ use super::{
     runtime::{activation, apply, heartbeat, hosts_of, node_up, report},
 };
 use crate::on_both_backends;
-use am_domain::{roles::Role, usage::EntityRef, wire::ActivationEvent, wire::ToManager};
+use am_domain::{
+    read::operations::{OperationRequest, OperationView},
+    roles::Role,
+    usage::EntityRef,
+    wire::ActivationEvent,
+    wire::ToManager,
+};
 use am_services::{
     ServiceError, Services, Settings, catalog,
     entity::outbox,
     health::BrokerStatus,
-    operations::{self, OperationRequest, OperationView, RunEnd, status},
+    operations::{self, RunEnd, status},
     registry,
     runtime::{RuntimeConfig, run::run_now},
 };

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::on_both_backends;
 use am_domain::{
+    read::depths::{Depths, QueueDepth},
     roles::Role,
     throughput::{BROKER_SCOPE, minute_start},
     topology::queue_role,
@@ -19,12 +20,7 @@ use am_domain::{
     },
 };
 use am_services::{
-    ServiceError,
-    entity::throughput_minutes,
-    ls_overview,
-    runtime::run::run_now,
-    throughput,
-    topology::{Depths, QueueDepth},
+    ServiceError, entity::throughput_minutes, ls_overview, runtime::run::run_now, throughput,
 };
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{DatabaseConnection, EntityTrait};

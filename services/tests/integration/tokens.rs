@@ -3,13 +3,10 @@
 
 use super::actor;
 use crate::on_both_backends;
-use am_domain::roles::Role;
+use am_domain::{read::accounts::NewToken, roles::Role};
 use am_services::{
     ServiceError,
-    accounts::{
-        self, Principal,
-        tokens::{self, NewToken},
-    },
+    accounts::{self, Principal, tokens},
     entity::api_tokens,
 };
 use chrono::Utc;

@@ -8,13 +8,16 @@ use super::{
     runtime::{apply, node_up, report, setup as runtime_setup},
 };
 use crate::on_both_backends;
-use am_domain::{catalog::LostPolicy, roles::Role, usage::EntityRef, wire::ActivationEvent};
+use am_domain::{
+    catalog::LostPolicy, read::operations::OperationRequest, roles::Role, usage::EntityRef,
+    wire::ActivationEvent,
+};
 use am_services::status::Trigger;
 use am_services::{
     Services, Settings, catalog,
     entity::{notifications as rows, schedule_groups},
     health::BrokerStatus,
-    operations::{self, OperationRequest, RunEnd, status},
+    operations::{self, RunEnd, status},
     runtime::{
         RuntimeConfig,
         fires::{self, Fire},

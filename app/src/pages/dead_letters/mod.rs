@@ -100,7 +100,7 @@ fn when_finished(bulk: ServerAction<DeadLettersBulk>, done: impl Fn() + Clone + 
                     let Ok(op) = operation(id).await else {
                         return;
                     };
-                    if op.active() || finished.get_value() {
+                    if op.is_active() || finished.get_value() {
                         return;
                     }
                     let outcomes = op.replay_outcomes;

@@ -6,8 +6,11 @@
 //! Broker page and `/metrics`.
 
 use super::apply::is_not_found;
-use am_domain::topology::ObjectKind;
-use am_services::topology::{self as rules, Depths, DepthsHandle, MissingObject};
+use am_domain::{
+    read::depths::{self as sample, Depths, MissingObject},
+    topology::ObjectKind,
+};
+use am_services::topology::{self as rules, DepthsHandle};
 use chrono::Utc;
 use lapin::{
     Channel, Connection, ExchangeKind,
@@ -91,7 +94,7 @@ pub(super) async fn sample(
 ) -> anyhow::Result<()> {
     let started = Utc::now();
     let (applied, _) = rules::applied(db).await?;
-    let mut queues = rules::sampled_queues(&applied.objects);
+    let mut queues = sample::sampled_queues(&applied.objects);
     let mut probe = Probe {
         conn,
         channel: None,
@@ -155,7 +158,7 @@ pub(super) async fn sample(
     if let Ok(mut d) = into.write() {
         if let Some(before) = d.sampled_at {
             sample.processed_per_minute =
-                rules::rates(&d.processed, &sample.processed, started - before);
+                sample::rates(&d.processed, &sample.processed, started - before);
             sample.rate_window_seconds = u64::try_from((started - before).num_seconds()).ok();
         }
         *d = sample;

@@ -2,16 +2,14 @@
 //! and consumers of the queues nodes consume and of the unrouted queues, and the objects the
 //! sample could not find.
 
-use am_domain::topology::BrokerObjects;
+use crate::topology::{BrokerObjects, ObjectKind, queue_role};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The roles of the queues whose depth is sampled ([`QueueDepth::role`]).
-pub use am_domain::topology::queue_role;
-
 /// What one queue nodes consume (or the unrouted queue of a data queue) holds, as last sampled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueueDepth {
     pub queue: String,
     /// `subscription`, `shared` or `unrouted`.
@@ -25,19 +23,20 @@ pub struct QueueDepth {
 }
 
 /// The last sample of what the broker holds, per consumed and unrouted queue.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Depths {
     /// When the sample began.
     pub sampled_at: Option<DateTime<Utc>>,
     pub queues: Vec<QueueDepth>,
     /// Applied exchanges and queues the broker did not have.
     #[serde(default)]
-    pub missing: Vec<super::MissingObject>,
+    pub missing: Vec<MissingObject>,
     /// Messages processed by the running activations of each launch setting, as their nodes'
     /// last heartbeats said at the sample (the base of the next sample's rates; internal, not
     /// shown by the API).
     #[serde(skip)]
-    #[schema(ignore)]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
     pub processed: BTreeMap<String, i64>,
     /// Messages each launch setting processed per minute between the last two samples.
     #[serde(default)]
@@ -45,6 +44,18 @@ pub struct Depths {
     /// Seconds between the last two samples: the window of `processed_per_minute`.
     #[serde(default)]
     pub rate_window_seconds: Option<u64>,
+}
+
+/// An object the last sample did not find: one the reconciler applied, or an exchange the
+/// catalog names but others create (a dead-letter forward target).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MissingObject {
+    pub object: ObjectKind,
+    pub name: String,
+    /// The launch setting that forwards its dead letters there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded_by: Option<String>,
 }
 
 /// Messages processed per minute by each launch setting between two samples of its running
@@ -70,7 +81,8 @@ pub fn rates(
 }
 
 /// What waits in the broker for one launch setting, from the last sample.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Backlog {
     /// The queue the launch setting consumes.
     pub queue: String,
@@ -110,8 +122,8 @@ impl Depths {
 
     /// Totals for the dashboard: what waits for nodes, what no launch setting took, queues no
     /// node consumes, and the largest backlogs.
-    pub fn summary(&self) -> am_domain::dashboard::BrokerBacklog {
-        use am_domain::dashboard::{BrokerBacklog, LARGEST_BACKLOGS, QueueBacklog};
+    pub fn summary(&self) -> crate::dashboard::BrokerBacklog {
+        use crate::dashboard::{BrokerBacklog, LARGEST_BACKLOGS, QueueBacklog};
         let mut out = BrokerBacklog {
             sampled_at: self.sampled_at,
             ..BrokerBacklog::default()
@@ -175,8 +187,8 @@ impl Depths {
     /// data queue's shared queue.
     pub fn backlogs<'a>(
         &self,
-        catalog: &am_domain::catalog::Catalog,
-        settings: impl IntoIterator<Item = &'a am_domain::catalog::LaunchSetting>,
+        catalog: &crate::catalog::Catalog,
+        settings: impl IntoIterator<Item = &'a crate::catalog::LaunchSetting>,
     ) -> std::collections::HashMap<String, Backlog> {
         let mut own = std::collections::HashMap::new();
         let mut shared = std::collections::HashMap::new();
@@ -214,14 +226,10 @@ impl Depths {
     }
 }
 
-/// The sample a replica's reconciler task keeps up to date, read by the API, pages and
-/// `/metrics` of that replica.
-pub type DepthsHandle = std::sync::Arc<std::sync::RwLock<Depths>>;
-
 /// The queues whose depth is worth sampling: what nodes consume and what no launch setting
 /// took, with their labels.
 pub fn sampled_queues(objects: &BrokerObjects) -> Vec<QueueDepth> {
-    use am_domain::topology::QueueRole as R;
+    use crate::topology::QueueRole as R;
     objects
         .queues
         .values()
