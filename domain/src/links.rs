@@ -1,6 +1,8 @@
 //! The paths of the manager's pages, built in one place: the UI links with them and
 //! notifications carry them (after the manager's public address) as their deep link.
 
+use crate::usage::EntityRef;
+
 /// Percent-encodes one query value or path segment.
 pub fn enc(s: &str) -> String {
     s.bytes()
@@ -143,6 +145,23 @@ pub fn entity(entity_type: &str, id: &str) -> Option<String> {
         "operation" => operation(id),
         _ => return None,
     })
+}
+
+/// An entity's own page; a classifier's is its application's.
+pub fn entity_page(entity: &EntityRef) -> String {
+    match entity {
+        EntityRef::Application(id) => format!("/applications/{}", enc(id)),
+        EntityRef::Pool(id) => format!("/pools/{}", enc(id)),
+        EntityRef::DataQueue(id) => format!("/data-queues/{}", enc(id)),
+        EntityRef::Agent { application, id } => {
+            format!("/agents/{}/{}", enc(application), enc(id))
+        }
+        EntityRef::Classifier { application, .. } => {
+            format!("/applications/{}", enc(application))
+        }
+        EntityRef::LaunchSetting(id) => launch_setting(id),
+        EntityRef::ScheduleGroup(id) => schedule_group(id),
+    }
 }
 
 /// An entity's history: the audit log filtered to it.

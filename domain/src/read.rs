@@ -14,6 +14,8 @@ pub mod nodes;
 pub mod notifications;
 pub mod operations;
 pub mod overview;
+pub mod run_status;
+pub mod search;
 
 /// Whether none of `fields` filters: each is missing or blank (filters' blank means none).
 fn all_blank(fields: &[&Option<String>]) -> bool {

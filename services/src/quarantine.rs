@@ -10,7 +10,7 @@ use crate::{
     entity::host_quarantines,
     error::{ServiceError, ServiceResult},
 };
-use am_domain::roles::Operation;
+use am_domain::{read::run_status::Quarantine, roles::Operation};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
@@ -21,17 +21,6 @@ use uuid::Uuid;
 
 /// Rows per `IN (...)`: far below every database's bound-parameter limit.
 const CHUNK: usize = 500;
-
-/// A quarantined host as pages and the API show it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-pub struct Quarantine {
-    pub host: String,
-    pub since: DateTime<Utc>,
-    /// The trip that put it there: consecutive failures and the last error.
-    pub cause: String,
-    /// The activation whose run on that host tripped.
-    pub activation_id: Option<Uuid>,
-}
 
 /// Quarantines `host` for `launch_setting`; a host already there keeps its first cause.
 /// Returns whether it is new.

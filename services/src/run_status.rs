@@ -7,64 +7,14 @@ use crate::{
     Principal,
     entity::{agents, launch_settings, schedule_groups},
     error::ServiceResult,
-    quarantine::Quarantine,
     topology::DepthsHandle,
 };
 use am_domain::catalog::{Catalog, LaunchKind, LaunchSetting};
-use am_domain::read::depths::Backlog;
+use am_domain::read::run_status::{RecentCounts, RunStatus};
 use am_domain::roles::Operation;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect};
 use std::collections::{BTreeMap, HashMap};
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-pub struct RunStatus {
-    /// `running` | `waiting` | `disabled`.
-    pub current: String,
-    /// `succeeded` | `failed` | `interrupted`; `None` before the first activation ends.
-    pub last_result: Option<String>,
-    pub last_result_at: Option<DateTime<Utc>>,
-    pub disabled_reason: Option<String>,
-    /// Launch settings only: what waits for it in the broker, from this replica's last sample
-    /// (none before the first one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backlog: Option<Backlog>,
-    /// Launch settings only: hosts its `MANY` breaker took out of the rotation, and why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub quarantined: Vec<Quarantine>,
-    /// Launch settings only: how often the runtime recovered it, by kind (`start_timeout`,
-    /// `lost`, `redispatch`, `stale_report`, `quarantine`); kinds that never happened are left
-    /// out.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub recovery: BTreeMap<String, i64>,
-    /// Stream launch settings only, on their own page: processed, failures and dead letters
-    /// over the last 5 minutes and hour, last failure, failing since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stream: Option<am_domain::failing::StreamHealth>,
-    /// Schedule groups only: when it fires next (`None` while disabled or never again).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_fire_at: Option<DateTime<Utc>>,
-    /// Launch settings only: real failures and dead letters of the last 24 hours.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_24h: Option<RecentCounts>,
-}
-
-/// Real failures and dead letters of a launch setting over a window.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    utoipa::ToSchema,
-)]
-pub struct RecentCounts {
-    pub failures: u64,
-    pub dead_letters: u64,
-}
 
 /// How far back [`RunStatus::last_24h`] counts.
 pub const RECENT: chrono::Duration = chrono::Duration::hours(24);

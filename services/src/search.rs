@@ -20,12 +20,15 @@ use crate::{
     error::ServiceResult,
     failures::error_types,
 };
-use am_domain::{roles::Operation, shortened, usage::EntityRef};
+use am_domain::{
+    read::search::{Found, Hit},
+    roles::Operation,
+    shortened,
+};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     sea_query::{Expr, ExprTrait, Func},
 };
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// Hits of one kind at most.
@@ -34,93 +37,6 @@ pub const HITS_PER_KIND: u64 = 10;
 /// Activations read within a shortened id's leading digits to find those with its end: the
 /// leading 8 digits of a UUIDv7 span ~65 s of runs.
 const SHORTENED_SCAN: u64 = 10_000;
-
-/// What a hit points at.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Found {
-    Application {
-        id: String,
-    },
-    Pool {
-        id: String,
-    },
-    DataQueue {
-        id: String,
-    },
-    Agent {
-        application: String,
-        id: String,
-    },
-    LaunchSetting {
-        id: String,
-    },
-    ScheduleGroup {
-        id: String,
-    },
-    /// A host name of a pool.
-    Host {
-        name: String,
-    },
-    /// An error type failures reported (and that are still stored).
-    ErrorType {
-        name: String,
-    },
-    Activation {
-        id: Uuid,
-    },
-    DeadLetter {
-        id: i64,
-    },
-}
-
-impl Found {
-    /// The catalog entity, if it is one.
-    pub fn entity(&self) -> Option<EntityRef> {
-        Some(match self {
-            Found::Application { id } => EntityRef::Application(id.clone()),
-            Found::Pool { id } => EntityRef::Pool(id.clone()),
-            Found::DataQueue { id } => EntityRef::DataQueue(id.clone()),
-            Found::Agent { application, id } => EntityRef::agent(application, id),
-            Found::LaunchSetting { id } => EntityRef::LaunchSetting(id.clone()),
-            Found::ScheduleGroup { id } => EntityRef::ScheduleGroup(id.clone()),
-            Found::Host { .. }
-            | Found::ErrorType { .. }
-            | Found::Activation { .. }
-            | Found::DeadLetter { .. } => {
-                return None;
-            }
-        })
-    }
-
-    /// What names the hit as an operator would type it whole.
-    fn names(&self, lowered: &str) -> bool {
-        match self {
-            Found::Application { id }
-            | Found::Pool { id }
-            | Found::DataQueue { id }
-            | Found::LaunchSetting { id }
-            | Found::ScheduleGroup { id } => id == lowered,
-            Found::Agent { application, id } => {
-                *id == lowered || format!("{application}/{id}") == lowered
-            }
-            Found::Host { name } | Found::ErrorType { name } => name.to_lowercase() == lowered,
-            Found::Activation { .. } | Found::DeadLetter { .. } => false,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Hit {
-    #[serde(flatten)]
-    pub found: Found,
-    /// The title, or what else tells the hit apart (a dead letter's message id, an
-    /// activation's launch setting).
-    pub label: String,
-    /// The text named this hit whole (its id, a whole activation id, a message id): a page may
-    /// go straight to it when it is the only such hit.
-    pub exact: bool,
-}
 
 /// `LOWER(column) LIKE '%text%'` with the text's own `%`, `_` and `\` taken literally.
 fn contains<C: ColumnTrait>(column: C, lowered: &str) -> Condition {
@@ -169,7 +85,7 @@ pub async fn find(
             hits.extend(rows.into_iter().map(|(id, label)| {
                 let found = $found(id);
                 Hit {
-                    exact: found.names(&q),
+                    exact: found.is_named_by(&q),
                     found,
                     label,
                 }
@@ -196,7 +112,7 @@ pub async fn find(
         hits.extend(rows.into_iter().map(|(application, id, label)| {
             let found = Found::Agent { application, id };
             Hit {
-                exact: found.names(&q),
+                exact: found.is_named_by(&q),
                 found,
                 label,
             }
@@ -215,7 +131,7 @@ pub async fn find(
         hits.extend(names.into_iter().map(|name| {
             let found = Found::Host { name };
             Hit {
-                exact: found.names(&q),
+                exact: found.is_named_by(&q),
                 found,
                 label: "host".to_owned(),
             }
@@ -231,7 +147,7 @@ pub async fn find(
                     name: known.error_type,
                 };
                 Hit {
-                    exact: found.names(&q),
+                    exact: found.is_named_by(&q),
                     found,
                     label: match known.launch_settings {
                         1 => "error type of 1 launch setting".to_owned(),

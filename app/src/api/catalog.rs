@@ -164,39 +164,6 @@ pub enum AnyEntity {
     ScheduleGroup(ScheduleGroup),
 }
 
-/// Runtime status of a launch setting or schedule group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatusView {
-    /// `running` | `waiting` | `disabled`.
-    pub current: String,
-    /// `succeeded` | `failed` | `interrupted`, when an activation has ended.
-    pub last_result: Option<String>,
-    /// When the last result came, `YYYY-MM-DD HH:MM:SS UTC`.
-    pub last_result_at: Option<String>,
-    pub disabled_reason: Option<String>,
-    /// Launch settings: what waits for it in the broker, e.g. `12 waiting · 1 consumer`.
-    pub backlog: Option<String>,
-    /// Launch settings: hosts its `MANY` breaker took out of the rotation.
-    pub quarantined: Vec<QuarantineView>,
-    /// Launch settings: how often the runtime recovered it, e.g. `2 start timeouts · 1 lost`.
-    pub recovery: Option<String>,
-    /// Stream launch settings: processed, failures and dead letters lately, last failure.
-    pub stream: Option<am_domain::failing::StreamHealth>,
-    /// Launch settings: messages processed per minute between the broker's last two samples,
-    /// and the seconds between them.
-    pub per_minute: Option<(u64, u64)>,
-}
-
-/// A host a `MANY` breaker quarantined, as the status panel lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QuarantineView {
-    pub host: String,
-    /// `YYYY-MM-DD HH:MM:SS UTC`.
-    pub since: String,
-    pub cause: String,
-    pub activation: Option<String>,
-}
-
 /// A page of classifier values matching a search.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassifierPage {
@@ -242,19 +209,6 @@ impl From<Key> for EntityRef {
             Key::LaunchSetting(id) => EntityRef::LaunchSetting(id),
             Key::ScheduleGroup(id) => EntityRef::ScheduleGroup(id),
         }
-    }
-}
-
-/// Relative link to an entity's page.
-pub fn entity_href(key: &EntityRef) -> String {
-    match key {
-        EntityRef::Application(id) => format!("/applications/{id}"),
-        EntityRef::Pool(id) => format!("/pools/{id}"),
-        EntityRef::DataQueue(id) => format!("/data-queues/{id}"),
-        EntityRef::Agent { application, id } => format!("/agents/{application}/{id}"),
-        EntityRef::Classifier { application, .. } => format!("/applications/{application}"),
-        EntityRef::LaunchSetting(id) => format!("/launch-settings/{id}"),
-        EntityRef::ScheduleGroup(id) => format!("/schedule-groups/{id}"),
     }
 }
 
@@ -413,7 +367,7 @@ pub async fn save_entity(entity: AnyEntity, create: bool) -> Result<String, UiEr
             } else {
                 catalog::update(db, &who, &key, e).await?;
             }
-            Ok(entity_href(&key))
+            Ok(am_domain::links::entity_page(&key))
         }};
     }
     match entity {
@@ -437,7 +391,7 @@ pub async fn save_launch_setting(
     let key = EntityRef::LaunchSetting(setting.id.clone());
     am_services::catalog::save_launch_setting(&services()?.db, &who, setting, groups, create)
         .await?;
-    Ok(entity_href(&key))
+    Ok(am_domain::links::entity_page(&key))
 }
 
 /// Deletes an entity; refused while anything uses it.
@@ -503,7 +457,7 @@ pub async fn run_now(key: Key) -> Result<String, UiError> {
 
 /// Current status and last result of a launch setting or schedule group.
 #[server(prefix = "/ui", endpoint = "run_status", input = Json)]
-pub async fn run_status(key: Key) -> Result<StatusView, UiError> {
+pub async fn run_status(key: Key) -> Result<am_domain::read::run_status::RunStatus, UiError> {
     use super::ssr::*;
     use am_services::run_status::{of_launch_setting_with_backlog, of_schedule_groups};
     let who = require(Operation::Read)?;
@@ -518,9 +472,7 @@ pub async fn run_status(key: Key) -> Result<StatusView, UiError> {
             .next(),
         _ => None,
     };
-    found
-        .map(rows::status_view)
-        .ok_or_else(|| UiError::NotFound(format!("{} not found", EntityRef::from(key))))
+    found.ok_or_else(|| UiError::NotFound(format!("{} not found", EntityRef::from(key))))
 }
 
 /// Values of a classifier matching `text`, searched in the database.

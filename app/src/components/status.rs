@@ -2,10 +2,14 @@
 //! launch setting or schedule group, and the hosts a launch setting's breaker quarantined.
 
 use crate::{
-    api::catalog::{ClearQuarantine, Key, QuarantineView, RunNow, SetEnabled, run_status},
+    api::catalog::{ClearQuarantine, Key, RunNow, SetEnabled, run_status},
     components::{disable::DisableQuestion, stream_health::StreamHealthView},
 };
-use am_domain::roles::{Operation, Role};
+use am_domain::{
+    display,
+    read::run_status::Quarantine,
+    roles::{Operation, Role},
+};
 use leptos::prelude::*;
 
 #[component]
@@ -82,25 +86,25 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
                                     <div>
                                         <span class="label">"Last result"</span>
                                         <span class=last_class data-test="last-result">{last}</span>
-                                        {s.last_result_at.clone().map(|t| view! { <span class="muted">{t}</span> })}
+                                        {s.last_result_at.map(|t| view! { <span class="muted">{display::time(t)}</span> })}
                                     </div>
                                 })}
                                 {match (&key, s.stream.clone()) {
                                     (Key::LaunchSetting(ls), Some(h)) => Some(view! {
-                                        <StreamHealthView launch_setting=ls.clone() h per_minute=s.per_minute />
+                                        <StreamHealthView launch_setting=ls.clone() h per_minute=s.per_minute() />
                                     }),
                                     _ => None,
                                 }}
-                                {s.disabled_reason.filter(|_| !enabled).map(|r| view! {
+                                {s.disabled_reason.clone().filter(|_| !enabled).map(|r| view! {
                                     <div><span class="label">"Why"</span><span data-test="disabled-reason">{r}</span></div>
                                 })}
-                                {s.backlog.map(|b| view! {
+                                {s.backlog_line().map(|b| view! {
                                     <div>
                                         <span class="label">"Backlog"</span>
                                         <span data-test="backlog" title="messages waiting in the broker, and the nodes taking them (sampled every few seconds)">{b}</span>
                                     </div>
                                 })}
-                                {s.recovery.map(|r| view! {
+                                {s.recovery_text().map(|r| view! {
                                     <div>
                                         <span class="label">"Recoveries"</span>
                                         <span data-test="recovery" title="how often the runtime had to recover this launch setting, since it was created">{r}</span>
@@ -166,7 +170,7 @@ pub fn StatusPanel(key: Key, role: Role) -> impl IntoView {
 #[component]
 fn Quarantined(
     launch_setting: String,
-    hosts: Vec<QuarantineView>,
+    hosts: Vec<Quarantine>,
     can_operate: bool,
     clear: ServerAction<ClearQuarantine>,
 ) -> impl IntoView {
@@ -180,9 +184,9 @@ fn Quarantined(
                     view! {
                         <li data-test="quarantined-host">
                             <code>{q.host.clone()}</code>
-                            <span class="muted">" since " {q.since}</span>
+                            <span class="muted">" since " {display::time(q.since)}</span>
                             " · " {q.cause}
-                            {q.activation.map(|a| view! {
+                            {q.activation_id.map(|a| view! {
                                 " · " <a href=format!("/activations/{a}")>"activation"</a>
                             })}
                             {can_operate.then(|| view! {

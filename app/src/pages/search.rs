@@ -18,7 +18,7 @@ pub fn SearchPage() -> impl IntoView {
             let mut exact = list.iter().filter(|h| h.exact);
             if let (Some(only), None) = (exact.next(), exact.next()) {
                 navigate(
-                    &only.href,
+                    &only.found.href(),
                     leptos_router::NavigateOptions {
                         replace: true,
                         ..Default::default()
@@ -51,12 +51,16 @@ pub fn SearchPage() -> impl IntoView {
                             <table class="list" data-test="hits">
                                 <thead><tr><th>"Kind"</th><th>"Id"</th><th>"Title"</th></tr></thead>
                                 <tbody>
-                                    {list.into_iter().map(|h| view! {
-                                        <tr data-test="hit" data-kind=h.kind.clone() data-id=h.id.clone()>
-                                            <td data-label="Kind" class="muted">{h.kind.clone()}</td>
-                                            <td data-label="Id"><a href=h.href.clone() data-test="hit-link"><code>{h.id.clone()}</code></a></td>
-                                            <td data-label="Title">{h.label.clone()}</td>
-                                        </tr>
+                                    {list.into_iter().map(|h| {
+                                        let (kind, id, href) = (h.found.noun(), h.found.id(), h.found.href());
+                                        let shown = id.clone();
+                                        view! {
+                                            <tr data-test="hit" data-kind=kind data-id=id>
+                                                <td data-label="Kind" class="muted">{kind}</td>
+                                                <td data-label="Id"><a href=href data-test="hit-link"><code>{shown}</code></a></td>
+                                                <td data-label="Title">{h.label}</td>
+                                            </tr>
+                                        }
                                     }).collect_view()}
                                 </tbody>
                             </table>

@@ -10,8 +10,9 @@ use crate::{
     error::{ApiResult, AppError, ErrorBody},
     state::AppState,
 };
+use am_domain::read::run_status::RunStatus;
 use am_domain::usage::EntityRef;
-use am_services::{catalog, run_status::RunStatus};
+use am_services::catalog;
 use axum::{
     Json, Router,
     extract::{Path, State},

@@ -2,7 +2,8 @@
 
 use crate::api::query::ApiQuery;
 use crate::{auth::Caller, error::ApiResult, error::ErrorBody, state::AppState};
-use am_services::search::{self, Hit};
+use am_domain::read::search::Hit;
+use am_services::search;
 use axum::{Json, extract::State};
 
 /// Query of `GET /api/v1/search`.

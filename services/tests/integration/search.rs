@@ -6,6 +6,7 @@
 use super::{actor, demo_catalog};
 use crate::on_both_backends;
 use am_domain::{
+    read::search::{Found, Hit},
     roles::Role,
     wire::{ActivationId, FailureReport, ToManager},
 };
@@ -13,7 +14,7 @@ use am_services::{
     catalog,
     entity::{activations, dead_letters, error_types},
     runtime::{RuntimeConfig, reports},
-    search::{self, Found},
+    search,
 };
 use chrono::{DateTime, Duration, SubsecRound, Utc};
 use sea_orm::{ActiveValue::Set, DatabaseConnection, EntityTrait};
@@ -24,7 +25,7 @@ on_both_backends!(
     error_types_are_found_as_failures_report_them
 );
 
-fn kinds(hits: &[search::Hit]) -> Vec<(String, String)> {
+fn kinds(hits: &[Hit]) -> Vec<(String, String)> {
     hits.iter()
         .map(|h| {
             let v = serde_json::to_value(&h.found).expect("serializes");

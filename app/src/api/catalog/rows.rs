@@ -2,7 +2,7 @@
 
 use super::*;
 use am_domain::catalog::LaunchKind;
-use am_services::run_status::RunStatus;
+use am_domain::read::run_status::RunStatus;
 
 fn text(cells: Vec<String>) -> Vec<Cell> {
     cells.into_iter().map(Cell::Text).collect()
@@ -15,7 +15,7 @@ pub fn application(a: Application, catalog: &Catalog) -> ListRow {
         .filter(|g| g.application == a.id)
         .count();
     ListRow {
-        href: entity_href(&EntityRef::Application(a.id.clone())),
+        href: am_domain::links::entity_page(&EntityRef::Application(a.id.clone())),
         cells: text(vec![a.title, a.default_pool, agents.to_string()]),
         title: None,
         enabled: None,
@@ -25,7 +25,7 @@ pub fn application(a: Application, catalog: &Catalog) -> ListRow {
 
 pub fn pool(p: Pool) -> ListRow {
     ListRow {
-        href: entity_href(&EntityRef::Pool(p.id.clone())),
+        href: am_domain::links::entity_page(&EntityRef::Pool(p.id.clone())),
         cells: text(vec![p.title, p.hosts.join(", ")]),
         title: None,
         enabled: None,
@@ -35,7 +35,7 @@ pub fn pool(p: Pool) -> ListRow {
 
 pub fn data_queue(q: DataQueue) -> ListRow {
     ListRow {
-        href: entity_href(&EntityRef::DataQueue(q.id.clone())),
+        href: am_domain::links::entity_page(&EntityRef::DataQueue(q.id.clone())),
         title: None,
         cells: text(vec![
             q.title.clone(),
@@ -50,7 +50,7 @@ pub fn data_queue(q: DataQueue) -> ListRow {
 
 pub fn agent(a: Agent) -> ListRow {
     ListRow {
-        href: entity_href(&EntityRef::agent(&a.application, &a.id)),
+        href: am_domain::links::entity_page(&EntityRef::agent(&a.application, &a.id)),
         title: None,
         cells: text(vec![
             a.application,
@@ -81,62 +81,9 @@ fn status_cells(enabled: bool, s: Option<&RunStatus>, note: String) -> [Cell; 2]
     ]
 }
 
-pub fn status_view(s: RunStatus) -> StatusView {
-    let backlog = s.backlog.is_some().then(|| backlog_cell(Some(&s)));
-    StatusView {
-        backlog,
-        per_minute: s
-            .backlog
-            .as_ref()
-            .and_then(|b| b.processed_per_minute.zip(b.processed_over_seconds)),
-        stream: s.stream,
-        recovery: recovery_cell(&s.recovery),
-        current: s.current,
-        last_result: s.last_result,
-        last_result_at: s.last_result_at.map(am_domain::display::time),
-        disabled_reason: s.disabled_reason,
-        quarantined: s
-            .quarantined
-            .into_iter()
-            .map(|q| super::QuarantineView {
-                host: q.host,
-                since: am_domain::display::time(q.since),
-                cause: q.cause,
-                activation: q.activation_id.map(|a| a.to_string()),
-            })
-            .collect(),
-    }
-}
-
-/// What waits for a launch setting in the broker, and who takes it how fast over the broker's
-/// last two samples (`1 consumer (shared) · 12/min over 30 s`); `None` before the first sample.
-fn backlog_parts(s: Option<&RunStatus>) -> Option<(String, String)> {
-    let b = s.and_then(|s| s.backlog.as_ref())?;
-    Some((
-        format!("{} waiting", b.ready),
-        format!(
-            "{}{}{}",
-            am_domain::display::plural(u64::from(b.consumers), "consumer"),
-            if b.shared { " (shared)" } else { "" },
-            b.processed_per_minute
-                .zip(b.processed_over_seconds)
-                .map(|(n, s)| format!(" · {n}/min over {s} s"))
-                .unwrap_or_default()
-        ),
-    ))
-}
-
-/// The backlog on one line (the status panel), `—` before the first sample.
-fn backlog_cell(s: Option<&RunStatus>) -> String {
-    backlog_parts(s).map_or_else(
-        || "—".into(),
-        |(waiting, taking)| format!("{waiting} · {taking}"),
-    )
-}
-
 /// The backlog on two lines (lists).
 fn backlog_lines(s: Option<&RunStatus>) -> Cell {
-    backlog_parts(s).map_or_else(
+    s.and_then(RunStatus::backlog_parts).map_or_else(
         || Cell::Text("—".into()),
         |(waiting, taking)| Cell::Two(waiting, taking),
     )
@@ -165,7 +112,7 @@ pub fn launch_setting(
         (false, true, at) => Cell::Time(at, "in no enabled group".into()),
     };
     ListRow {
-        href: entity_href(&EntityRef::LaunchSetting(l.id.clone())),
+        href: am_domain::links::entity_page(&EntityRef::LaunchSetting(l.id.clone())),
         title: (!l.title.is_empty()).then(|| l.title.clone()),
         cells: vec![
             Cell::Two(l.application, l.agent),
@@ -195,30 +142,10 @@ pub fn schedule_group(g: ScheduleGroup, s: Option<&RunStatus>) -> ListRow {
         Cell::Text("—".into())
     };
     ListRow {
-        href: entity_href(&EntityRef::ScheduleGroup(g.id.clone())),
+        href: am_domain::links::entity_page(&EntityRef::ScheduleGroup(g.id.clone())),
         title: (!g.title.is_empty()).then(|| g.title.clone()),
         cells: vec![Cell::Text(g.application), schedule, current, last, next],
         enabled: Some(g.enabled),
         id: g.id,
     }
-}
-
-/// How often the runtime recovered a launch setting, in words; `None` when never.
-fn recovery_cell(counts: &std::collections::BTreeMap<String, i64>) -> Option<String> {
-    use am_services::recovery::kind;
-    let parts: Vec<String> = kind::ALL
-        .iter()
-        .filter_map(|k| counts.get(*k).filter(|n| **n > 0).map(|n| (*k, *n)))
-        .map(|(k, n)| {
-            let (one, many) = match k {
-                kind::START_TIMEOUT => ("start timeout", "start timeouts"),
-                kind::LOST => ("lost run", "lost runs"),
-                kind::REDISPATCH => ("re-dispatch", "re-dispatches"),
-                kind::STALE_REPORT => ("stale report ignored", "stale reports ignored"),
-                _ => ("quarantine", "quarantines"),
-            };
-            format!("{n} {}", if n == 1 { one } else { many })
-        })
-        .collect();
-    (!parts.is_empty()).then(|| parts.join(" · "))
 }

@@ -2,7 +2,8 @@
 //! reordered by drag-and-drop or with the move buttons (focus and a screen-reader announcement
 //! follow the moved member), saved with the form.
 
-use crate::{api::catalog::entity_href, components::forms::*};
+use crate::components::forms::*;
+use am_domain::links::entity_page;
 use am_domain::{
     catalog::{Catalog, Concurrency, LaunchKind},
     usage::EntityRef,
@@ -88,7 +89,7 @@ fn MemberList(
         view! {
             <ol class="members" data-test="members">
                 {list.into_iter().enumerate().map(|(i, m)| {
-                    let href = entity_href(&EntityRef::LaunchSetting(m.clone()));
+                    let href = entity_page(&EntityRef::LaunchSetting(m.clone()));
                     let agent = catalog.with_value(|c| c.launch_setting(&m).map(|l| l.agent.clone()).unwrap_or_default());
                     view! {
                         <li
