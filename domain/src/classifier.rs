@@ -30,3 +30,11 @@ pub struct ClassifierValue {
     pub code: String,
     pub label: String,
 }
+
+/// Values of one classifier that match a search, in the classifier's order; `more` tells
+/// whether others match too.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassifierPage {
+    pub values: Vec<ClassifierValue>,
+    pub more: bool,
+}

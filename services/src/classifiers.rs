@@ -2,7 +2,7 @@
 //! classifier of 50,000 values never travels whole to a browser.
 
 use crate::{Principal, entity::classifier_values, error::ServiceResult};
-use am_domain::{catalog::ClassifierValue, roles::Operation};
+use am_domain::{catalog::ClassifierValue, classifier::ClassifierPage, roles::Operation};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     sea_query::{Expr, ExprTrait, Func, LikeExpr},
@@ -10,14 +10,6 @@ use sea_orm::{
 
 /// Most values one search returns.
 pub const MAX_SEARCH_LIMIT: u64 = 100;
-
-/// Values of one classifier whose code or label contains `text` (case-insensitively), in the
-/// classifier's order, at most `limit` of them; `more` tells whether others match too.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchResult {
-    pub values: Vec<ClassifierValue>,
-    pub more: bool,
-}
 
 fn like_pattern(text: &str) -> String {
     let mut p = String::with_capacity(text.len() + 2);
@@ -43,7 +35,7 @@ pub async fn search(
     classifier: &str,
     text: &str,
     limit: u64,
-) -> ServiceResult<SearchResult> {
+) -> ServiceResult<ClassifierPage> {
     actor.require(Operation::Read)?;
     let limit = limit.clamp(1, MAX_SEARCH_LIMIT);
     let mut query = classifier_values::Entity::find()
@@ -64,7 +56,7 @@ pub async fn search(
         .await?;
     let more = rows.len() as u64 > limit;
     rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    Ok(SearchResult {
+    Ok(ClassifierPage {
         values: rows
             .into_iter()
             .map(|r| ClassifierValue {

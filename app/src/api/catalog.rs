@@ -164,13 +164,6 @@ pub enum AnyEntity {
     ScheduleGroup(ScheduleGroup),
 }
 
-/// A page of classifier values matching a search.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClassifierPage {
-    pub values: Vec<ClassifierValue>,
-    pub more: bool,
-}
-
 /// An entity's key as server functions receive it (externally tagged, unlike `EntityRef`,
 /// whose internally tagged newtype variants JSON cannot carry).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -481,10 +474,10 @@ pub async fn search_classifier(
     application: String,
     classifier: String,
     text: String,
-) -> Result<ClassifierPage, UiError> {
+) -> Result<am_domain::classifier::ClassifierPage, UiError> {
     use super::ssr::*;
     let who = require(Operation::Read)?;
-    let r = am_services::classifiers::search(
+    Ok(am_services::classifiers::search(
         &services()?.db,
         &who,
         &application,
@@ -492,11 +485,7 @@ pub async fn search_classifier(
         &text,
         20,
     )
-    .await?;
-    Ok(ClassifierPage {
-        values: r.values,
-        more: r.more,
-    })
+    .await?)
 }
 
 /// Labels of saved classifier codes.

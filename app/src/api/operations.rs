@@ -4,7 +4,7 @@
 //! started from the dead-letter pages.
 
 use crate::error::UiError;
-use am_domain::read::operations::OperationView;
+use am_domain::read::operations::{Disabled, OperationView};
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
@@ -16,17 +16,9 @@ pub struct OperationsView {
     pub can_operate: bool,
 }
 
-/// A disabled launch setting or group, as the re-enable form lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DisabledView {
-    pub id: String,
-    pub reason: Option<String>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DisabledListView {
-    pub launch_settings: Vec<DisabledView>,
-    pub groups: Vec<DisabledView>,
+    pub disabled: Disabled,
     pub can_operate: bool,
 }
 
@@ -154,14 +146,8 @@ pub async fn disabled_entities() -> Result<DisabledListView, UiError> {
     use super::ssr::*;
     let who = require(Operation::Read)?;
     let d = am_services::operations::disabled(&services()?.db, &who).await?;
-    let map = |rows: Vec<(String, Option<String>)>| {
-        rows.into_iter()
-            .map(|(id, reason)| DisabledView { id, reason })
-            .collect()
-    };
     Ok(DisabledListView {
-        launch_settings: map(d.launch_settings),
-        groups: map(d.groups),
+        disabled: d,
         can_operate: who.role.may(Operation::Bulk),
     })
 }

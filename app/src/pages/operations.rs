@@ -11,7 +11,7 @@ use crate::{
 };
 use am_domain::{
     display,
-    read::operations::{OperationKind, OperationView},
+    read::operations::{DisabledEntity, OperationKind, OperationView},
 };
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map};
@@ -118,7 +118,7 @@ fn SweepButton() -> impl IntoView {
 /// chosen ones as a bulk operation.
 #[component]
 fn ReenableForm(d: DisabledListView) -> impl IntoView {
-    if d.launch_settings.is_empty() && d.groups.is_empty() {
+    if d.disabled.launch_settings.is_empty() && d.disabled.groups.is_empty() {
         return view! { <p class="muted" data-test="nothing-disabled">"Nothing is disabled."</p> }
             .into_any();
     }
@@ -133,7 +133,7 @@ fn ReenableForm(d: DisabledListView) -> impl IntoView {
             navigate(&format!("/operations/{first}"), Default::default());
         }
     });
-    let boxes = move |items: Vec<crate::api::operations::DisabledView>,
+    let boxes = move |items: Vec<DisabledEntity>,
                       chosen: RwSignal<Vec<String>>,
                       kind: &'static str| {
         items
@@ -167,8 +167,8 @@ fn ReenableForm(d: DisabledListView) -> impl IntoView {
         <div class="card" data-test="reenable">
             <h2>"Disabled now"</h2>
             <ul class="plain">
-                {boxes(d.launch_settings, chosen_ls, "launch-settings")}
-                {boxes(d.groups, chosen_groups, "schedule-groups")}
+                {boxes(d.disabled.launch_settings, chosen_ls, "launch-settings")}
+                {boxes(d.disabled.groups, chosen_groups, "schedule-groups")}
             </ul>
             {d.can_operate.then(|| view! {
                 <button data-test="reenable-selected"

@@ -281,5 +281,19 @@ impl OperationView {
     }
 }
 
+/// A disabled launch setting or schedule group, with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DisabledEntity {
+    pub id: String,
+    pub reason: Option<String>,
+}
+
+/// What is disabled now, as a re-enable operation selects from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Disabled {
+    pub launch_settings: Vec<DisabledEntity>,
+    pub groups: Vec<DisabledEntity>,
+}
+
 #[cfg(test)]
 mod tests;

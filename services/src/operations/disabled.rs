@@ -6,20 +6,15 @@ use crate::{
     entity::{launch_settings, schedule_groups},
     error::ServiceResult,
 };
-use am_domain::roles::Operation;
+use am_domain::{
+    read::operations::{Disabled, DisabledEntity},
+    roles::Operation,
+};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-use serde::{Deserialize, Serialize};
-
-/// What is disabled now (id and reason), as a re-enable operation selects from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Disabled {
-    pub launch_settings: Vec<(String, Option<String>)>,
-    pub groups: Vec<(String, Option<String>)>,
-}
 
 pub async fn disabled(db: &DatabaseConnection, actor: &Principal) -> ServiceResult<Disabled> {
     actor.require(Operation::Read)?;
-    let launch_settings = launch_settings::Entity::find()
+    let launch_settings: Vec<(String, Option<String>)> = launch_settings::Entity::find()
         .select_only()
         .column(launch_settings::Column::Id)
         .column(launch_settings::Column::DisabledReason)
@@ -28,7 +23,7 @@ pub async fn disabled(db: &DatabaseConnection, actor: &Principal) -> ServiceResu
         .into_tuple()
         .all(db)
         .await?;
-    let groups = schedule_groups::Entity::find()
+    let groups: Vec<(String, Option<String>)> = schedule_groups::Entity::find()
         .select_only()
         .column(schedule_groups::Column::Id)
         .column(schedule_groups::Column::DisabledReason)
@@ -37,8 +32,13 @@ pub async fn disabled(db: &DatabaseConnection, actor: &Principal) -> ServiceResu
         .into_tuple()
         .all(db)
         .await?;
+    let entities = |rows: Vec<(String, Option<String>)>| {
+        rows.into_iter()
+            .map(|(id, reason)| DisabledEntity { id, reason })
+            .collect()
+    };
     Ok(Disabled {
-        launch_settings,
-        groups,
+        launch_settings: entities(launch_settings),
+        groups: entities(groups),
     })
 }

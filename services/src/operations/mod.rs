@@ -44,7 +44,7 @@ mod told;
 mod view;
 
 pub use broker::{ReplayBroker, ReplayError, UnroutedBatch};
-pub use disabled::{Disabled, disabled};
+pub use disabled::disabled;
 pub use interrupt::interrupt_count;
 pub use queue::{NoQueue, OperationQueue, QueueError};
 pub use rerun::rerun_count;
