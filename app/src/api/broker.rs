@@ -9,18 +9,18 @@ use serde::{Deserialize, Serialize};
 
 /// The Broker page: the broker as the reconciler keeps it, and whether the caller may act.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BrokerPage {
+pub struct BrokerState {
     pub broker: BrokerView,
     pub can_operate: bool,
 }
 
 /// The reconciler's state for the Broker page (viewers).
 #[server(prefix = "/ui", endpoint = "broker_status", input = Json)]
-pub async fn broker_status() -> Result<BrokerPage, UiError> {
+pub async fn broker_status() -> Result<BrokerState, UiError> {
     use super::ssr::*;
     let who = require(Operation::Read)?;
     let s = services()?;
-    Ok(BrokerPage {
+    Ok(BrokerState {
         broker: am_services::topology::view(&s.db, &who, &s.broker_depths).await?,
         can_operate: who.role.may(Operation::Repair),
     })

@@ -5,7 +5,7 @@
 //! Readable without JavaScript; refreshes itself once hydrated.
 
 use crate::api::broker::{
-    BrokerPage, ReconcileNow, ReplayUnrouted, broker_status, data_queue_unrouted,
+    BrokerState, ReconcileNow, ReplayUnrouted, broker_status, data_queue_unrouted,
 };
 use crate::components::operation::OperationProgress;
 use am_domain::{
@@ -58,7 +58,7 @@ pub fn BrokerPage() -> impl IntoView {
             })}
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || data.get().map(|r| match r {
-                    Ok(v) => view! { <Status page=v reconcile asked /> }.into_any(),
+                    Ok(v) => view! { <Status state=v reconcile asked /> }.into_any(),
                     Err(e) => view! { <p class="error" data-test="broker-error">{e.to_string()}</p> }.into_any(),
                 })}
             </Suspense>
@@ -68,12 +68,12 @@ pub fn BrokerPage() -> impl IntoView {
 
 #[component]
 fn Status(
-    page: BrokerPage,
+    state: BrokerState,
     reconcile: ServerAction<ReconcileNow>,
     asked: RwSignal<Option<(String, u32)>>,
 ) -> impl IntoView {
-    let can_operate = page.can_operate;
-    let v = page.broker;
+    let can_operate = state.can_operate;
+    let v = state.broker;
     let errors: Vec<String> = v.errors().into_iter().map(str::to_owned).collect();
     // Applied the catalog's last revision, yet the broker may differ from it (an object
     // removed by hand): "in sync" only when neither.
