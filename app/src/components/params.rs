@@ -3,7 +3,7 @@
 //! control holds is a `param_state::ParamState`.
 
 use crate::{
-    api::catalog::ClassifierLabels,
+    api::catalog::classifier_labels,
     components::{
         classifier::ClassifierControl,
         forms::FieldErrors,
@@ -96,22 +96,22 @@ fn ParamField(
             .filter(|c| !c.is_empty())
             .collect();
         if !codes.is_empty() {
-            let lookup = ServerAction::<ClassifierLabels>::new();
-            // Dispatched from an effect, which runs only in the browser: dispatching while
-            // rendering on the server would call browser-only functions and panic the worker.
-            let call = ClassifierLabels {
-                application: application.clone(),
-                classifier: classifier.clone(),
-                codes,
-            };
-            Effect::new(move |_| {
-                lookup.dispatch(call.clone());
-            });
             let labels = state.labels;
+            let (application, classifier) = (application.clone(), classifier.clone());
+            // Called from an effect, which runs only in the browser, and not dispatched as an
+            // action: an action dispatched while the page hydrates is dropped (leptos suppresses
+            // loads then), and the saved values kept no label.
             Effect::new(move |_| {
-                if let Some(Ok(values)) = lookup.value().get() {
-                    labels.update(|l| l.extend(values.into_iter().map(|v| (v.code, v.label))));
-                }
+                let (application, classifier, codes) =
+                    (application.clone(), classifier.clone(), codes.clone());
+                leptos::task::spawn_local(async move {
+                    if let Ok(values) = classifier_labels(application, classifier, codes).await {
+                        // Gone with its field when the form was left meanwhile.
+                        labels.try_update(|l| {
+                            l.extend(values.into_iter().map(|v| (v.code, v.label)));
+                        });
+                    }
+                });
             });
         }
     }
