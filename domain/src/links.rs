@@ -129,22 +129,28 @@ pub fn operation(id: &str) -> String {
     format!("/operations/{}", enc(id))
 }
 
+/// A dead letter's page.
+pub fn dead_letter(id: i64) -> String {
+    format!("/dead-letters/{id}")
+}
+
 /// The page of an entity as the audit log names it (`entity_type`, `entity_id`), if it has one.
 pub fn entity(entity_type: &str, id: &str) -> Option<String> {
-    Some(match entity_type {
-        "application" => format!("/applications/{}", enc(id)),
-        "pool" => format!("/pools/{}", enc(id)),
-        "data_queue" => format!("/data-queues/{}", enc(id)),
+    let entity = match entity_type {
+        "application" => EntityRef::Application(id.to_owned()),
+        "pool" => EntityRef::Pool(id.to_owned()),
+        "data_queue" => EntityRef::DataQueue(id.to_owned()),
         "agent" => {
             let (application, agent) = id.split_once('/')?;
-            format!("/agents/{}/{}", enc(application), enc(agent))
+            EntityRef::agent(application, agent)
         }
-        "launch_setting" => launch_setting(id),
-        "schedule_group" => schedule_group(id),
-        "activation" => activation(id),
-        "operation" => operation(id),
+        "launch_setting" => EntityRef::LaunchSetting(id.to_owned()),
+        "schedule_group" => EntityRef::ScheduleGroup(id.to_owned()),
+        "activation" => return Some(activation(id)),
+        "operation" => return Some(operation(id)),
         _ => return None,
-    })
+    };
+    Some(entity_page(&entity))
 }
 
 /// An entity's own page; a classifier's is its application's.
@@ -195,6 +201,16 @@ mod tests {
             entity("data_queue", "a b").as_deref(),
             Some("/data-queues/a%20b")
         );
+        assert_eq!(
+            entity("operation", "0190").as_deref(),
+            Some("/operations/0190")
+        );
+        assert_eq!(
+            entity_page(&EntityRef::classifier("demo", "orgs")),
+            "/applications/demo",
+            "a classifier is shown on its application's page"
+        );
+        assert_eq!(dead_letter(42), "/dead-letters/42");
         assert_eq!(entity("user", "admin"), None);
         assert_eq!(entity("agent", "no-slash"), None);
         assert_eq!(

@@ -36,19 +36,38 @@ impl EntityRef {
     }
 }
 
+impl EntityRef {
+    /// What it is, in words: `data queue`, `launch setting`, …
+    pub fn noun(&self) -> &'static str {
+        match self {
+            EntityRef::Application(_) => "application",
+            EntityRef::Pool(_) => "pool",
+            EntityRef::DataQueue(_) => "data queue",
+            EntityRef::Agent { .. } => "agent",
+            EntityRef::Classifier { .. } => "classifier",
+            EntityRef::LaunchSetting(_) => "launch setting",
+            EntityRef::ScheduleGroup(_) => "schedule group",
+        }
+    }
+
+    /// Its key as pages and messages write it: the id, `application/id` for an agent and
+    /// `application/name` for a classifier.
+    pub fn key(&self) -> String {
+        match self {
+            EntityRef::Application(id)
+            | EntityRef::Pool(id)
+            | EntityRef::DataQueue(id)
+            | EntityRef::LaunchSetting(id)
+            | EntityRef::ScheduleGroup(id) => id.clone(),
+            EntityRef::Agent { application, id } => format!("{application}/{id}"),
+            EntityRef::Classifier { application, name } => format!("{application}/{name}"),
+        }
+    }
+}
+
 impl fmt::Display for EntityRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EntityRef::Application(id) => write!(f, "application '{id}'"),
-            EntityRef::Pool(id) => write!(f, "pool '{id}'"),
-            EntityRef::DataQueue(id) => write!(f, "data queue '{id}'"),
-            EntityRef::Agent { application, id } => write!(f, "agent '{application}/{id}'"),
-            EntityRef::Classifier { application, name } => {
-                write!(f, "classifier '{application}/{name}'")
-            }
-            EntityRef::LaunchSetting(id) => write!(f, "launch setting '{id}'"),
-            EntityRef::ScheduleGroup(id) => write!(f, "schedule group '{id}'"),
-        }
+        write!(f, "{} '{}'", self.noun(), self.key())
     }
 }
 

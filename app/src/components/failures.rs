@@ -170,7 +170,7 @@ fn FailureCard(f: FailureEntry) -> impl IntoView {
                         <dd>
                             <code data-test="failure-message-id">{m}</code>
                             {f.dead_letter.map(|d| view! {
-                                " " <a href=format!("/dead-letters/{d}") data-test="failure-dead-letter">"dead letter"</a>
+                                " " <a href=am_domain::links::dead_letter(d) data-test="failure-dead-letter">"dead letter"</a>
                             })}
                         </dd>
                     </div>

@@ -143,7 +143,7 @@ pub fn ReplayBadge(r: ReplayView) -> impl IntoView {
             {text}
         </span>
         {r.dead_letter.map(|id| view! {
-            " " <a href=format!("/dead-letters/{id}") data-test="dl-replay-again">{format!("→ #{id}")}</a>
+            " " <a href=am_domain::links::dead_letter(id) data-test="dl-replay-again">{format!("→ #{id}")}</a>
         })}
         {r.error.map(|e| view! { <br /><span class="dl-error-message" data-test="dl-replay-error">{e}</span> })}
     }

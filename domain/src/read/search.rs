@@ -84,31 +84,21 @@ impl Found {
     /// What it is, in words: `launch setting`, `dead letter`, …
     pub fn noun(&self) -> &'static str {
         match self {
-            Found::Application { .. } => "application",
-            Found::Pool { .. } => "pool",
-            Found::DataQueue { .. } => "data queue",
-            Found::Agent { .. } => "agent",
-            Found::LaunchSetting { .. } => "launch setting",
-            Found::ScheduleGroup { .. } => "schedule group",
             Found::Host { .. } => "host",
             Found::ErrorType { .. } => "error type",
             Found::Activation { .. } => "activation",
             Found::DeadLetter { .. } => "dead letter",
+            found => found.entity().map_or("", |e| e.noun()),
         }
     }
 
     /// Its id as pages write it: `billing/export` for an agent, `#42` for a dead letter.
     pub fn id(&self) -> String {
         match self {
-            Found::Application { id }
-            | Found::Pool { id }
-            | Found::DataQueue { id }
-            | Found::LaunchSetting { id }
-            | Found::ScheduleGroup { id } => id.clone(),
-            Found::Agent { application, id } => format!("{application}/{id}"),
             Found::Host { name } | Found::ErrorType { name } => name.clone(),
             Found::Activation { id } => id.to_string(),
             Found::DeadLetter { id } => format!("#{id}"),
+            found => found.entity().map(|e| e.key()).unwrap_or_default(),
         }
     }
 
@@ -119,7 +109,7 @@ impl Found {
             Found::Host { name } => links::href("/activations", &[("host", name)]),
             Found::ErrorType { name } => links::href("/failures", &[("error_type", name)]),
             Found::Activation { id } => links::activation(&id.to_string()),
-            Found::DeadLetter { id } => format!("/dead-letters/{id}"),
+            Found::DeadLetter { id } => links::dead_letter(*id),
             found => found
                 .entity()
                 .map(|e| links::entity_page(&e))

@@ -49,7 +49,7 @@ pub(super) fn Row(
                 })}</td>
             })}
             <td data-label="Dead letter">
-                <a href=format!("/dead-letters/{id}") data-test="dl-open">{format!("#{id}")}</a>
+                <a href=am_domain::links::dead_letter(id) data-test="dl-open">{format!("#{id}")}</a>
                 <br /><span class="muted">{display::time(r.received_at)}</span>
                 {r.message_id.clone().map(|m| view! { <br /><code class="dl-message-id">{m}</code> })}
             </td>
