@@ -271,11 +271,23 @@ async fn a_breaker_trip_and_a_lost_node_reach_the_webhook_signed_with_their_link
         })
         .await;
     assert_eq!(lost["url"], format!("{PUBLIC}/nodes#host-h2"));
-    let stored = rows_of(&w.db).await;
+    // The receiver holds a notice before the deliverer has written what came of it: wait for
+    // that write, then check it was the first attempt and it succeeded.
+    let told = |r: &rows::Model| r.event == "breaker_tripped" || r.event == "node_lost";
+    let stored = w
+        .wait("the deliveries written", SHORT, || async {
+            let stored = rows_of(&w.db).await;
+            stored
+                .iter()
+                .filter(|r| told(r))
+                .all(|r| r.attempts > 0)
+                .then_some(stored)
+        })
+        .await;
     assert!(
         stored
             .iter()
-            .filter(|r| r.event == "breaker_tripped" || r.event == "node_lost")
+            .filter(|r| told(r))
             .all(|r| r.status == "delivered" && r.attempts == 1),
         "{stored:#?}"
     );
