@@ -26,6 +26,8 @@ export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
 log "formatting"
 cargo fmt --all --check
+log "the wire protocol's schemas and golden examples, checked by an independent validator"
+"$FUZZ_VENV/bin/python" protocol/check.py
 log "import cycles between files and between a crate's top-level folders (none allowed)"
 python3 scripts/module-cycles.py
 python3 scripts/module-cycles.py --folders

@@ -275,6 +275,7 @@ async fn main() {
                 fencing_token: 1,
                 overlap: OverlapPolicy::Allow,
                 retry: RetryPolicy::default(),
+                retry_steps: Vec::new(),
                 unavailable_for: agent_client::domain::catalog::default_unavailable_for(),
                 dead_letter: DeadLetterSettings::default(),
                 failure_threshold: 10,

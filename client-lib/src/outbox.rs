@@ -49,7 +49,7 @@ impl Outbox {
     }
 
     pub(crate) fn push(&self, report: &ToManager) {
-        let bytes = wire::encode(report);
+        let bytes = wire::encode_report(report);
         {
             let mut q = self.lock();
             if q.len() >= self.capacity {

@@ -178,6 +178,7 @@ pub struct Pool {
 
 words! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum DataQueueKind {
         /// Point to point: launch settings of one agent compete for messages.
@@ -218,6 +219,7 @@ impl DataQueue {
 
 words! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum InputKind {
         /// Runs on its own; only schedules start it.
@@ -229,6 +231,7 @@ words! {
 
 words! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum Concurrency {
         /// One node of the pool (the least loaded one).
@@ -240,6 +243,7 @@ words! {
 
 words! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum OverlapPolicy {
         /// Run beside an instance that is still running.
@@ -281,6 +285,7 @@ impl Agent {
 
 words! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum LaunchKind {
         /// Runs continuously while enabled (messages agents only).
@@ -304,6 +309,7 @@ words! {
 
 /// Header-based filter of a stream launch setting: every listed header must equal the value.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MessageFilter {

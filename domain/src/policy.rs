@@ -1,7 +1,72 @@
 //! Breaker and retry arithmetic that the manager and the nodes must compute identically.
 
 use crate::catalog::{DeadLetterPolicy, DeadLetterSettings, RetryPolicy};
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// Most attempts looked at when building a policy's ladder: the ladder reaches its cap long
+/// before unless the multiplier is barely above 1 (validation allows at most
+/// [`MAX_WAIT_LEVELS`](crate::topology::MAX_WAIT_LEVELS) distinct delays).
+const MAX_ATTEMPTS_SCANNED: u32 = 10_000;
+
+/// One rung of a retry ladder: from retry number `attempt` on, a message waits `delay_ms`
+/// (whole milliseconds, the wait queue `<prefix>.wait.<delay_ms>ms`), until the next rung.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RetryStep {
+    /// The first retry (1 = the first) that waits this long.
+    pub attempt: u32,
+    /// The wait, in milliseconds.
+    pub delay_ms: u64,
+}
+
+/// The ladder of a retry policy: each distinct delay of [`retry_delay`] with the first retry
+/// that waits it, in order, up to the cap (the last rung holds for every later retry). What
+/// the manager declares wait queues for and sends nodes in a launch, so that both sides name
+/// the same queues whatever their floating-point arithmetic.
+///
+/// ```
+/// use am_domain::{catalog::RetryPolicy, policy::{retry_ladder, RetryStep}, HumanDuration};
+/// let p = RetryPolicy { initial_delay: HumanDuration::from_secs(1), multiplier: 2.0,
+///                       max_delay: HumanDuration::from_secs(5), max_deliveries: 10 };
+/// let ladder: Vec<(u32, u64)> = retry_ladder(&p).iter().map(|s| (s.attempt, s.delay_ms)).collect();
+/// assert_eq!(ladder, [(1, 1000), (2, 2000), (3, 4000), (4, 5000)]);
+/// ```
+pub fn retry_ladder(policy: &RetryPolicy) -> Vec<RetryStep> {
+    let mut steps: Vec<RetryStep> = Vec::new();
+    for attempt in 1..=MAX_ATTEMPTS_SCANNED {
+        let delay = retry_delay(policy, attempt);
+        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        if steps.last().is_none_or(|s| s.delay_ms != delay_ms) {
+            steps.push(RetryStep { attempt, delay_ms });
+        }
+        if delay >= policy.max_delay.0 || steps.len() > crate::topology::MAX_WAIT_LEVELS {
+            break;
+        }
+    }
+    steps
+}
+
+/// The wait before retry number `attempt` on a ladder (attempt 0 counts as the first), or
+/// `None` for an empty ladder.
+///
+/// ```
+/// use am_domain::policy::{step_delay, RetryStep};
+/// use std::time::Duration;
+/// let ladder = [RetryStep { attempt: 1, delay_ms: 100 }, RetryStep { attempt: 3, delay_ms: 400 }];
+/// assert_eq!(step_delay(&ladder, 2), Some(Duration::from_millis(100)));
+/// assert_eq!(step_delay(&ladder, 9), Some(Duration::from_millis(400)));
+/// assert_eq!(step_delay(&[], 1), None);
+/// ```
+pub fn step_delay(ladder: &[RetryStep], attempt: u32) -> Option<Duration> {
+    let attempt = attempt.max(1);
+    ladder
+        .iter()
+        .take_while(|s| s.attempt <= attempt)
+        .last()
+        .or(ladder.first())
+        .map(|s| Duration::from_millis(s.delay_ms))
+}
 
 /// The breaker's `N` for a failure threshold `M`: `max(1, M / 3)` (integer division).
 ///

@@ -12,10 +12,7 @@ use crate::{
     context::{Message, RunInfo, header_text, header_u64},
     shared::Shared,
 };
-use am_domain::{
-    policy::retry_delay,
-    wire::{self, Launch, Subscription},
-};
+use am_domain::wire::{self, Launch, Subscription};
 use chrono::{DateTime, Utc};
 use lapin::{
     BasicProperties, Channel,
@@ -88,7 +85,7 @@ pub(super) async fn unavailable(
             error,
         };
     }
-    let delay = retry_delay(&launch.retry, answers);
+    let delay = launch.retry_delay(answers);
     let wait = shared.topology.names().wait(delay);
     let mut headers = headers;
     headers.insert(
@@ -183,7 +180,7 @@ pub(super) async fn retry(
     properties: &BasicProperties,
     attempt: u32,
 ) -> Result<(), SendError> {
-    let delay = retry_delay(&launch.retry, attempt);
+    let delay = launch.retry_delay(attempt);
     // The wait queue of this delay gives the message back to the queue it came from.
     let wait = shared.topology.names().wait(delay);
     let mut headers = properties.headers().clone().unwrap_or_default();

@@ -7,8 +7,8 @@ use crate::{
     confirmed::{SendError, landed},
 };
 use am_domain::wire::{
-    self, ActivationCounters, Heartbeat, QUARANTINE_REASON_HEADER, RunningLaunchSetting, ToManager,
-    ToNode,
+    self, ActivationCounters, Heartbeat, LaunchHead, QUARANTINE_REASON_HEADER,
+    RunningLaunchSetting, ToManager, ToNode,
 };
 use futures_util::StreamExt;
 use lapin::{
@@ -197,6 +197,11 @@ async fn listen(shared: &Arc<Shared>, conn: &Connection, queue: &str) -> Result<
                 delivery.acker.ack(BasicAckOptions::default()).await?;
             }
             Err(e) => {
+                if let Some(head) = LaunchHead::of(&delivery.data) {
+                    shared.cannot_run(head, &e);
+                    delivery.acker.ack(BasicAckOptions::default()).await?;
+                    continue;
+                }
                 shared.quarantined.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(reason = %e, "control message quarantined");
                 if let Err(pe) =

@@ -10,7 +10,10 @@ use crate::{
 use am_domain::{
     catalog::OverlapPolicy,
     params::effective_values,
-    wire::{ActivationEvent, ActivationResult, Launch, ToNode},
+    wire::{
+        self, ActivationEvent, ActivationReport, ActivationResult, Launch, LaunchHead, ToManager,
+        ToNode, WireError,
+    },
 };
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -51,6 +54,27 @@ fn watch_max_run_time(
 }
 
 impl Shared {
+    /// Answers a launch this node cannot read (a word or shape of a later release): `skipped`
+    /// with what it could not read, so the manager hears it at once instead of waiting for a
+    /// start, and the operator reads why on the activation.
+    pub(super) fn cannot_run(&self, head: LaunchHead, why: &WireError) {
+        let reason = format!(
+            "this node (protocol version {}) cannot run the launch: {why}",
+            wire::PROTOCOL_VERSION
+        );
+        tracing::warn!(activation_id = %head.activation_id, launch_setting = %head.launch_setting,
+            %reason, "launch skipped");
+        self.outbox.push(&ToManager::Activation(ActivationReport {
+            application: self.application.clone(),
+            host: self.host.clone(),
+            activation_id: head.activation_id,
+            launch_setting: head.launch_setting,
+            fencing_token: head.fencing_token,
+            event: ActivationEvent::Skipped { reason },
+            at: chrono::Utc::now(),
+        }));
+    }
+
     pub(super) fn command(self: &Arc<Self>, cmd: ToNode) {
         match cmd {
             ToNode::Launch(launch) => self.launch(launch),

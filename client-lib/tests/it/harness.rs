@@ -10,6 +10,7 @@ use agent_client::{
             DataQueueKind, DeadLetterSettings, LaunchKind, MessageFilter, OverlapPolicy,
             RetryPolicy,
         },
+        policy::retry_ladder,
         wire::{
             self, ActivationEvent, ActivationId, ActivationResult, Launch, Subscription, ToManager,
             ToNode,
@@ -149,6 +150,7 @@ impl Harness {
             fencing_token: 1,
             overlap: OverlapPolicy::Allow,
             retry: fast_retry(3),
+            retry_steps: retry_ladder(&fast_retry(3)),
             unavailable_for: agent_client::domain::catalog::default_unavailable_for(),
             dead_letter: DeadLetterSettings::default(),
             failure_threshold: 10,
@@ -195,7 +197,7 @@ impl Harness {
     }
 
     pub async fn send(&self, host: &str, cmd: &ToNode) {
-        self.send_raw(host, &wire::encode(cmd)).await;
+        self.send_raw(host, &wire::encode_command(cmd)).await;
     }
 
     pub async fn send_raw(&self, host: &str, bytes: &[u8]) {

@@ -8,6 +8,7 @@
 
 mod agents;
 mod breaker;
+mod compatibility;
 mod counters;
 mod demo;
 mod getting_started;

@@ -393,11 +393,13 @@ async fn malformed_commands_are_quarantined_and_counted() {
         .expect("starts");
     node.ready(T).await.expect("ready");
     h.send_raw("h1", b"not json at all").await;
-    h.send_raw("h1", br#"{"v":99,"type":"launch"}"#).await;
+    h.send_raw("h1", br#"{"v":0,"type":"launch"}"#).await;
     h.send_raw("h1", br#"{"v":1,"type":"self-destruct"}"#).await;
+    // A launch of a newer version is read, but without an activation it cannot be answered.
+    h.send_raw("h1", br#"{"v":99,"type":"launch"}"#).await;
 
-    let quarantined = h.take(&h.topology.names().quarantine_queue(), 3, T).await;
-    assert_eq!(quarantined.len(), 3);
+    let quarantined = h.take(&h.topology.names().quarantine_queue(), 4, T).await;
+    assert_eq!(quarantined.len(), 4);
     let reasons: Vec<String> = quarantined
         .iter()
         .map(|m| {
@@ -411,8 +413,9 @@ async fn malformed_commands_are_quarantined_and_counted() {
         })
         .collect();
     assert!(reasons[0].contains("JSON"), "{reasons:?}");
-    assert!(reasons[1].contains("version 99"), "{reasons:?}");
+    assert!(reasons[1].contains("version 0"), "{reasons:?}");
     assert!(reasons[2].contains("self-destruct"), "{reasons:?}");
+    assert!(reasons[3].contains("activation_id"), "{reasons:?}");
     assert_eq!(quarantined[0].delivery.data, b"not json at all");
 
     // The node still works and counts what it rejected.
@@ -423,9 +426,9 @@ async fn malformed_commands_are_quarantined_and_counted() {
         ActivationResult::Succeeded
     );
     h.wait_for(
-        "heartbeat counting 3",
+        "heartbeat counting 4",
         T,
-        |r| matches!(r, ToManager::Heartbeat(hb) if hb.quarantined == 3),
+        |r| matches!(r, ToManager::Heartbeat(hb) if hb.quarantined == 4),
     )
     .await;
     node.shutdown().await;

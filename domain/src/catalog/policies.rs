@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Redelivery of a failed message: `initial_delay × multiplier^(attempt-1)`, capped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RetryPolicy {
@@ -46,6 +47,7 @@ impl Default for RetryPolicy {
 
 words! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub enum DeadLetterPolicy {
         /// To the system dead-letter queue.
@@ -62,6 +64,7 @@ words! {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DeadLetterSettings {

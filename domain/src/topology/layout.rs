@@ -6,7 +6,7 @@ use crate::{
         Agent, Catalog, DataQueue, DataQueueKind, DeadLetterPolicy, DeadLetterSettings, InputKind,
         LaunchSetting, MessageFilter, RetryPolicy, StreamMode,
     },
-    policy::retry_delay,
+    policy::retry_ladder,
     wire::{Subscription, names::Names},
 };
 use std::{collections::BTreeSet, time::Duration};
@@ -19,10 +19,6 @@ pub const SUBSCRIPTION_DELIVERY_LIMIT: i64 = 20;
 /// Most distinct wait delays one launch setting may use: each is a broker queue.
 pub const MAX_WAIT_LEVELS: usize = 64;
 
-/// Attempts looked at when collecting a policy's delays; the ladder reaches its cap long
-/// before unless the multiplier is barely above 1.
-const MAX_ATTEMPTS_SCANNED: u32 = 10_000;
-
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -34,8 +30,9 @@ fn millis_arg(ms: u64) -> Arg {
 /// Every delay (in ms) a node may park a message of a launch setting with this policy for:
 /// every step of its retry ladder up to `max_delay` and, with policy `park`, the cool-down.
 /// The whole ladder, whatever `max_deliveries` says: answers "temporarily unavailable" use no
-/// attempt and keep climbing it. The nodes compute each delay with [`retry_delay`], so the two
-/// always agree.
+/// attempt and keep climbing it. Launches carry the same ladder
+/// ([`Launch::retry_steps`](crate::wire::Launch::retry_steps)), so the nodes retry through
+/// exactly these queues.
 ///
 /// ```
 /// use am_domain::{catalog::{DeadLetterSettings, RetryPolicy}, topology::wait_delays};
@@ -43,14 +40,7 @@ fn millis_arg(ms: u64) -> Arg {
 /// assert_eq!(delays.first(), Some(&1_000));
 /// ```
 pub fn wait_delays(retry: &RetryPolicy, dead_letter: &DeadLetterSettings) -> BTreeSet<u64> {
-    let mut delays = BTreeSet::new();
-    for attempt in 1..=MAX_ATTEMPTS_SCANNED {
-        let delay = retry_delay(retry, attempt);
-        delays.insert(millis(delay));
-        if delay >= retry.max_delay.0 || delays.len() > MAX_WAIT_LEVELS {
-            break;
-        }
-    }
+    let mut delays: BTreeSet<u64> = retry_ladder(retry).iter().map(|s| s.delay_ms).collect();
     if dead_letter.policy == DeadLetterPolicy::Park {
         delays.insert(millis(dead_letter.park_cooldown.0));
     }

@@ -1,13 +1,17 @@
 //! The RabbitMQ protocol between the manager and the nodes: versioned JSON messages, the header
-//! names both sides read, and the broker names of the topology ([`names`]).
+//! names both sides read, and the broker names of the topology ([`names`]). docs/protocol.md is
+//! its normative text and `protocol/` holds its JSON Schemas and golden files, generated from
+//! these types and checked against them by this crate's tests.
 //!
 //! Every message travels in an [`Envelope`] `{"v": 1, "type": "...", ...}`. A receiver decodes
-//! with [`decode`], which tells a message of a newer version, an unknown type and plain garbage
-//! apart so the receiver can quarantine it with a precise reason instead of crashing.
+//! with [`decode`], which tells a message of a version too old, an unknown type and plain
+//! garbage apart so the receiver can refuse it with a precise reason instead of crashing. A
+//! message of a newer version is read as far as this side knows it: fields it does not know
+//! are ignored at every depth ([`lenient`] for the catalog objects a message carries).
 //!
 //! ```
 //! use am_domain::wire::{self, ToNode, Stop};
-//! let bytes = wire::encode(&ToNode::Stop(Stop {
+//! let bytes = wire::encode_command(&ToNode::Stop(Stop {
 //!     launch_setting: "billing.export.1".into(),
 //!     reason: "disabled by operator".into(),
 //! }));
@@ -15,10 +19,16 @@
 //! assert!(matches!(back, ToNode::Stop(s) if s.launch_setting == "billing.export.1"));
 //! ```
 
+mod head;
+mod lenient;
 pub mod names;
 pub mod replay;
+#[cfg(feature = "schema")]
+pub mod schema;
 #[cfg(test)]
 mod tests;
+
+pub use head::LaunchHead;
 
 use crate::{
     HumanDuration,
@@ -27,21 +37,27 @@ use crate::{
         MessageFilter, OverlapPolicy, RetryPolicy,
     },
     params::ParamSpec,
+    policy::RetryStep,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
-use std::fmt;
+use std::{fmt, time::Duration};
 
-/// Version of the protocol this crate writes. Version 2 added the id of a failure report (so
-/// the manager stores it once however often it is delivered) and the version in a node's
-/// publication; nothing else changed.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// The protocol version this crate speaks, announced in a node's [`Publication::protocol`].
+/// Version 2 added the id of a failure report and the version in a publication; version 3
+/// made readers tolerant (a newer version is read as far as it is known, unknown fields are
+/// ignored at every depth, a launch that cannot be understood is answered `skipped`) and added
+/// a launch's [`Launch::retry_steps`].
+pub const PROTOCOL_VERSION: u32 = 3;
 /// The oldest version this crate still reads: a node of version 1 keeps working with a newer
 /// manager (its failure reports carry no id, so a redelivered one may be stored again).
 pub const MIN_PROTOCOL_VERSION: u32 = 1;
-/// The version commands to nodes are written in: they have not changed since version 1, so
-/// nodes of every supported version read them.
+/// The version commands to nodes are written in: nothing a node must know to act on a command
+/// came after version 1, and nodes of versions 1 and 2 refuse any newer `v`.
 pub const COMMAND_VERSION: u32 = 1;
+/// The version reports are written in: version 2 is the newest whose readers need to know of
+/// it (a failure report's id), and managers of version 2 refuse any newer `v`.
+pub const REPORT_VERSION: u32 = 2;
 
 /// Header with our own attempt counter on data messages (1 = first delivery). We keep our own
 /// because `x-death` is not chronological and no longer updated for republished messages.
@@ -93,6 +109,7 @@ pub const MANAGER_HOST: &str = "agent-manager";
 /// Identifies one activation (a UUID chosen by the manager), kept as text so this crate stays
 /// free of random-number dependencies in the browser build.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct ActivationId(pub String);
 
@@ -128,26 +145,35 @@ pub enum WireError {
     #[error("not a JSON object with a numeric `v`: {0}")]
     Malformed(String),
     #[error(
-        "protocol version {found} is not supported (this side reads versions \
-         {MIN_PROTOCOL_VERSION} to {PROTOCOL_VERSION})"
+        "protocol version {found} is no longer supported (this side reads version \
+         {MIN_PROTOCOL_VERSION} and newer)"
     )]
     UnsupportedVersion { found: u64 },
     #[error("invalid message: {0}")]
     Invalid(String),
 }
 
-/// Encodes a message in the current protocol version.
-pub fn encode<M: Serialize>(message: &M) -> Vec<u8> {
-    encode_as(message, PROTOCOL_VERSION)
+/// Encodes a report to the manager, in the version every supported manager reads
+/// ([`REPORT_VERSION`]).
+pub fn encode_report(report: &ToManager) -> Vec<u8> {
+    encode_as(report, REPORT_VERSION)
 }
 
-/// Encodes a command to a node, in the version every supported node reads.
+/// Encodes a command to a node, in the version every supported node reads
+/// ([`COMMAND_VERSION`]).
 pub fn encode_command(command: &ToNode) -> Vec<u8> {
     encode_as(command, COMMAND_VERSION)
 }
 
+/// Encodes a message as this crate's own version ([`PROTOCOL_VERSION`]): for peers known to
+/// read it, and for tests of a newer sender.
+pub fn encode<M: Serialize>(message: &M) -> Vec<u8> {
+    encode_as(message, PROTOCOL_VERSION)
+}
+
 fn encode_as<M: Serialize>(message: &M, version: u32) -> Vec<u8> {
     #[derive(Serialize)]
+    #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
     struct Out<'a, M> {
         v: u32,
         #[serde(flatten)]
@@ -162,8 +188,8 @@ fn encode_as<M: Serialize>(message: &M, version: u32) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-/// Decodes a message, checking the version before the shape so that a newer sender gets a
-/// precise reason.
+/// Decodes a message, checking the version before the shape so that a sender too old gets a
+/// precise reason. A newer version is read as far as this side knows it.
 pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, WireError> {
     let mut value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| WireError::Malformed(e.to_string()))?;
@@ -174,7 +200,7 @@ pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, WireError> {
         .remove("v")
         .and_then(|v| v.as_u64())
         .ok_or_else(|| WireError::Malformed("missing `v`".into()))?;
-    if !(u64::from(MIN_PROTOCOL_VERSION)..=u64::from(PROTOCOL_VERSION)).contains(&v) {
+    if v < u64::from(MIN_PROTOCOL_VERSION) {
         return Err(WireError::UnsupportedVersion { found: v });
     }
     serde_json::from_value(value).map_err(|e| WireError::Invalid(e.to_string()))
@@ -190,6 +216,7 @@ pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, WireError> {
     reason = "a few commands per activation; boxing would only make matching clumsier"
 )]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ToNode {
     Launch(Launch),
@@ -201,6 +228,7 @@ pub enum ToNode {
 
 /// Run a launch setting's agent once (one activation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Launch {
     pub activation_id: ActivationId,
     pub launch_setting: String,
@@ -215,13 +243,18 @@ pub struct Launch {
     pub fencing_token: u64,
     #[serde(default = "default_overlap")]
     pub overlap: OverlapPolicy,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::object")]
     pub retry: RetryPolicy,
+    /// The retry policy's ladder as the manager computed it (since version 3): which wait
+    /// queue each retry goes to, so no node computes a delay the broker has no queue for.
+    /// Absent from older managers: the node computes [`crate::policy::retry_delay`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retry_steps: Vec<RetryStep>,
     /// How long a message may keep answering "temporarily unavailable" before it is
     /// dead-lettered (such answers use no attempt).
     #[serde(default = "crate::catalog::default_unavailable_for")]
     pub unavailable_for: HumanDuration,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::object")]
     pub dead_letter: DeadLetterSettings,
     /// Breaker threshold `M`.
     #[serde(default = "default_threshold")]
@@ -237,6 +270,16 @@ pub struct Launch {
     pub max_run_time: Option<HumanDuration>,
 }
 
+impl Launch {
+    /// The wait before retry number `attempt` (1 = the first retry; also the `n`-th answer
+    /// "temporarily unavailable"): the manager's [`Launch::retry_steps`] when it sent them,
+    /// else computed from the policy as older managers expect.
+    pub fn retry_delay(&self, attempt: u32) -> Duration {
+        crate::policy::step_delay(&self.retry_steps, attempt)
+            .unwrap_or_else(|| crate::policy::retry_delay(&self.retry, attempt))
+    }
+}
+
 fn default_overlap() -> OverlapPolicy {
     OverlapPolicy::Allow
 }
@@ -247,12 +290,13 @@ fn default_threshold() -> u32 {
 
 /// The data source of a messages launch setting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Subscription {
     pub data_queue: String,
     /// The data queue's exchange (its address).
     pub address: String,
     pub kind: DataQueueKind,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::object")]
     pub filter: MessageFilter,
     /// Delayed launch settings: messages reach the subscription after this delay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -287,6 +331,7 @@ impl Subscription {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stop {
     pub launch_setting: String,
     #[serde(default)]
@@ -294,6 +339,7 @@ pub struct Stop {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Interrupt {
     pub activation_id: ActivationId,
     #[serde(default)]
@@ -309,6 +355,7 @@ pub struct Interrupt {
 
 /// Reports a node sends to the manager's reports queue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ToManager {
     Publication(Publication),
@@ -335,6 +382,7 @@ impl ToManager {
 
 /// What a node offers, sent at start-up and after every reconnect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Publication {
     pub application: String,
     pub host: String,
@@ -356,10 +404,12 @@ fn version_one() -> u32 {
 /// An agent as its code describes it. The suggestions only seed a new catalog entry;
 /// operators own those fields afterwards.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PublishedAgent {
     pub id: String,
     pub title: String,
     pub input: InputKind,
+    #[serde(deserialize_with = "lenient::objects")]
     pub parameters: Vec<ParamSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggested_data_queue: Option<String>,
@@ -370,14 +420,17 @@ pub struct PublishedAgent {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PublishedClassifier {
     pub name: String,
     pub title: String,
+    #[serde(deserialize_with = "lenient::objects")]
     pub values: Vec<ClassifierValue>,
 }
 
 /// Message counters: a launch setting's on a node since it started, or one activation's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Counters {
     pub processed: u64,
     pub failed: u64,
@@ -387,6 +440,7 @@ pub struct Counters {
 
 /// One launch setting running on the node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunningLaunchSetting {
     pub launch_setting: String,
     pub activations: Vec<ActivationId>,
@@ -400,6 +454,7 @@ pub struct RunningLaunchSetting {
 
 /// The counters of one activation since its start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ActivationCounters {
     pub activation_id: ActivationId,
     pub counters: Counters,
@@ -407,6 +462,7 @@ pub struct ActivationCounters {
 
 /// Periodic liveness of a node and of its running activations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Heartbeat {
     pub application: String,
     pub host: String,
@@ -426,6 +482,7 @@ pub struct Heartbeat {
 
 /// Lifecycle of one activation on one node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ActivationReport {
     pub application: String,
     pub host: String,
@@ -438,12 +495,14 @@ pub struct ActivationReport {
 
 /// What happened to an activation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum ActivationEvent {
     /// The node took the launch.
     Accepted,
-    /// The node refused the launch (overlap policy `skip`, an agent it does not offer). A node
-    /// whose slots are all busy does not refuse: it accepts and starts when a slot frees.
+    /// The node refused the launch (overlap policy `skip`, an agent it does not offer, a launch
+    /// of a later release it cannot read). A node whose slots are all busy does not refuse: it
+    /// accepts and starts when a slot frees.
     Skipped {
         reason: String,
     },
@@ -468,6 +527,7 @@ pub enum ActivationEvent {
 
 /// Result of a finished activation (`running` is never a result).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ActivationResult {
     Succeeded,
@@ -477,6 +537,7 @@ pub enum ActivationResult {
 
 /// One error a node caught.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FailureReport {
     pub application: String,
     pub host: String,
@@ -520,6 +581,7 @@ pub mod disposition {
 
 /// An error type and message, as the breaker remembers them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorSummary {
     pub error_type: String,
     pub message: String,
@@ -528,6 +590,7 @@ pub struct ErrorSummary {
 /// The node stopped an activation because it failed too often in a row (docs/concepts.md,
 /// Breaker).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BreakerTripped {
     pub application: String,
     pub host: String,

@@ -55,6 +55,7 @@ impl<'de> Deserialize<'de> for ReplayToken {
 
 /// A node processed a replayed dead letter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReplayProcessed {
     pub application: String,
     pub host: String,

@@ -11,6 +11,7 @@ fn launch() -> Launch {
         fencing_token: 3,
         overlap: OverlapPolicy::Skip,
         retry: RetryPolicy::default(),
+        retry_steps: crate::policy::retry_ladder(&RetryPolicy::default()),
         unavailable_for: crate::catalog::default_unavailable_for(),
         dead_letter: DeadLetterSettings::default(),
         failure_threshold: 10,
@@ -143,8 +144,12 @@ fn bad_input_is_classified() {
         Err(WireError::Malformed(_))
     ));
     assert_eq!(
-        decode::<ToNode>(br#"{"v":3,"type":"stop","launch_setting":"x"}"#),
-        Err(WireError::UnsupportedVersion { found: 3 })
+        decode::<ToNode>(br#"{"v":40,"type":"stop","launch_setting":"x","why":{"a":1}}"#),
+        Ok(ToNode::Stop(Stop {
+            launch_setting: "x".into(),
+            reason: String::new()
+        })),
+        "a newer version is read as far as it is known"
     );
     assert_eq!(
         decode::<ToNode>(br#"{"v":0,"type":"stop","launch_setting":"x"}"#),
@@ -207,7 +212,7 @@ fn version_one_peers_keep_working() {
         other => panic!("a version-1 publication decodes: {other:?}"),
     }
     let written: serde_json::Value =
-        serde_json::from_slice(&encode(&ToManager::Heartbeat(Heartbeat {
+        serde_json::from_slice(&encode_report(&ToManager::Heartbeat(Heartbeat {
             application: "a".into(),
             host: "h".into(),
             capacity: 1,
@@ -218,5 +223,45 @@ fn version_one_peers_keep_working() {
             at: chrono::Utc::now(),
         })))
         .expect("json");
-    assert_eq!(written["v"], PROTOCOL_VERSION);
+    assert_eq!(
+        written["v"], REPORT_VERSION,
+        "reports stay readable by version-2 managers, which refuse a newer `v`"
+    );
+}
+
+/// A launch whose words this node does not know (a policy of a later release) cannot be run,
+/// but its head still says which activation to answer.
+#[test]
+fn a_launch_this_side_cannot_read_still_has_a_head() {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&encode_command(&ToNode::Launch(launch()))).expect("json");
+    value["overlap"] = "queue-behind".into();
+    let bytes = value.to_string().into_bytes();
+    assert!(matches!(
+        decode::<ToNode>(&bytes),
+        Err(WireError::Invalid(_))
+    ));
+    let head = LaunchHead::of(&bytes).expect("a launch");
+    assert_eq!(head.activation_id, launch().activation_id);
+    assert_eq!(head.fencing_token, 3);
+}
+
+#[test]
+fn a_launch_retries_through_the_managers_ladder_else_the_formula() {
+    let mut l = launch();
+    l.retry_steps = vec![crate::policy::RetryStep {
+        attempt: 1,
+        delay_ms: 1234,
+    }];
+    assert_eq!(
+        l.retry_delay(5),
+        std::time::Duration::from_millis(1234),
+        "the manager's ladder wins"
+    );
+    l.retry_steps.clear();
+    assert_eq!(
+        l.retry_delay(3),
+        crate::policy::retry_delay(&l.retry, 3),
+        "an older manager sends none"
+    );
 }

@@ -13,6 +13,7 @@ use crate::{
 use am_domain::{
     catalog::{Agent, Concurrency, DataQueue, InputKind, LaunchKind, LaunchSetting},
     params::effective_values,
+    policy::retry_ladder,
     topology::Layout,
     wire::{ActivationId, Launch, Subscription, names::Names},
 };
@@ -70,6 +71,7 @@ impl Target {
             fencing_token: u64::try_from(fencing_token).unwrap_or(0),
             overlap: self.agent.overlap,
             retry: self.ls.retry.clone(),
+            retry_steps: retry_ladder(&self.ls.retry),
             unavailable_for: self.ls.unavailable_for,
             dead_letter: self.ls.dead_letter.for_nodes(),
             failure_threshold: self.ls.failure_threshold,
