@@ -1,0 +1,18 @@
+//! The node conformance suite (docs/conformance.md): scenarios any node implementation must
+//! pass, driven through the real broker against a node **process** started from
+//! `AM_CONFORMANCE_NODE` (a command line; default this crate's `demo-node`). The suite plays
+//! the manager with the `it` suite's harness and reads what the node's scripted agents saw.
+
+// A test reads as one scenario, set-up to last check.
+#![allow(clippy::too_many_lines)]
+
+#[allow(
+    dead_code,
+    reason = "the harness is shared with the `it` suite, which uses all of it"
+)]
+#[path = "../it/harness.rs"]
+mod harness;
+mod lifecycle;
+mod messages;
+mod node;
+mod standalone;
