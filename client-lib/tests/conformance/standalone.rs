@@ -2,7 +2,10 @@
 //! capacity, interrupt with fencing tokens, stop, the maximum run time, and launches the node
 //! cannot run.
 
-use crate::{harness::Harness, node::NodeProcess};
+use crate::{
+    harness::{Harness, from_a_later_release},
+    node::NodeProcess,
+};
 use agent_client::domain::{
     catalog::OverlapPolicy,
     wire::{self, ActivationEvent, ActivationResult, Interrupt, Stop, ToManager, ToNode},
@@ -302,29 +305,11 @@ async fn the_maximum_run_time_interrupts_a_run() {
 /// an unknown word or agent is answered `skipped` with why, and nothing else happens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn launches_of_a_later_release_run_and_those_the_node_cannot_run_are_skipped_with_why() {
-    fn later(value: &mut Value) {
-        match value {
-            Value::Object(map) => {
-                for (key, child) in map.iter_mut() {
-                    if key != "parameters" {
-                        later(child);
-                    }
-                }
-                map.insert("x_later".into(), json!({"deeper": {"still": [1]}}));
-            }
-            Value::Array(items) => items.iter_mut().for_each(later),
-            _ => {}
-        }
-    }
     let h = Harness::new().await;
     let (node, _) = NodeProcess::start(&h, "n1", 2).await;
     let newer = script(&h, "app.script.1", json!({"sleep": "10ms"}));
-    let mut value: Value =
-        serde_json::from_slice(&wire::encode_command(&ToNode::Launch(newer.clone())))
-            .expect("JSON");
-    later(&mut value);
-    value["v"] = json!(wire::PROTOCOL_VERSION + 5);
-    h.send_raw("n1", value.to_string().as_bytes()).await;
+    h.send_raw("n1", &from_a_later_release(&ToNode::Launch(newer.clone())))
+        .await;
     assert_eq!(
         h.finished(&newer.activation_id, T).await.0,
         ActivationResult::Succeeded

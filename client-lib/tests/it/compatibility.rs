@@ -5,7 +5,7 @@
 
 use crate::{
     agents::{Probe, Sleeper, log, probe_spec, seen, sleeper_spec},
-    harness::{Harness, fast_retry},
+    harness::{Harness, fast_retry, from_a_later_release},
 };
 use agent_client::{
     AgentError,
@@ -22,26 +22,11 @@ use std::{
 
 const T: Duration = Duration::from_secs(10);
 
-/// `command` as a manager of a later release may write it: a newer `v`, and a field nobody
-/// knows yet in every object (free-form maps aside: any key is data there).
-fn from_a_later_release(command: &ToNode) -> Vec<u8> {
-    fn add(value: &mut Value) {
-        match value {
-            Value::Object(map) => {
-                for (key, child) in map.iter_mut() {
-                    if !["parameters", "headers"].contains(&key.as_str()) {
-                        add(child);
-                    }
-                }
-                map.insert("x_later".into(), json!({"nested": {"deeper": [1]}}));
-            }
-            Value::Array(items) => items.iter_mut().for_each(add),
-            _ => {}
-        }
-    }
-    let mut value: Value = serde_json::from_slice(&wire::encode_command(command)).expect("JSON");
-    add(&mut value);
-    value["v"] = json!(wire::PROTOCOL_VERSION + 5);
+/// [`from_a_later_release`], checked to carry a field of the later release inside each
+/// catalog object a launch embeds.
+fn later(command: &ToNode) -> Vec<u8> {
+    let bytes = from_a_later_release(command);
+    let value: Value = serde_json::from_slice(&bytes).expect("JSON");
     let mut nested = vec!["/retry/x_later", "/dead_letter/x_later"];
     if value.get("subscription").is_some() {
         nested.push("/subscription/filter/x_later");
@@ -52,7 +37,7 @@ fn from_a_later_release(command: &ToNode) -> Vec<u8> {
             "{path}: a field of the later release"
         );
     }
-    value.to_string().into_bytes()
+    bytes
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -74,7 +59,7 @@ async fn a_launch_of_a_later_release_runs_and_one_it_cannot_read_is_answered() {
 
     let mut launch = h.launch("app.sleep.1", "sleep");
     launch.parameters = serde_json::Map::from_iter([("duration".to_owned(), json!("10ms"))]);
-    h.send_raw("h1", &from_a_later_release(&ToNode::Launch(launch.clone())))
+    h.send_raw("h1", &later(&ToNode::Launch(launch.clone())))
         .await;
     assert_eq!(
         h.finished(&launch.activation_id, T).await,
@@ -151,7 +136,7 @@ async fn a_stream_of_a_later_release_processes_every_message_once_and_retries_by
         delay_ms: 400,
     }];
     h.subscribe(&launch).await;
-    h.send_raw("h1", &from_a_later_release(&ToNode::Launch(launch.clone())))
+    h.send_raw("h1", &later(&ToNode::Launch(launch.clone())))
         .await;
     h.started(&launch.activation_id).await;
     for i in 0..20 {

@@ -441,3 +441,30 @@ pub async fn close_connection_of(prefix: &str, host: &str) {
     let out = rabbitmqctl(&["-q", "close_connection", &pid, "test cuts the connection"]).await;
     assert!(out.status.success(), "close_connection failed: {out:?}");
 }
+
+/// `command` as a manager of a later release may write it: a newer `v`, and a field nobody
+/// knows yet in every object (the free-form maps aside: any key is data there).
+pub fn from_a_later_release(command: &ToNode) -> Vec<u8> {
+    fn add(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    if !["parameters", "headers"].contains(&key.as_str()) {
+                        add(child);
+                    }
+                }
+                map.insert(
+                    "x_later".into(),
+                    serde_json::json!({"nested": {"deeper": [1]}}),
+                );
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(add),
+            _ => {}
+        }
+    }
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&wire::encode_command(command)).expect("JSON");
+    add(&mut value);
+    value["v"] = serde_json::json!(wire::PROTOCOL_VERSION + 5);
+    value.to_string().into_bytes()
+}

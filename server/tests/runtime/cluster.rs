@@ -25,7 +25,7 @@
 
 mod ledger;
 mod load;
-mod members;
+pub(crate) mod members;
 
 use crate::harness::{CatalogBuilder, LONG, World, eventually, fire_time};
 use crate::netns::Netns;

@@ -1,6 +1,7 @@
 //! Malformed AMQP messages on the manager's queues, on PostgreSQL (which refuses NUL
 //! characters in text): reports no version of us can read, or that the database cannot store,
-//! are dropped and counted without stopping the consumer; dead letters of any shape are kept.
+//! are dropped and counted without stopping the consumer, while a report of a later release is
+//! read; dead letters of any shape are kept.
 
 use crate::harness::{CatalogBuilder, SHORT, World, amqp_url, eventually};
 use am_domain::wire::{self, Heartbeat, ToManager};
@@ -84,7 +85,24 @@ async fn malformed_reports_and_dead_letters_never_stop_a_consumer() {
         (m.metric(|x| &x.malformed_reports) == bad_reports.len() as u64).then_some(())
     })
     .await;
-    publish(queue.clone(), heartbeat("h-ok"), BasicProperties::default()).await;
+    // The good one is of a later release: a newer version, fields this manager does not know
+    // at every depth. It is read as far as it is known.
+    let mut later: serde_json::Value =
+        serde_json::from_slice(&heartbeat("h-ok")).expect("a heartbeat is JSON");
+    later["v"] = serde_json::json!(wire::PROTOCOL_VERSION + 6);
+    later["x_later"] = serde_json::json!({"nested": [1]});
+    later["running"] = serde_json::json!([{
+        "launch_setting": "demo.later.1",
+        "activations": [],
+        "counters": {"processed": 1, "failed": 0, "retried": 0, "dead_lettered": 0, "x_later": 2},
+        "x_later": {"deeper": {}}
+    }]);
+    publish(
+        queue.clone(),
+        later.to_string().into_bytes(),
+        BasicProperties::default(),
+    )
+    .await;
     eventually(
         "the good heartbeat applied after the bad ones",
         SHORT,
