@@ -133,6 +133,30 @@ ensure_nextest() {
 # Schemathesis (the OpenAPI fuzzer of scripts/fuzz.sh) in a virtual environment of its own,
 # at the version scripts/fuzz/requirements.txt pins.
 FUZZ_VENV="$ROOT/target/fuzz-venv"
+# The Java client (client-java/): a JDK, Maven and the libraries and plugins its build uses, all
+# from Debian's packaged Maven repository (/usr/share/maven-repo), so it builds offline.
+JAVA_PACKAGES=(default-jdk-headless maven maven-debian-helper librabbitmq-client-java
+  libjackson2-databind-java libslf4j-java junit5 libsurefire-java libmaven-shade-plugin-java
+  libmaven-clean-plugin-java libmaven-resources-plugin-java libmaven-compiler-plugin-java
+  libmaven-jar-plugin-java libplexus-utils2-java)
+ensure_java() {
+  apt_install "${JAVA_PACKAGES[@]}"
+}
+
+# Builds the Java client, its demo node and the getting-started example and runs their tests
+# (the local RabbitMQ), offline; Maven's output goes to stderr. Prints the demo node's jar.
+java_client_verify() {
+  (cd "$ROOT/client-java" && mvn -B -o -s /etc/maven/settings-debian.xml verify) >&2
+  java_demo_node_jar
+}
+
+java_demo_node_jar() {
+  local jar
+  jar=$(ls "$ROOT"/client-java/demo-node/target/agent-manager-demo-node-*.jar 2>/dev/null | grep -v '/original-' | head -1)
+  [ -n "$jar" ] || { echo "the Java demo node's jar was not built" >&2; return 1; }
+  echo "$jar"
+}
+
 ensure_schemathesis() {
   command -v python3 >/dev/null || apt_install python3
   python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv

@@ -12,6 +12,7 @@ ensure_rabbitmq
 ensure_postgres
 ensure_chromium_and_npm
 ensure_schemathesis
+ensure_java
 cd "$ROOT"
 
 . "$ROOT/scripts/leptos-env.sh"
@@ -37,7 +38,7 @@ RESULTS="$(mktemp -d)"
 # stopped by its time limit cannot, so whatever is left of them goes here.
 # A stage still running in the background when the script stops early is stopped with it.
 BUNDLE="" FUZZ=""
-trap 'for p in $BUNDLE $FUZZ; do kill "$p" 2>/dev/null || true; done; rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; remove_test_namespaces' EXIT
+trap 'for p in $BUNDLE $FUZZ; do kill "$p" 2>/dev/null || true; done; rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; AM_CLUSTER_PORT=5880 AM_CLUSTER_NAME=amjava "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; remove_test_namespaces' EXIT
 
 # The stages overlap where they share nothing, since each leaves a core idle much of its time
 # (linking, one crate compiling alone, tests waiting on the broker, pages waiting on nodes):
@@ -64,6 +65,15 @@ if [ "$bundle_status" -ne 0 ]; then
   exit 1
 fi
 
+# Before the Rust tests: the runtime suite runs the Java guide's example (its jar).
+log "the Java client: build and tests (Maven, offline)"
+if ! JAVA_NODE=$(java_client_verify 2>"$RESULTS/java.log"); then
+  cat "$RESULTS/java.log"
+  echo "the Java client did not build or its tests failed" >&2
+  exit 1
+fi
+grep -a 'Tests run:' "$RESULTS/java.log" | grep -av 'Time elapsed' || true
+
 log "API fuzzing from the OpenAPI document (Schemathesis), in the background"
 ./scripts/fuzz.sh >"$RESULTS/fuzz.log" 2>&1 &
 FUZZ=$!
@@ -81,6 +91,12 @@ cargo test "${HOST_FEATURES[@]}" --workspace --doc --quiet
 log "benchmarks: built, not run (docs/benchmarks.md runs them), for their lints"
 cargo test "${HOST_FEATURES[@]}" --workspace --benches --no-run --quiet
 
+log "the node conformance suite against the Java demo node ($JAVA_NODE)"
+java_conformance_status=0
+AM_CONFORMANCE_NODE="java -jar $JAVA_NODE" cargo nextest run "${HOST_FEATURES[@]}" \
+  -p agent-client --test conformance --no-fail-fast 2>&1 | tee "$RESULTS/conformance-java.log" \
+  || java_conformance_status=$?
+
 log "end-to-end tests (Playwright, Chromium)"
 e2e_status=0
 ./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log" || e2e_status=$?
@@ -88,15 +104,18 @@ fuzz_status=0
 wait "$FUZZ" || fuzz_status=$?
 log "API fuzzing from the OpenAPI document (Schemathesis): its report"
 cat "$RESULTS/fuzz.log"
-if [ "$nextest_status" -ne 0 ] || [ "$e2e_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
-  echo "unit and integration tests exited $nextest_status, end-to-end tests $e2e_status, the fuzzer $fuzz_status" >&2
+if [ "$nextest_status" -ne 0 ] || [ "$java_conformance_status" -ne 0 ] || [ "$e2e_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
+  echo "unit and integration tests exited $nextest_status, the conformance suite against the Java node $java_conformance_status, end-to-end tests $e2e_status, the fuzzer $fuzz_status" >&2
   exit 1
 fi
 
 # One plain closing line for whoever reads the end of the log (each runner printed its own above).
 unit=$(grep -aoE '[0-9]+ tests run: [0-9]+ passed' "$RESULTS/nextest.log" | tail -1 | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
 e2e=$(grep -aoE '[0-9]+ passed \(' "$RESULTS/e2e.log" | tail -1 | grep -oE '[0-9]+')
+conformance=$(grep -aoE '[0-9]+ tests run: [0-9]+ passed' "$RESULTS/conformance-java.log" | tail -1 | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+# Maven prints a line per test class (with its time) and one per module: the modules' count.
+java=$(grep -a 'Tests run:' "$RESULTS/java.log" | grep -av 'Time elapsed' | grep -oE 'Tests run: [0-9]+' | grep -oE '[0-9]+' | awk '{ n += $1 } END { print n + 0 }')
 
 log "all tests passed in $(( $(date +%s) - START )) s"
-echo "${unit:-0} unit/integration and ${e2e:-0} end-to-end tests:"
-echo "$(( ${unit:-0} + ${e2e:-0} )) passed, 0 failed"
+echo "${unit:-0} unit/integration, ${java:-0} Java client, ${conformance:-0} conformance (Java node) and ${e2e:-0} end-to-end tests:"
+echo "$(( ${unit:-0} + ${java:-0} + ${conformance:-0} + ${e2e:-0} )) passed, 0 failed"

@@ -4,9 +4,12 @@ use crate::catalog::{DeadLetterPolicy, DeadLetterSettings, RetryPolicy};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// Most distinct wait delays one launch setting may use: each is a broker queue (validation
+/// refuses a retry policy with more).
+pub const MAX_WAIT_LEVELS: usize = 64;
+
 /// Most attempts looked at when building a policy's ladder: the ladder reaches its cap long
-/// before unless the multiplier is barely above 1 (validation allows at most
-/// [`MAX_WAIT_LEVELS`](crate::topology::MAX_WAIT_LEVELS) distinct delays).
+/// before unless the multiplier is barely above 1.
 const MAX_ATTEMPTS_SCANNED: u32 = 10_000;
 
 /// One rung of a retry ladder: from retry number `attempt` on, a message waits `delay_ms`
@@ -40,7 +43,7 @@ pub fn retry_ladder(policy: &RetryPolicy) -> Vec<RetryStep> {
         if steps.last().is_none_or(|s| s.delay_ms != delay_ms) {
             steps.push(RetryStep { attempt, delay_ms });
         }
-        if delay >= policy.max_delay.0 || steps.len() > crate::topology::MAX_WAIT_LEVELS {
+        if delay >= policy.max_delay.0 || steps.len() > MAX_WAIT_LEVELS {
             break;
         }
     }

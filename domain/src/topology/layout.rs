@@ -16,8 +16,7 @@ use std::{collections::BTreeSet, time::Duration};
 /// (a crash counts as a delivery). RabbitMQ 3.10 has no default, so it is always explicit.
 pub const SUBSCRIPTION_DELIVERY_LIMIT: i64 = 20;
 
-/// Most distinct wait delays one launch setting may use: each is a broker queue.
-pub const MAX_WAIT_LEVELS: usize = 64;
+pub use crate::policy::MAX_WAIT_LEVELS;
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)

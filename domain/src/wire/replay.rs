@@ -1,4 +1,4 @@
-//! How a replayed dead letter's outcome comes back (docs/protocol.md, Replay outcomes): the
+//! How a replayed dead letter's outcome comes back (docs/protocol.md, Replays): the
 //! manager stamps the message with a [`ReplayToken`] in the [`REPLAY_HEADER`]; a node that
 //! processes it reports [`ReplayProcessed`], one that fails on it names the token in its
 //! [`FailureReport`](super::FailureReport), and a dead letter that comes back carries it.

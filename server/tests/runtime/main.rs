@@ -18,6 +18,7 @@ mod forward;
 mod getting_started;
 mod harness;
 mod isolation;
+mod java_getting_started;
 mod malformed;
 mod misfire;
 mod netns;
