@@ -133,6 +133,16 @@ ensure_nextest() {
 # Schemathesis (the OpenAPI fuzzer of scripts/fuzz.sh) in a virtual environment of its own,
 # at the version scripts/fuzz/requirements.txt pins.
 FUZZ_VENV="$ROOT/target/fuzz-venv"
+# The independent validator of the protocol's schemas (protocol/check.py), in the fuzzer's
+# virtual environment (Schemathesis itself validates with another library).
+ensure_protocol_checker() {
+  ensure_schemathesis
+  if ! "$FUZZ_VENV/bin/python" -c 'import jsonschema' 2>/dev/null; then
+    log "installing the protocol checker's jsonschema"
+    "$FUZZ_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/protocol/requirements.txt"
+  fi
+}
+
 # The Java client (client-java/): a JDK, Maven and the libraries and plugins its build uses, all
 # from Debian's packaged Maven repository (/usr/share/maven-repo), so it builds offline.
 JAVA_PACKAGES=(default-jdk-headless maven maven-debian-helper librabbitmq-client-java

@@ -12,6 +12,7 @@ ensure_rabbitmq
 ensure_postgres
 ensure_chromium_and_npm
 ensure_schemathesis
+ensure_protocol_checker
 ensure_java
 cd "$ROOT"
 
@@ -38,7 +39,7 @@ RESULTS="$(mktemp -d)"
 # stopped by its time limit cannot, so whatever is left of them goes here.
 # A stage still running in the background when the script stops early is stopped with it.
 BUNDLE="" FUZZ=""
-trap 'for p in $BUNDLE $FUZZ; do kill "$p" 2>/dev/null || true; done; rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; AM_CLUSTER_PORT=5880 AM_CLUSTER_NAME=amjava "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; remove_test_namespaces' EXIT
+trap 'for p in $BUNDLE $FUZZ; do kill "$p" 2>/dev/null || true; done; rm -rf "$RESULTS"; "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; for c in 5880:amjava 5980:amconf; do AM_CLUSTER_PORT=${c%%:*} AM_CLUSTER_NAME=${c#*:} "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true; done; remove_test_namespaces' EXIT
 
 # The stages overlap where they share nothing, since each leaves a core idle much of its time
 # (linking, one crate compiling alone, tests waiting on the broker, pages waiting on nodes):

@@ -1,8 +1,10 @@
 //! A node's life: its publication and heartbeats, a graceful stop, a crash whose message
-//! another node takes, and a lost connection it comes back from.
+//! another node takes, a lost connection it comes back from, and the loss of its broker member
+//! in a cluster.
 
 use crate::{
-    harness::{Harness, close_connection_of, fast_retry},
+    cluster::Cluster,
+    harness::{Harness, close_connection_of, connection_member, fast_retry},
     node::NodeProcess,
 };
 use agent_client::domain::{
@@ -232,4 +234,70 @@ async fn a_node_comes_back_after_its_connection_is_cut_and_its_stream_goes_on() 
     );
     drop(node);
     h.cleanup().await;
+}
+
+/// The conformance cluster's ports: AMQP on 5981-5983 (scripts/cluster.sh), beside the fault
+/// suite's and the Java guide's clusters.
+const CLUSTER_PORTS: u16 = 5980;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_moves_to_another_member_when_its_broker_member_dies_and_its_stream_goes_on() {
+    let cluster = Cluster::start_beside(CLUSTER_PORTS, "amconf").await;
+    let urls = cluster.urls().await;
+    let members: Vec<&str> = urls.split(',').collect();
+    assert_eq!(members.len(), 3, "{urls}");
+    // The suite stays on the third member; the node is given the other two.
+    let h = Harness::on(members[2]).await;
+    let (node, _) =
+        NodeProcess::start_with(&h, "n1", 2, &format!("{},{}", members[0], members[1])).await;
+    let address = h.address("events");
+    let launch = h
+        .stream("app.script-messages.1", "script-messages", &address)
+        .await;
+    h.subscribe(&launch).await;
+    h.send("n1", &ToNode::Launch(launch.clone())).await;
+    h.started(&launch.activation_id).await;
+    h.publish(
+        &address,
+        json!({"id": "before"}).to_string().as_bytes(),
+        &[],
+    )
+    .await;
+    node.wait_records("the first message", T, |r| r.len() == 1)
+        .await;
+
+    let held_by = connection_member(h.prefix(), "n1", "amconf3@localhost").await;
+    let member = held_by
+        .strip_prefix("amconf")
+        .and_then(|rest| rest.split('@').next())
+        .expect("a member of the conformance cluster")
+        .to_owned();
+    assert_ne!(member, "3", "the node was not given the third member");
+    cluster.kill(&member).await;
+    h.wait_for("a publication after the member's loss", T, |_| {
+        h.reports()
+            .iter()
+            .filter(|r| matches!(r, ToManager::Publication(p) if p.host == "n1"))
+            .count()
+            >= 2
+    })
+    .await;
+    let moved_to = connection_member(h.prefix(), "n1", "amconf3@localhost").await;
+    assert_ne!(moved_to, held_by, "the node is on another member");
+    h.publish(&address, json!({"id": "after"}).to_string().as_bytes(), &[])
+        .await;
+    let records = node
+        .wait_records("the message after the loss", T, |r| {
+            r.iter().any(|r| r["id"] == "after")
+        })
+        .await;
+    assert_eq!(
+        records.iter().filter(|r| r["id"] == "before").count(),
+        1,
+        "what was acknowledged is not processed again"
+    );
+    drop(node);
+    // No clean-up of the queues: they go with the cluster (deleting a quorum queue whose
+    // member is down waits for the broker's timeouts).
+    drop(cluster);
 }

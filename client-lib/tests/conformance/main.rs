@@ -6,6 +6,13 @@
 // A test reads as one scenario, set-up to last check.
 #![allow(clippy::too_many_lines)]
 
+// The fault suite's cluster of `scripts/cluster.sh`, for a node losing its broker member.
+#[allow(
+    dead_code,
+    reason = "shared with the manager's fault suite, which uses all of it"
+)]
+#[path = "../../../server/tests/runtime/cluster/members.rs"]
+mod cluster;
 #[allow(
     dead_code,
     reason = "the harness is shared with the `it` suite, which uses all of it"

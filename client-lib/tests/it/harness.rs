@@ -57,6 +57,11 @@ struct Created {
 
 impl Harness {
     pub async fn new() -> Harness {
+        Self::on(&amqp_url()).await
+    }
+
+    /// A harness whose own connection goes to `url` (one member of a cluster).
+    pub async fn on(url: &str) -> Harness {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(
                 tracing_subscriber::EnvFilter::try_from_default_env()
@@ -66,7 +71,7 @@ impl Harness {
             .try_init();
         let id = uuid::Uuid::new_v4().simple().to_string();
         let topology = Topology::new(format!("t-{}", &id[..12])).ephemeral(Duration::from_secs(60));
-        let conn = Connection::connect(&amqp_url(), ConnectionProperties::default())
+        let conn = Connection::connect(url, ConnectionProperties::default())
             .await
             .expect("the test broker is reachable");
         let channel = conn.create_channel().await.expect("channel");
@@ -425,6 +430,30 @@ async fn rabbitmqctl(args: &[&str]) -> std::process::Output {
             .await
             .expect("rabbitmqctl runs (the tests need it to cut connections)"),
     }
+}
+
+/// The cluster node (`<name><n>@localhost`) that holds a node's broker connection, asked of
+/// cluster node `ask`.
+pub async fn connection_member(prefix: &str, host: &str, ask: &str) -> String {
+    let name = format!("am-node {APP}@{host} ({prefix})");
+    // RabbitMQ 3.10 lists no node per connection; a connection's pid names its node
+    // (`<amconf2@localhost.1701.0.1>`).
+    let out = rabbitmqctl(&[
+        "-q",
+        "-n",
+        ask,
+        "list_connections",
+        "pid",
+        "client_properties",
+    ])
+    .await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find(|l| l.contains(&name))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|pid| pid.trim_start_matches('<').split('.').next())
+        .unwrap_or_else(|| panic!("connection `{name}` not found in {text}"))
+        .to_owned()
 }
 
 /// Closes a node's broker connection from the broker side, as a network cut would.
