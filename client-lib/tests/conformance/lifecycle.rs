@@ -4,7 +4,7 @@
 
 use crate::{
     cluster::Cluster,
-    harness::{Harness, close_connection_of, connection_member, fast_retry},
+    harness::{APP, Harness, close_connection_of, fast_retry, rabbitmqctl},
     node::NodeProcess,
 };
 use agent_client::domain::{
@@ -300,4 +300,28 @@ async fn a_node_moves_to_another_member_when_its_broker_member_dies_and_its_stre
     // No clean-up of the queues: they go with the cluster (deleting a quorum queue whose
     // member is down waits for the broker's timeouts).
     drop(cluster);
+}
+
+/// The cluster node (`<name><n>@localhost`) that holds a node's broker connection, asked of
+/// cluster node `ask`.
+async fn connection_member(prefix: &str, host: &str, ask: &str) -> String {
+    let name = format!("am-node {APP}@{host} ({prefix})");
+    // RabbitMQ 3.10 lists no node per connection; a connection's pid names its node
+    // (`<amconf2@localhost.1701.0.1>`).
+    let out = rabbitmqctl(&[
+        "-q",
+        "-n",
+        ask,
+        "list_connections",
+        "pid",
+        "client_properties",
+    ])
+    .await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find(|l| l.contains(&name))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|pid| pid.trim_start_matches('<').split('.').next())
+        .unwrap_or_else(|| panic!("connection `{name}` not found in {text}"))
+        .to_owned()
 }

@@ -415,7 +415,7 @@ pub fn fast_retry(max_deliveries: u32) -> RetryPolicy {
 }
 
 /// Runs `rabbitmqctl` (as root, or through passwordless sudo as `scripts/test.sh` sets up).
-async fn rabbitmqctl(args: &[&str]) -> std::process::Output {
+pub async fn rabbitmqctl(args: &[&str]) -> std::process::Output {
     let direct = tokio::process::Command::new("rabbitmqctl")
         .args(args)
         .output()
@@ -430,30 +430,6 @@ async fn rabbitmqctl(args: &[&str]) -> std::process::Output {
             .await
             .expect("rabbitmqctl runs (the tests need it to cut connections)"),
     }
-}
-
-/// The cluster node (`<name><n>@localhost`) that holds a node's broker connection, asked of
-/// cluster node `ask`.
-pub async fn connection_member(prefix: &str, host: &str, ask: &str) -> String {
-    let name = format!("am-node {APP}@{host} ({prefix})");
-    // RabbitMQ 3.10 lists no node per connection; a connection's pid names its node
-    // (`<amconf2@localhost.1701.0.1>`).
-    let out = rabbitmqctl(&[
-        "-q",
-        "-n",
-        ask,
-        "list_connections",
-        "pid",
-        "client_properties",
-    ])
-    .await;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find(|l| l.contains(&name))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|pid| pid.trim_start_matches('<').split('.').next())
-        .unwrap_or_else(|| panic!("connection `{name}` not found in {text}"))
-        .to_owned()
 }
 
 /// Closes a node's broker connection from the broker side, as a network cut would.
