@@ -92,7 +92,11 @@ fn Status(
             <div><dt>"State"</dt><dd><span class=class data-test="broker-state">{state}</span></dd></div>
             <div><dt>"Catalog revision"</dt><dd data-test="broker-catalog-revision">{v.catalog_revision}</dd></div>
             <div><dt>"Applied revision"</dt><dd data-test="broker-applied-revision">{applied}</dd></div>
-            <div><dt>"Last pass"</dt><dd data-test="broker-reconciled-at">{v.reconciled_at.map_or_else(|| "none yet".into(), display::time)}</dd></div>
+            <div><dt>"Last pass"</dt><dd data-test="broker-reconciled-at">{v.reconciled_at.map_or_else(
+                || view! { "none yet" }.into_any(),
+                // The whole time in `datetime`: two passes within a second read alike.
+                |at| view! { <time datetime=at.to_rfc3339()>{display::time(at)}</time> }.into_any(),
+            )}</dd></div>
             <div><dt>"Objects kept"</dt><dd data-test="broker-objects">
                 {format!("{} exchanges, {} queues, {} bindings", v.exchanges, v.queues, v.bindings)}
             </dd></div>
