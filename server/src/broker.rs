@@ -4,7 +4,7 @@
 //! runtime through a [`Link`].
 
 use agent_client::{BrokerAddresses, Topology};
-use am_services::{db::redact_url, health::BrokerStatus};
+use am_services::{db::redact_url, health::BrokerStatus, runtime::Metrics};
 use futures_util::StreamExt;
 use lapin::{Connection, ConnectionProperties, Event};
 use std::{sync::Arc, time::Duration};
@@ -58,9 +58,11 @@ pub async fn supervise(
     topology: Topology,
     status: BrokerStatus,
     link: watch::Sender<Option<Arc<Connection>>>,
+    metrics: Arc<Metrics>,
     stop: CancellationToken,
 ) {
     let mut backoff = MIN_BACKOFF;
+    let mut connected_before = false;
     loop {
         let url = brokers.next_url();
         let shown = redact_url(url);
@@ -88,6 +90,10 @@ pub async fn supervise(
                 }
                 tracing::info!(broker = %shown, "connected to the broker");
                 status.set(true, format!("connected to {shown}"));
+                if connected_before {
+                    Metrics::inc(&metrics.broker_reconnects);
+                }
+                connected_before = true;
                 backoff = MIN_BACKOFF;
                 let conn = Arc::new(conn);
                 link.send_replace(Some(conn.clone()));

@@ -76,6 +76,7 @@ pub async fn serve(config: Config) -> Result<()> {
         topology.clone(),
         broker_status,
         link_tx,
+        Arc::clone(&services.runtime.metrics),
         stop.clone(),
     ));
     let mut job_tasks = jobs::spawn(

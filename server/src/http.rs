@@ -55,6 +55,10 @@ pub fn router(state: AppState) -> Router {
             browser_safety::middleware,
         ))
         .layer(CatchPanicLayer::custom(answer_panic))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::record_request,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -220,6 +220,12 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
         ("am_reports_per_second", 3.0),
         ("am_waiting_activations", 0.0),
         ("am_outbox_depth", 0.0),
+        ("am_oldest_waiting_activation_age_seconds", 0.0),
+        // The scrape refused above, by its route's pattern.
+        (
+            "am_http_requests_total{method=\"GET\",route=\"/metrics\",status=\"401\"}",
+            1.0,
+        ),
         (
             "am_launch_setting_recoveries_total{launch_setting=\"demo.echo.1\",kind=\"lost\"}",
             2.0,
@@ -229,6 +235,13 @@ async fn the_dashboard_and_metrics_show_the_seeded_figures(app: TestApp) {
     }
     assert!(text.contains("# TYPE am_activations gauge"), "{text}");
     assert!(text.contains("# TYPE am_reports_total counter"), "{text}");
+    // Every family is explained and named in base units (`promtool check metrics` runs on a
+    // live manager's page in deploy/tests/prometheus.sh).
+    let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
+    let helps = text.lines().filter(|l| l.starts_with("# HELP ")).count();
+    assert_eq!(types, helps, "{text}");
+    assert!(types > 40, "{types} families:\n{text}");
+    assert!(!text.contains("_ms "), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -180,6 +180,7 @@ async fn manager(
         broker.topology(),
         status,
         tx,
+        Default::default(),
         stop.clone(),
     ));
     tasks
@@ -482,6 +483,7 @@ async fn a_bulk_replay_runs_through_the_broker_publisher() {
         broker.topology(),
         BrokerStatus::default(),
         tx,
+        Default::default(),
         stop.clone(),
     ));
     let letters: Vec<IncomingDeadLetter> = (0..3)

@@ -39,6 +39,7 @@ async fn readyz_reports_a_real_broker_up() {
         throwaway_topology(),
         status.clone(),
         link,
+        Default::default(),
         stop.clone(),
     ));
     wait_for(&status, true).await;
@@ -65,6 +66,7 @@ async fn readyz_reports_an_unreachable_broker_and_keeps_serving() {
         throwaway_topology(),
         status.clone(),
         link,
+        Default::default(),
         stop.clone(),
     ));
     wait_for(&status, false).await;

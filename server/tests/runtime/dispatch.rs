@@ -1,7 +1,7 @@
 //! Where activations go: `ANY` to the idler node, `MANY` to every live node, and what the
 //! overlap policy does with a second run while the first still runs.
 
-use crate::harness::{CatalogBuilder, LONG, SHORT, World};
+use crate::harness::{APP, CatalogBuilder, LONG, SHORT, World};
 use am_services::testing::Backend;
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -38,6 +38,15 @@ async fn any_goes_to_the_idler_node() {
         );
     }
     assert_eq!(w.activation(busy).await.status, "running");
+    // Each run is counted once, by agent and result, where its end and start were written.
+    let runs = &m.metrics().runs;
+    assert_eq!(runs.finished.get(&[APP, "sleep", "succeeded"]), 3);
+    assert_eq!(runs.duration.count(&[APP, "sleep", "succeeded"]), 3);
+    assert_eq!(
+        runs.start_delay.count(&[APP, "sleep"]),
+        4,
+        "demo.busy and 3 probes started"
+    );
     m.stop().await;
     w.finish(&[]).await;
 }
@@ -226,6 +235,10 @@ async fn overlap_interrupt_ends_the_first_run_and_starts_the_second() {
     let second = m.run_ls("demo.slow").await;
     assert_eq!(w.wait_done(first, SHORT).await.status, "interrupted");
     assert_eq!(w.wait_done(second, LONG).await.status, "succeeded");
+    let runs = &m.metrics().runs;
+    for result in ["interrupted", "succeeded"] {
+        assert_eq!(runs.finished.get(&[APP, "sleep", result]), 1, "{result}");
+    }
     let first_host = &w.hosts_of(first).await[0];
     let second_host = &w.hosts_of(second).await[0];
     assert_eq!(first_host.status, "interrupted");

@@ -677,6 +677,7 @@ impl Manager {
             topology.clone(),
             services.broker.clone(),
             link_tx,
+            Arc::clone(&services.runtime.metrics),
             stop.clone(),
         ));
         let tasks = runtime::spawn(&services, topology, link, stop.clone());

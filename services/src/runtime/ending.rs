@@ -35,7 +35,7 @@ pub(crate) async fn settle(
     error: Option<String>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    let ended = settle::settle(db, activation, error, now).await?;
+    let ended = settle::settle(db, &cfg.metrics, activation, error, now).await?;
     follow(db, cfg, ended, now).await
 }
 
@@ -47,7 +47,7 @@ pub(crate) async fn settle_locked(
     error: Option<String>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    let ended = settle::settle_locked(db, activation, error, now).await?;
+    let ended = settle::settle_locked(db, &cfg.metrics, activation, error, now).await?;
     follow(db, cfg, ended, now).await
 }
 
@@ -61,7 +61,7 @@ pub(crate) async fn finish(
     error: Option<String>,
     now: DateTime<Utc>,
 ) -> ServiceResult<()> {
-    let ended = settle::finish(db, a, result, error, now).await?;
+    let ended = settle::finish(db, &cfg.metrics, a, result, error, now).await?;
     follow(db, cfg, ended, now).await
 }
 

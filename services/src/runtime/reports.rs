@@ -5,7 +5,7 @@
 use super::{
     Metrics, RuntimeConfig, ending, heartbeats,
     host_rows::{WorkTimeouts, with_counters},
-    locks,
+    locks, observe,
     plan::Plan,
     settle,
 };
@@ -152,8 +152,15 @@ impl Batch {
         )
         .await?;
         match applied {
-            Applied::Yes { settle, started } => {
+            Applied::Yes {
+                settle,
+                started,
+                first_start,
+            } => {
                 self.out.applied += 1;
+                if let (Some(at), Some(id)) = (first_start, parse(&a.activation_id.0)) {
+                    observe::started(txn, &cfg.metrics, id, at).await?;
+                }
                 self.running.extend(started);
                 if settle {
                     self.to_settle
@@ -316,6 +323,8 @@ enum Applied {
         /// The launch setting whose run started: marked running once the batch's launch
         /// settings are locked.
         started: Option<String>,
+        /// The run's first start (its start report came first): when, by the node's clock.
+        first_start: Option<DateTime<Utc>>,
     },
     /// An outdated fencing token: the report of a run the manager moved on from.
     Stale {
@@ -447,10 +456,11 @@ async fn activation_event(
         return Ok(Applied::Yes {
             settle: false,
             started: None,
+            first_start: None,
         });
     }
     if kind == EventKind::Started {
-        activations::Entity::update_many()
+        let first = activations::Entity::update_many()
             .col_expr(
                 activations::Column::Status,
                 Expr::value(status::activation::RUNNING),
@@ -464,11 +474,13 @@ async fn activation_event(
         return Ok(Applied::Yes {
             settle: false,
             started: Some(r.launch_setting.clone()),
+            first_start: (first.rows_affected > 0).then_some(r.at),
         });
     }
     plan.event(id, Some(&r.host), kind, detail, r.at);
     Ok(Applied::Yes {
         settle,
         started: None,
+        first_start: None,
     })
 }

@@ -3,7 +3,7 @@
 //! goes on in `ending.rs`, since going on may end another run (overlap policy `interrupt`),
 //! which settles again.
 
-use super::{locks, plan::Plan};
+use super::{Metrics, locks, observe, plan::Plan};
 use crate::status;
 use crate::{
     entity::{activation_hosts, activations, launch_settings},
@@ -59,18 +59,20 @@ pub(crate) fn result_of(hosts: &[activation_hosts::Model], token: i64) -> Option
 /// order (`locks`): for a transaction that settles this one run.
 pub(crate) async fn settle(
     db: &impl ConnectionTrait,
+    metrics: &Metrics,
     activation: Uuid,
     error: Option<String>,
     now: DateTime<Utc>,
 ) -> ServiceResult<Option<MemberEnded>> {
     locks::for_settling(db, &[activation], []).await?;
-    settle_locked(db, activation, error, now).await
+    settle_locked(db, metrics, activation, error, now).await
 }
 
 /// [`settle`] in a transaction that has locked what settling `activation` may write already
 /// (a batch of reports locks it for all its runs at once).
 pub(crate) async fn settle_locked(
     db: &impl ConnectionTrait,
+    metrics: &Metrics,
     activation: Uuid,
     error: Option<String>,
     now: DateTime<Utc>,
@@ -97,7 +99,7 @@ pub(crate) async fn settle_locked(
             .filter(|h| h.fencing_token == a.fencing_token)
             .find_map(|h| h.error.clone())
     });
-    finish_locked(db, &a, result, error, now).await
+    finish_locked(db, metrics, &a, result, error, now).await
 }
 
 /// Records the end of a (non-group) activation with compare-and-set and the launch setting's
@@ -105,18 +107,20 @@ pub(crate) async fn settle_locked(
 /// for its group to go on; `None` as well when another pass recorded the end first.
 pub(crate) async fn finish(
     db: &impl ConnectionTrait,
+    metrics: &Metrics,
     a: &activations::Model,
     result: &'static str,
     error: Option<String>,
     now: DateTime<Utc>,
 ) -> ServiceResult<Option<MemberEnded>> {
     locks::for_settling(db, &[a.id], []).await?;
-    finish_locked(db, a, result, error, now).await
+    finish_locked(db, metrics, a, result, error, now).await
 }
 
 /// [`finish`] once what it writes is locked.
 async fn finish_locked(
     db: &impl ConnectionTrait,
+    metrics: &Metrics,
     a: &activations::Model,
     result: &'static str,
     error: Option<String>,
@@ -137,6 +141,7 @@ async fn finish_locked(
     if done.rows_affected == 0 {
         return Ok(None);
     }
+    observe::ended(db, metrics, a, result, now).await?;
     let mut ev = Plan::default();
     ev.event(
         a.id,

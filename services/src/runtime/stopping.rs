@@ -41,6 +41,7 @@ pub(crate) async fn end_in(
     if a.status == status::activation::WAITING {
         return settle::finish(
             txn,
+            &cfg.metrics,
             a,
             status::activation::INTERRUPTED,
             Some(reason.to_owned()),
