@@ -248,3 +248,66 @@ build_browser_bundle() {
   mv -f "$pkg/agent-manager_bg.wasm" "$pkg/agent-manager.wasm"
   cp "$ROOT/style/main.css" "$pkg/agent-manager.css"
 }
+
+# Deployment files' checks
+
+# The tools of deploy/tests/check.sh: podman with runc (crun refuses the hybrid cgroup layout
+# of some machines, this one included), systemd-nspawn to boot the units under a real systemd,
+# mmdebstrap for the root file system it boots, and the validators pinned in
+# deploy/tests/requirements.txt in a virtual environment of their own.
+DEPLOY_VENV="$ROOT/target/deploy-venv"
+DEPLOY_CACHE="$ROOT/target/deploy-cache"
+ensure_deploy_tools() {
+  apt_install podman runc systemd-container mmdebstrap shellcheck curl python3
+  python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+  local req="$ROOT/deploy/tests/requirements.txt"
+  if ! cmp -s "$req" "$DEPLOY_VENV/requirements.txt"; then
+    log "installing the deployment validators"
+    rm -rf "$DEPLOY_VENV"
+    python3 -m venv "$DEPLOY_VENV"
+    "$DEPLOY_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+    cp "$req" "$DEPLOY_VENV/requirements.txt"
+  fi
+}
+
+# The Debian root file system the systemd units boot in (systemd-nspawn), made once and kept
+# under target/: about a minute to make, 200 MB. It is only ever booted read-only with a
+# throw-away overlay, so it stays as made.
+DEPLOY_ROOTFS_PACKAGES="systemd,systemd-sysv,libnss-systemd"
+ensure_deploy_rootfs() {
+  local dir="$DEPLOY_CACHE/rootfs-bookworm" stamp
+  stamp="bookworm minbase $DEPLOY_ROOTFS_PACKAGES"
+  if [ "$(cat "$dir.stamp" 2>/dev/null)" != "$stamp" ]; then
+    log "making the root file system the systemd units boot in (~1 minute, once)"
+    rm -rf "$dir" "$dir.new" "$dir.stamp"
+    mkdir -p "$DEPLOY_CACHE"
+    mmdebstrap --quiet --variant=minbase --include="$DEPLOY_ROOTFS_PACKAGES" bookworm "$dir.new" \
+      >&2
+    mv "$dir.new" "$dir"
+    echo "$stamp" > "$dir.stamp"
+  fi
+  echo "$dir"
+}
+
+# podman as a container without CAP_SYS_RESOURCE and with hybrid cgroups allows: runc (crun:
+# "cgroups in hybrid mode not supported"), cgroupfs, the vfs driver (no overlay mounts needed),
+# and every piece of state (images, containers, run files, events) under DIR, so removing DIR
+# leaves nothing behind. `deploy_podman DIR ARGS...`
+deploy_podman() {
+  local dir=$1
+  shift
+  mkdir -p "$dir/tmp"
+  podman --root "$dir/storage" --runroot "$dir/run" --tmpdir "$dir/tmp" --storage-driver vfs \
+    --cgroup-manager cgroupfs --events-backend file --runtime runc "$@"
+}
+
+# Waits up to $2 seconds (default 30) for $1 to answer 2xx.
+wait_url() {
+  local url=$1 deadline=$((SECONDS + ${2:-30}))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    curl -fsS -o /dev/null "$url" 2>/dev/null && return 0
+    sleep 0.3
+  done
+  echo "no answer from $url within ${2:-30} s" >&2
+  return 1
+}

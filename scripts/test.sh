@@ -101,12 +101,18 @@ AM_CONFORMANCE_NODE="java -jar $JAVA_NODE" cargo nextest run "${HOST_FEATURES[@]
 log "end-to-end tests (Playwright, Chromium)"
 e2e_status=0
 ./scripts/e2e.sh 2>&1 | tee "$RESULTS/e2e.log" || e2e_status=$?
+log "operations: the alert rules, the dashboard and /metrics against a real Prometheus"
+observe_status=0
+./deploy/tests/prometheus.sh 2>&1 | tee "$RESULTS/observe.log" || observe_status=$?
+log "operations: the deployment files (systemd units, container, Kubernetes manifests)"
+deploy_status=0
+./deploy/tests/check.sh 2>&1 | tee "$RESULTS/deploy.log" || deploy_status=$?
 fuzz_status=0
 wait "$FUZZ" || fuzz_status=$?
 log "API fuzzing from the OpenAPI document (Schemathesis): its report"
 cat "$RESULTS/fuzz.log"
-if [ "$nextest_status" -ne 0 ] || [ "$java_conformance_status" -ne 0 ] || [ "$e2e_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
-  echo "unit and integration tests exited $nextest_status, the conformance suite against the Java node $java_conformance_status, end-to-end tests $e2e_status, the fuzzer $fuzz_status" >&2
+if [ "$nextest_status" -ne 0 ] || [ "$java_conformance_status" -ne 0 ] || [ "$e2e_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ] || [ "$observe_status" -ne 0 ] || [ "$deploy_status" -ne 0 ]; then
+  echo "unit and integration tests exited $nextest_status, the conformance suite against the Java node $java_conformance_status, end-to-end tests $e2e_status, the fuzzer $fuzz_status, the Prometheus checks $observe_status, the deployment checks $deploy_status" >&2
   exit 1
 fi
 

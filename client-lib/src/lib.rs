@@ -14,6 +14,7 @@ mod outbox;
 mod runtime;
 mod shared;
 mod tally;
+pub mod telemetry;
 mod topology;
 
 pub use addresses::{AddressError, BrokerAddresses};

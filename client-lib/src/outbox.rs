@@ -8,11 +8,13 @@
 use crate::{
     broker::Link,
     confirmed::{SendError, landed},
+    telemetry::TraceHeaders,
 };
 use am_domain::wire::{self, ToManager};
 use lapin::{
     BasicProperties,
     options::{BasicPublishOptions, ConfirmSelectOptions},
+    types::FieldTable,
 };
 use std::{
     collections::VecDeque,
@@ -28,9 +30,17 @@ use tokio_util::sync::CancellationToken;
 /// Reports published per round of confirms.
 const BATCH: usize = 64;
 
+/// A report and the trace context of the span that made it, sent in its headers so the
+/// manager's handling links to the node's run.
+#[derive(Debug)]
+struct Queued {
+    bytes: Vec<u8>,
+    trace: TraceHeaders,
+}
+
 #[derive(Debug)]
 pub(crate) struct Outbox {
-    queue: Mutex<VecDeque<Vec<u8>>>,
+    queue: Mutex<VecDeque<Queued>>,
     capacity: usize,
     notify: Notify,
     dropped: AtomicU64,
@@ -56,7 +66,10 @@ impl Outbox {
                 q.pop_front();
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
-            q.push_back(bytes);
+            q.push_back(Queued {
+                bytes,
+                trace: TraceHeaders::current(),
+            });
         }
         self.notify.notify_one();
     }
@@ -70,12 +83,12 @@ impl Outbox {
         self.lock().len() + self.in_flight.load(Ordering::Acquire)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Vec<u8>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Queued>> {
         // A panic while holding this lock cannot leave the deque inconsistent.
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn take_batch(&self) -> Vec<Vec<u8>> {
+    fn take_batch(&self) -> Vec<Queued> {
         let mut q = self.lock();
         let n = q.len().min(BATCH);
         let batch: Vec<_> = q.drain(..n).collect();
@@ -84,10 +97,10 @@ impl Outbox {
     }
 
     /// Puts unconfirmed reports back in front, oldest first, dropping the oldest on overflow.
-    fn give_back(&self, batch: Vec<Vec<u8>>) {
+    fn give_back(&self, batch: Vec<Queued>) {
         let mut q = self.lock();
-        for bytes in batch.into_iter().rev() {
-            q.push_front(bytes);
+        for report in batch.into_iter().rev() {
+            q.push_front(report);
         }
         while q.len() > self.capacity {
             q.pop_front();
@@ -165,10 +178,12 @@ async fn pause(stop: &CancellationToken) {
 async fn publish_batch(
     channel: &lapin::Channel,
     queue: &str,
-    batch: &[Vec<u8>],
+    batch: &[Queued],
 ) -> Result<(), SendError> {
     let mut confirms = Vec::with_capacity(batch.len());
-    for bytes in batch {
+    for report in batch {
+        let mut headers = FieldTable::default();
+        report.trace.add_to(&mut headers);
         let confirm = channel
             .basic_publish(
                 "".into(),
@@ -177,10 +192,11 @@ async fn publish_batch(
                     mandatory: true,
                     ..BasicPublishOptions::default()
                 },
-                bytes,
+                &report.bytes,
                 BasicProperties::default()
                     .with_delivery_mode(2)
-                    .with_content_type("application/json".into()),
+                    .with_content_type("application/json".into())
+                    .with_headers(headers),
             )
             .await?;
         confirms.push(confirm);

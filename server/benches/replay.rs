@@ -261,6 +261,7 @@ async fn run_round() -> Result<RoundResult> {
         topology.clone(),
         BrokerStatus::default(),
         link_tx,
+        Default::default(),
         stop.clone(),
     ));
     let services = Services::new(db.clone(), BrokerStatus::default(), Settings::default())

@@ -1,11 +1,12 @@
 //! `agent-manager`: the Agent Manager server and its administration commands.
 
+use agent_client::telemetry::Telemetry;
 use am_domain::roles::Role;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use server::{commands, config::Config};
 use std::path::PathBuf;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::{EnvFilter, Layer, layer::SubscriberExt, util::SubscriberInitExt};
 
 #[derive(Parser)]
 #[command(
@@ -96,13 +97,27 @@ fn parse_role(s: &str) -> Result<Role, String> {
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,lapin=warn")),
+    // Traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md, Observe).
+    let telemetry = Telemetry::from_env("agent-manager")?;
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(
+                    EnvFilter::try_from_default_env()
+                        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,lapin=warn")),
+                ),
         )
-        .with_writer(std::io::stderr)
+        .with(telemetry.as_ref().map(|t| t.layer()))
         .init();
+    let result = run().await;
+    if let Some(t) = telemetry {
+        t.shutdown();
+    }
+    result
+}
+
+async fn run() -> Result<()> {
     let cli = Cli::parse();
     let config = Config::from_env(cli.config.as_deref())?;
     match cli.command.unwrap_or(Command::Serve) {

@@ -36,6 +36,7 @@ pub mod stream_health;
 pub mod testing;
 pub mod throughput;
 pub mod topology;
+pub mod trace_context;
 
 pub use accounts::{AuthMethod, Principal};
 pub use error::ServiceError;

@@ -4,6 +4,7 @@
 
 mod failed;
 
+use crate::telemetry::TraceHeaders;
 use crate::{
     agent::BoundHandler,
     agent::with_grace,
@@ -287,8 +288,7 @@ async fn process(
             redelivered,
         },
     );
-    let span = tracing::debug_span!("message", activation_id = %info.activation_id,
-        launch_setting = %info.launch_setting, host = %info.host, attempt, message_id = message_id.as_deref());
+    let span = message_span(info, attempt, message_id.as_deref(), &properties);
     let result = with_grace(
         handler.handle(&message),
         &info.cancel,
@@ -409,6 +409,20 @@ async fn process(
 }
 
 /// Who a data message is, for the breaker's runs: its message id, else its body.
+/// The span of one message's handling: a child of the run, linked to whoever published the
+/// message when it carries a trace context.
+fn message_span(
+    info: &RunInfo,
+    attempt: u32,
+    message_id: Option<&str>,
+    properties: &lapin::BasicProperties,
+) -> tracing::Span {
+    let span = tracing::info_span!("message", activation_id = %info.activation_id,
+        launch_setting = %info.launch_setting, host = %info.host, attempt, message_id);
+    TraceHeaders::from_amqp(properties.headers().as_ref()).link_from(&span);
+    span
+}
+
 fn identity(message: &Message) -> u64 {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut h = DefaultHasher::new();

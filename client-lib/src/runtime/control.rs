@@ -2,6 +2,7 @@
 //! commands) and heartbeats.
 
 use crate::shared::Shared;
+use crate::telemetry::TraceHeaders;
 use crate::{
     broker::{self, MIN_BACKOFF, next_backoff},
     confirmed::{SendError, landed},
@@ -193,7 +194,8 @@ async fn listen(shared: &Arc<Shared>, conn: &Connection, queue: &str) -> Result<
         };
         match wire::decode::<ToNode>(&delivery.data) {
             Ok(cmd) => {
-                shared.command(cmd);
+                let trace = TraceHeaders::from_amqp(delivery.properties.headers().as_ref());
+                shared.command(cmd, &trace);
                 delivery.acker.ack(BasicAckOptions::default()).await?;
             }
             Err(e) => {

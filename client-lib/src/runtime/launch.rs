@@ -1,6 +1,7 @@
 //! Commands from the manager: launches with their overlap policy on the bounded pool, stop,
 //! interrupt; and the run of a standalone agent.
 
+use crate::telemetry::TraceHeaders;
 use crate::{
     agent::{Registered, with_grace},
     consumer,
@@ -75,9 +76,10 @@ impl Shared {
         }));
     }
 
-    pub(super) fn command(self: &Arc<Self>, cmd: ToNode) {
+    /// Acts on a command; `trace` is the context it was published under (its run's parent).
+    pub(super) fn command(self: &Arc<Self>, cmd: ToNode, trace: &TraceHeaders) {
         match cmd {
-            ToNode::Launch(launch) => self.launch(launch),
+            ToNode::Launch(launch) => self.launch(launch, trace),
             ToNode::Stop(stop) => {
                 let running = self.running();
                 let list = running.get(&stop.launch_setting);
@@ -102,7 +104,7 @@ impl Shared {
         }
     }
 
-    fn launch(self: &Arc<Self>, launch: Launch) {
+    fn launch(self: &Arc<Self>, launch: Launch, trace: &TraceHeaders) {
         let info = Arc::new(RunInfo {
             application: self.application.clone(),
             host: self.host.clone(),
@@ -115,7 +117,9 @@ impl Shared {
             tally: Arc::default(),
         });
         let span = tracing::info_span!("activation", activation_id = %launch.activation_id,
-            launch_setting = %launch.launch_setting, host = %self.host, agent = %launch.agent);
+            launch_setting = %launch.launch_setting, host = %self.host, agent = %launch.agent,
+            fencing_token = launch.fencing_token);
+        trace.parent_of(&span);
         let _enter = span.enter();
         let skip = |reason: String| {
             tracing::info!(%reason, "launch skipped");

@@ -150,6 +150,7 @@ pub fn start_manager(
         round.topology.clone(),
         status,
         link_tx,
+        std::sync::Arc::clone(&services.runtime.metrics),
         stop.clone(),
     ));
     let tasks = server::runtime::spawn(&services, round.topology.clone(), link, stop.clone());

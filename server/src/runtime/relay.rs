@@ -4,8 +4,10 @@
 //! A broker outage only delays: unsent rows stay in the table.
 
 use crate::broker::Link;
+use agent_client::telemetry::TraceHeaders;
 use am_services::runtime::{Metrics, RuntimeConfig, outbox};
 use chrono::Utc;
+use lapin::types::FieldTable;
 use lapin::{
     BasicProperties,
     options::{BasicPublishOptions, ConfirmSelectOptions},
@@ -117,7 +119,8 @@ async fn round(
                 BasicProperties::default()
                     .with_delivery_mode(2)
                     .with_content_type("application/json".into())
-                    .with_message_id(row.message_id.as_str().into()),
+                    .with_message_id(row.message_id.as_str().into())
+                    .with_headers(traced(row)),
             )
             .await;
         match published {
@@ -158,4 +161,24 @@ async fn round(
         Some(e) => Err(RoundError::Broker(e)),
         None => Ok(sent.len()),
     }
+}
+
+/// The headers of a command: the trace context of a `publish` span, a child of the span that
+/// wrote the command (stored with its row), so the node's run continues that trace whichever
+/// replica publishes it.
+fn traced(row: &am_services::entity::outbox::Model) -> FieldTable {
+    let mut headers = FieldTable::default();
+    let Some(written) = row.headers.as_ref().and_then(|h| h.as_object()) else {
+        return headers;
+    };
+    let parent = TraceHeaders::from_pairs(
+        written
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?.to_owned()))),
+    );
+    let span = tracing::info_span!("publish", message_id = %row.message_id, exchange = %row.exchange,
+        routing_key = %row.routing_key);
+    parent.parent_of(&span);
+    TraceHeaders::of(&span).add_to(&mut headers);
+    headers
 }

@@ -6,6 +6,7 @@
 
 use super::{batches::Batches, hearing::Hearing};
 use crate::broker::Link;
+use agent_client::telemetry::TraceHeaders;
 use am_domain::wire::{self, ToManager};
 use am_services::runtime::{Metrics, RuntimeConfig, breaker, reports};
 use lapin::{
@@ -77,7 +78,10 @@ async fn handle(
     stop: &CancellationToken,
 ) -> bool {
     let mut decoded = Vec::with_capacity(batch.len());
+    let span = tracing::Span::current();
     for d in batch {
+        // The batch's span links to the spans on the nodes that sent its reports.
+        TraceHeaders::from_amqp(d.properties.headers().as_ref()).link_from(&span);
         match wire::decode::<ToManager>(&d.data) {
             Ok(r) => decoded.push(r),
             Err(e) => {

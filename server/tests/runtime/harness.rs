@@ -149,6 +149,8 @@ pub struct World {
     /// The managers' queues expire when unused this long: on the shared broker, so that a
     /// test stopped midway leaves nothing behind for long.
     queue_expiry: Option<Duration>,
+    /// Variables the test's nodes start with besides their own (e.g. where to send traces).
+    pub node_env: Vec<(String, String)>,
 }
 
 impl World {
@@ -175,6 +177,7 @@ impl World {
             nodes: BTreeMap::new(),
             test_db,
             queue_expiry: None,
+            node_env: Vec::new(),
         }
     }
 
@@ -764,7 +767,7 @@ fn demo_node_binary() -> PathBuf {
         .expect("the test binary lives in target/<profile>/deps");
     assert!(
         bin.exists(),
-        "{} is missing: run `cargo build -p agent-client --bin demo-node` first (a \
+        "{} is missing: run `cargo build -p agent-client --features otel --bin demo-node` first (a \
          workspace-wide test run, as scripts/test.sh's, builds it), or point AM_TEST_DEMO_NODE \
          at it",
         bin.display()
@@ -818,6 +821,7 @@ impl Node {
             .env("AM_HEARTBEAT", NODE_HEARTBEAT)
             .env("RUST_LOG", rust_log)
             .env_remove("AM_DEMO_PRODUCE")
+            .envs(w.node_env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(stdout)
             .kill_on_drop(true)

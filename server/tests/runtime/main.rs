@@ -3,7 +3,7 @@
 //! different host names, which the tests kill, freeze and cut off.
 //!
 //! Every test has its own broker prefix, data exchange and database, so they run in parallel.
-//! The node binary must be built first: `cargo build -p agent-client --bin demo-node`.
+//! The node binary must be built first: `cargo build -p agent-client --features otel --bin demo-node`.
 
 // A test reads as one scenario, set-up to last check: the one-sitting bound of production
 // functions (clippy::too_many_lines) is not theirs.
@@ -29,6 +29,7 @@ mod overlap;
 mod replicas;
 mod schedule;
 mod topology;
+mod traces;
 mod unrouted;
 mod upgrade;
 mod watchdog;

@@ -165,6 +165,11 @@ pub(crate) fn dispatch_hosts<'a>(
     why: impl Into<EventLabel<'a>>,
 ) {
     let why = why.into();
+    // The launches' span: a child of the fire, Run now or recovery that dispatches them, the
+    // parent of the relay's publication and so of the node's run.
+    let span = tracing::info_span!("dispatch", %activation, launch_setting = %target.ls.id,
+        agent = %target.ls.agent, token, attempt, reason = %why);
+    let _enter = span.enter();
     let launch = ToNode::Launch(target.launch(activation, token));
     let consumes = target.consumed_queue(&cfg.names);
     let deadline = now + ms(target.ls.recovery.start_timeout);

@@ -335,13 +335,18 @@ impl Batch {
             };
             // A pinned node was counted when chosen; the member dispatch counts it again,
             // which only makes the batch spread a little wider.
-            match plan_activation(
-                &mut plan,
-                &mut read.resolver,
-                cfg,
-                member(first.clone(), position),
-                now,
-            ) {
+            // One span per fire: the root of the trace its launches, runs and reports follow.
+            let fire = tracing::info_span!("fire", group = %f.group, activation = %id,
+                trigger = f.trigger.as_str(), fire_key = f.fire_key.as_deref());
+            match fire.in_scope(|| {
+                plan_activation(
+                    &mut plan,
+                    &mut read.resolver,
+                    cfg,
+                    member(first.clone(), position),
+                    now,
+                )
+            }) {
                 Ok(planned) => busy.started(
                     &first,
                     ActiveRun {

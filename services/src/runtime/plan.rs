@@ -45,7 +45,7 @@ impl Plan {
         });
     }
 
-    /// A command for one node, published by the relay after commit.
+    /// A command for one node, published by the relay after commit under the current span.
     pub fn command(
         &mut self,
         names: &Names,
@@ -59,7 +59,7 @@ impl Plan {
             exchange: Set(names.control_exchange()),
             routing_key: Set(names.node_routing_key(application, host)),
             payload: Set(wire::encode_command(command)),
-            headers: Set(None),
+            headers: Set(crate::trace_context::current()),
             message_id: Set(message_id),
             created_at: Set(now),
             available_at: Set(now),

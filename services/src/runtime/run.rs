@@ -30,6 +30,7 @@ use sea_orm::{
 use uuid::Uuid;
 
 /// *Run now* of a launch setting or a schedule group, for operators.
+#[tracing::instrument(skip_all, fields(%what, by = %actor.name))]
 pub async fn run_now(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,
@@ -47,6 +48,7 @@ pub async fn run_now(
 /// Re-runs a finished activation from where it broke; returns the new activation. A member run
 /// of a group re-runs its group from that member. Both timelines say which is the re-run of
 /// which, and the audit log who asked.
+#[tracing::instrument(skip_all, fields(%activation, by = %actor.name))]
 pub async fn rerun(
     db: &DatabaseConnection,
     cfg: &RuntimeConfig,

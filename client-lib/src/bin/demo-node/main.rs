@@ -35,6 +35,7 @@ use std::{
     hash::{BuildHasher, RandomState},
     time::Duration,
 };
+use tracing_subscriber::{Layer, layer::SubscriberExt, util::SubscriberInitExt};
 
 mod producer;
 mod script;
@@ -183,11 +184,22 @@ fn heartbeat_every() -> anyhow::Result<Option<Duration>> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
+    // Traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md, Observe).
+    let telemetry = agent_client::telemetry::Telemetry::from_env("demo-node")?;
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        ))
+        .with(telemetry.as_ref().map(|t| t.layer()))
         .init();
+    let result = run().await;
+    if let Some(t) = telemetry {
+        t.shutdown();
+    }
+    result
+}
+
+async fn run() -> anyhow::Result<()> {
     let rate_param = |name: &str, title: &str| {
         ParamSpec::new(name, ParamType::Decimal)
             .title(title)

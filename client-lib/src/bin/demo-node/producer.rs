@@ -120,7 +120,10 @@ impl Producer {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            let (body, properties) = self.event(*sent);
+            // A span per event, whose context the event carries: the runs that handle it link
+            // to it.
+            let span = tracing::info_span!("produce", n = *sent);
+            let (body, properties) = span.in_scope(|| self.event(*sent));
             for exchange in &self.exchanges {
                 let confirmation = channel
                     .basic_publish(
@@ -164,6 +167,7 @@ impl Producer {
         });
         let mut headers = FieldTable::default();
         headers.insert("site".into(), AMQPValue::LongString(LongString::from(site)));
+        agent_client::telemetry::TraceHeaders::current().add_to(&mut headers);
         let properties = BasicProperties::default()
             .with_message_id(format!("{}-{}-{n}", self.host, self.started).into())
             .with_content_type("application/json".into())

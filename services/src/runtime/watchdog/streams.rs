@@ -63,22 +63,25 @@ pub(super) async fn keep_streams(
                 );
                 let txn = crate::runtime::begin_write(db).await?;
                 let mut plan = Plan::default();
-                let planned = plan_activation(
-                    &mut plan,
-                    &mut resolver,
-                    cfg,
-                    NewActivation {
-                        ls: ls.clone(),
-                        trigger: Trigger::Stream,
-                        requested_by: None,
-                        parent: None,
-                        group: None,
-                        fire_key: Some(key),
-                        pinned_host: None,
-                        only_hosts: None,
-                    },
-                    now,
-                );
+                let start = tracing::info_span!("stream_start", launch_setting = %ls, key = %key);
+                let planned = start.in_scope(|| {
+                    plan_activation(
+                        &mut plan,
+                        &mut resolver,
+                        cfg,
+                        NewActivation {
+                            ls: ls.clone(),
+                            trigger: Trigger::Stream,
+                            requested_by: None,
+                            parent: None,
+                            group: None,
+                            fire_key: Some(key),
+                            pinned_host: None,
+                            only_hosts: None,
+                        },
+                        now,
+                    )
+                });
                 if planned.is_err() {
                     continue;
                 }
