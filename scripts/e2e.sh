@@ -10,7 +10,7 @@ throwaway_manager_env e2e
 export E2E_NODE_APP=e2e-demo E2E_NODE_HOST=e2e-node-a
 if [ ! -x "$ROOT/target/debug/demo-node" ]; then
   . "$ROOT/scripts/leptos-env.sh"
-  cargo build "${HOST_FEATURES[@]}" -p agent-client --features otel --bin demo-node
+  cargo build "${HOST_FEATURES[@]}" -p agent-client --features demo --bin demo-node
 fi
 
 "$BIN" serve >"$LOG" 2>&1 &

@@ -14,7 +14,7 @@ build_browser_bundle
 # One build of both programs: their dependencies' features are resolved once, so no crate is
 # compiled twice.
 log "building the manager and the demo node"
-cargo build "${HOST_FEATURES[@]}" --package server --bin agent-manager --package agent-client --features agent-client/otel --bin demo-node
+cargo build "${HOST_FEATURES[@]}" --package server --bin agent-manager --package agent-client --features agent-client/demo --bin demo-node
 
 BIN="$ROOT/target/debug/agent-manager"
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg

@@ -9,6 +9,7 @@ mod consumer;
 mod context;
 mod env;
 mod error;
+mod metrics;
 mod node;
 mod outbox;
 mod runtime;
@@ -25,6 +26,7 @@ pub use broker::{
 };
 pub use context::{Context, Message};
 pub use error::{AgentError, ErrorKind, NodeError};
+pub use metrics::NodeMetrics;
 pub use node::{DEFAULT_AMQP_URL, Node, NodeBuilder};
 pub use topology::{SUBSCRIPTION_DELIVERY_LIMIT, Topology};
 

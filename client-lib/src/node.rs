@@ -1,8 +1,8 @@
 //! [`NodeBuilder`] registers agents and classifiers and starts a [`Node`].
 
 use crate::{
-    AgentSpec, BrokerAddresses, Classifier, MessageAgent, NodeError, StandaloneAgent, Topology,
-    agent::Registered, runtime, shared::Shared,
+    AgentSpec, BrokerAddresses, Classifier, MessageAgent, NodeError, NodeMetrics, StandaloneAgent,
+    Topology, agent::Registered, runtime, shared::Shared,
 };
 use am_domain::{ids, params::validate_schema};
 use std::{collections::HashSet, sync::Arc, time::Duration};
@@ -340,6 +340,16 @@ impl Node {
     /// ```
     pub fn dropped_reports(&self) -> u64 {
         self.shared.outbox.dropped()
+    }
+
+    /// The node's figures in the Prometheus text format, for the application's own metrics
+    /// endpoint ([`NodeMetrics::to_text`]).
+    ///
+    /// ```no_run
+    /// # fn f(node: &agent_client::Node) { println!("{}", node.metrics().to_text()); }
+    /// ```
+    pub fn metrics(&self) -> NodeMetrics {
+        NodeMetrics::new(Arc::clone(&self.shared))
     }
 
     /// Graceful stop: no new launches, every activation is asked to stop and awaited (the

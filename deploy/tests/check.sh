@@ -3,9 +3,11 @@
 # and exits non-zero when any fails. Installs what it needs (apt packages, a virtual environment
 # under target/, a root file system cached under target/deploy-cache) and expects the manager
 # and the demo node built (target/debug/agent-manager, target/debug/demo-node; AM_MANAGER_BIN
-# and AM_NODE_BIN point elsewhere, e.g. at a release build). Everything it starts runs on a free
-# port, under a broker prefix of its own whose queues expire (throwaway_manager_env), in a
-# temporary directory, and is stopped by its process id on the way out.
+# and AM_NODE_BIN point elsewhere, e.g. at a release build), and two-replicas a PostgreSQL on
+# 127.0.0.1:5432 that lets postgres or root in without a password. Everything it starts runs on
+# a free port, under a broker prefix of its own whose queues expire (throwaway_manager_env), in a
+# temporary directory (two-replicas: a database of its own, dropped afterwards), and is stopped
+# by its process id on the way out.
 #
 #   deploy/tests/check.sh            every check
 #   deploy/tests/check.sh NAME...    only those (names as printed)
@@ -95,6 +97,13 @@ stop_process() {
   awk -v ns=$((now - start)) 'BEGIN { printf "%.2f", ns / 1e9 }'
 }
 
+# Seconds since $1 (a `date +%s%N`), to a tenth.
+since() {
+  local now
+  now=$(date +%s%N)
+  awk -v ns=$((now - $1)) 'BEGIN { printf "%.1f", ns / 1e9 }'
+}
+
 # unitfile.py's NUL-separated words into the array named $1 (a failure of unitfile.py fails
 # the caller, which `mapfile < <(...)` would not).
 unit_words() {
@@ -115,13 +124,16 @@ leave_no_exchange() {
     "amqp://guest:guest@127.0.0.1:5672/%2f" "$1"
 }
 
-# TimeoutStopSec= in whole seconds (the units write it as Ns).
-stop_timeout() {
+# A time setting $2 of unit $1 in whole seconds (the units write them as Ns).
+unit_seconds() {
   local v
-  v=$(python3 "$DEPLOY/tests/unitfile.py" get "$1" TimeoutStopSec)
-  [[ "$v" =~ ^([0-9]+)s?$ ]] || { echo "$1: TimeoutStopSec=$v is not whole seconds" >&2; return 1; }
+  v=$(python3 "$DEPLOY/tests/unitfile.py" get "$1" "$2")
+  [[ "$v" =~ ^([0-9]+)s?$ ]] || { echo "$1: $2=$v is not whole seconds" >&2; return 1; }
   echo "${BASH_REMATCH[1]}"
 }
+
+# TimeoutStopSec= in whole seconds.
+stop_timeout() { unit_seconds "$1" TimeoutStopSec; }
 
 # The file of a unit name: agent-node@demo.service is agent-node@.service.
 unit_file() {
@@ -297,6 +309,198 @@ check_unit_env() {
   manager_took=$(stop_process "$manager" "$signal" "$(stop_timeout "$unit")")
   wait "$manager" || { echo "the manager exited $? on $signal" >&2; cat "$WORK/manager.log"; return 1; }
   note "healthz, readyz, node listed; $signal: node exited 0 in ${node_took} s, manager in ${manager_took} s$java_note"
+}
+
+# two-replicas: the production shape of docs/operations.md, two manager replicas on one
+# PostgreSQL database, from the manager's unit as shipped. Two processes start at once (as
+# `systemctl enable --now` on two machines), each with exactly the environment and command line
+# the unit and the example environment file give it (as unit-env), but for a database created
+# for the check on the local PostgreSQL (dropped afterwards), the local broker under one
+# throw-away prefix they share, a free port and a state directory each. Both answer /healthz and
+# /readyz; the catalog is imported and a token created once, by the command line against the
+# shared database; a demo node connects (as scripts/run.sh starts one); Run now on replica A's
+# API is read back on replica B's until it has succeeded, and both count the node in /metrics.
+# Each replica is then stopped with the unit's KillSignal and must exit 0 within its
+# TimeoutStopSec.
+check_two_replicas() {
+  [ -x "$MANAGER_BIN" ] || { echo "$MANAGER_BIN is not built" >&2; return 1; }
+  [ -x "$NODE_BIN" ] || { echo "$NODE_BIN is not built" >&2; return 1; }
+  local unit="$UNITS/agent-manager.service"
+  port_open 5432 || { echo "no PostgreSQL on 127.0.0.1:5432" >&2; return 1; }
+  # Whichever of the usual superusers the local server lets in without a password.
+  local pg_user="" user
+  for user in postgres root; do
+    if psql -w -h 127.0.0.1 -U "$user" -d postgres -qAtc 'select 1' > /dev/null 2>&1; then
+      pg_user=$user
+      break
+    fi
+  done
+  [ -n "$pg_user" ] \
+    || { echo "PostgreSQL on 127.0.0.1:5432 lets neither postgres nor root in without a password" >&2; return 1; }
+  # PORT, WORK, AM_PREFIX and AM_QUEUE_EXPIRY; the rest of what it sets is not passed on.
+  throwaway_manager_env deploy-check
+  at_exit "rm -rf '$WORK'"
+  at_exit "leave_no_exchange '$AM_PREFIX'"
+  local db="deploycheck_$$"
+  createdb -w -h 127.0.0.1 -U "$pg_user" "$db"
+  # --force: the connections of a replica killed on a failure do not keep it.
+  at_exit "dropdb -w -h 127.0.0.1 -U '$pg_user' --if-exists --force '$db'"
+  local url="postgres://$pg_user@127.0.0.1:5432/$db"
+  local port_a=$PORT port_b
+  port_b=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  local state_a="$WORK/state-a" state_b="$WORK/state-b"
+  mkdir -p "$state_a" "$state_b"
+  local common=(--env-file "$UNITS/agent-manager.env.example" --set "AM_DATABASE_URL=$url"
+    --set "AM_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/%2f" --set "AM_PREFIX=$AM_PREFIX"
+    --set "AM_QUEUE_EXPIRY=$AM_QUEUE_EXPIRY"
+    --map "/usr/local/share/agent-manager/site=$ROOT/target/site"
+    --map "/usr/local/bin/agent-manager=$MANAGER_BIN")
+  local opts_a=("${common[@]}" --set "AM_LISTEN=127.0.0.1:$port_a" --map "/var/lib/agent-manager=$state_a")
+  local opts_b=("${common[@]}" --set "AM_LISTEN=127.0.0.1:$port_b" --map "/var/lib/agent-manager=$state_b")
+  # shellcheck disable=SC2034 # read through name references (launch, below)
+  local env_a argv_a env_b argv_b
+  unit_words env_a env "$unit" "${opts_a[@]}"
+  unit_words argv_a argv "$unit" "${opts_a[@]}"
+  unit_words env_b env "$unit" "${opts_b[@]}"
+  unit_words argv_b argv "$unit" "${opts_b[@]}"
+  # What systemd gives a service besides the unit's own variables.
+  local base=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+  # The command line as an operator runs it on replica A's machine, with its unit's environment.
+  manager_cli() { (cd "$state_a" && env -i "${base[@]}" "${env_a[@]}" "$MANAGER_BIN" "$@"); }
+
+  # Starts replica $1 (a or b) in the background as its unit does, in its WorkingDirectory;
+  # sets manager_$1 to its process id.
+  launch() {
+    local side=$1
+    local -n words_env="env_$1" words_argv="argv_$1"
+    (cd "$WORK/state-$side" && exec env -i "${base[@]}" "${words_env[@]}" "${words_argv[@]}") \
+      >> "$WORK/manager-$side.log" 2>&1 &
+    local pid=$!
+    printf -v "manager_$side" '%s' "$pid"
+    at_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+  }
+  # Both at once: they migrate the empty database, one after the other (the migrations take a
+  # lock); a replica that exits instead fails the check, whatever the unit's Restart= would do.
+  local start manager_a manager_b
+  start=$(date +%s%N)
+  launch a
+  launch b
+  # Up to 60 s each for /healthz then /readyz.
+  local side pid port probe deadline code
+  for side in a b; do
+    port="port_$side"
+    for probe in healthz readyz; do
+      deadline=$((SECONDS + 60))
+      until curl -fsS -o /dev/null "http://127.0.0.1:${!port}/$probe" 2>/dev/null; do
+        pid="manager_$side"
+        if ! kill -0 "${!pid}" 2>/dev/null; then
+          code=0
+          wait "${!pid}" || code=$?
+          echo "replica $side exited $code before answering /$probe; its log:" >&2
+          cat "$WORK/manager-$side.log" >&2
+          return 1
+        elif [ "$SECONDS" -ge "$deadline" ]; then
+          echo "replica $side: no /$probe within 60 s; its log:" >&2
+          cat "$WORK/manager-$side.log" >&2
+          return 1
+        fi
+        sleep 0.2
+      done
+    done
+  done
+  local up
+  up=$(since "$start")
+  # On PostgreSQL, not on the unit's default SQLite database.
+  if [ -e "$state_a/agent-manager.sqlite" ] || [ -e "$state_b/agent-manager.sqlite" ]; then
+    echo "a replica made a SQLite database in its state directory" >&2
+    return 1
+  fi
+
+  # Once, for both: a catalog of one application whose pool is the node below, one agent of the
+  # demo node (sleep) and a launch setting that ends within a second, in a group that fires once
+  # a year (a scheduled launch setting needs one). No data queue, so nothing is declared on the
+  # broker outside the prefix.
+  manager_cli catalog import - > /dev/null <<'JSON'
+{
+  "version": 1,
+  "applications": [{"id": "demo", "title": "Demo application", "default_pool": "demo-pool"}],
+  "pools": [{"id": "demo-pool", "title": "Demo hosts", "hosts": ["demo-a"]}],
+  "agents": [{"application": "demo", "id": "sleep", "title": "Sleep", "input": "standalone",
+    "concurrency": "ANY", "overlap": "skip",
+    "parameters": [{"name": "duration", "title": "Duration", "type": "duration", "default": "10s"}]}],
+  "launch_settings": [{"id": "demo.sleep.check", "title": "Sleep 1 s", "application": "demo",
+    "agent": "sleep", "kind": "scheduled", "parameters": {"duration": "1s"}}],
+  "schedule_groups": [{"id": "demo.yearly", "title": "Once a year", "application": "demo",
+    "cron": "0 0 3 1 1 *", "time_zone": "UTC", "members": ["demo.sleep.check"]}]
+}
+JSON
+  local token
+  token=$(manager_cli token create --user admin --name deploy-check)
+  api() {
+    local port=$1 path=$2
+    shift 2
+    curl -fsS -H "Authorization: Bearer $token" "$@" "http://127.0.0.1:$port$path"
+  }
+
+  # A demo node as scripts/run.sh starts one: application demo, host demo-a, the replicas' prefix.
+  env -i "${base[@]}" NO_COLOR=1 AM_APP=demo AM_HOST=demo-a AM_DEMO_PRODUCE=0 \
+    "AM_AMQP_URL=amqp://guest:guest@127.0.0.1:5672/%2f" "AM_PREFIX=$AM_PREFIX" \
+    "AM_QUEUE_EXPIRY=$AM_QUEUE_EXPIRY" "$NODE_BIN" > "$WORK/node.log" 2>&1 &
+  local node=$!
+  at_exit "kill $node 2>/dev/null; wait $node 2>/dev/null"
+  deadline=$((SECONDS + 30))
+  until [[ "$(api "$port_b" "/api/v1/nodes?application=demo" 2>/dev/null)" == *'"host":"demo-a"'* ]]; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "the node never reached the replicas; its log:" >&2
+      cat "$WORK/node.log" >&2
+      return 1
+    fi
+    sleep 0.3
+  done
+
+  # Run now on A, read on B until it has finished.
+  local activation status ran_at
+  ran_at=$(date +%s%N)
+  activation=$(api "$port_a" /api/v1/launch-settings/demo.sleep.check/run -X POST \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["activation"])')
+  deadline=$((SECONDS + 60))
+  while :; do
+    status=$(api "$port_b" "/api/v1/activations/$activation" \
+      | python3 -c 'import json, sys; print(json.load(sys.stdin)["activation"]["status"])')
+    case "$status" in
+      waiting | dispatched | running) ;;
+      succeeded) break ;;
+      *) echo "activation $activation ended $status (read on replica B):" >&2
+         api "$port_b" "/api/v1/activations/$activation" >&2
+         return 1 ;;
+    esac
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "activation $activation still $status on replica B after 60 s" >&2
+      return 1
+    fi
+    sleep 0.3
+  done
+  local ran
+  ran=$(since "$ran_at")
+  for side in a b; do
+    port="port_$side"
+    api "${!port}" /metrics > "$WORK/metrics-$side.txt"
+    grep -qxF 'am_live_nodes{application="demo"} 1' "$WORK/metrics-$side.txt" \
+      || { echo "replica $side's /metrics:" >&2; grep '^am_live_nodes' "$WORK/metrics-$side.txt" >&2; return 1; }
+  done
+
+  kill -TERM "$node"
+  wait "$node" || { echo "the node exited $?" >&2; cat "$WORK/node.log" >&2; return 1; }
+  # The catalog emptied and the broker in sync again, as every throw-away manager leaves it.
+  leave_the_broker_clean manager_cli "$port_a"
+  local signal limit took_a took_b
+  signal=$(python3 "$DEPLOY/tests/unitfile.py" get "$unit" KillSignal)
+  limit=$(stop_timeout "$unit")
+  took_a=$(stop_process "$manager_a" "$signal" "$limit")
+  wait "$manager_a" || { echo "replica a exited $? on $signal" >&2; cat "$WORK/manager-a.log"; return 1; }
+  took_b=$(stop_process "$manager_b" "$signal" "$limit")
+  wait "$manager_b" || { echo "replica b exited $? on $signal" >&2; cat "$WORK/manager-b.log"; return 1; }
+  note "PostgreSQL, both started at once: healthz, readyz in ${up} s; run on A succeeded on B in ${ran} s; am_live_nodes 1 on both; $signal: A exited 0 in ${took_a} s, B in ${took_b} s"
 }
 
 # systemd-boot: the units as shipped, under a real systemd (PID 1 of a systemd-nspawn container
@@ -489,7 +693,7 @@ check_kubernetes() {
 }
 
 # ---------------------------------------------------------------------------------------------
-ALL=(units-verify units-security shellcheck unit-env systemd-boot hadolint container kubernetes)
+ALL=(units-verify units-security shellcheck unit-env two-replicas systemd-boot hadolint container kubernetes)
 selected=("$@")
 [ ${#selected[@]} -gt 0 ] || selected=("${ALL[@]}")
 
@@ -501,6 +705,7 @@ for name in "${selected[@]}"; do
     units-security) run_check "$name" check_units_security ;;
     shellcheck) run_check "$name" check_shellcheck ;;
     unit-env) run_check "$name" check_unit_env ;;
+    two-replicas) run_check "$name" check_two_replicas ;;
     systemd-boot) run_check "$name" check_systemd_boot ;;
     hadolint) run_check "$name" check_hadolint ;;
     container) run_check "$name" check_container ;;

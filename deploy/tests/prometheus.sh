@@ -37,7 +37,7 @@ rm -rf "$CONFIG_CHECK"
 
 for bin in agent-manager demo-node; do
   if [ ! -x "$ROOT/target/debug/$bin" ]; then
-    echo "target/debug/$bin is not built: cargo build ${HOST_FEATURES[*]} --package server --bin agent-manager --package agent-client --features agent-client/otel --bin demo-node" >&2
+    echo "target/debug/$bin is not built: cargo build ${HOST_FEATURES[*]} --package server --bin agent-manager --package agent-client --features agent-client/demo --bin demo-node" >&2
     exit 1
   fi
 done
@@ -104,12 +104,13 @@ api() {
     "$@" "http://127.0.0.1:$PORT$path"
 }
 
+NODE_METRICS_PORT="$(free_port)"
 for host in demo-a demo-b; do
-  produce=0
+  produce=0 listen=""
   # Events every 300 ms, every tenth poisoned: the streams run and dead letters come within
-  # seconds instead of the demo's 2 s pace.
-  if [ "$host" = demo-a ]; then produce=300; fi
-  AM_APP=demo AM_HOST="$host" AM_DEMO_PRODUCE="$produce" \
+  # seconds instead of the demo's 2 s pace. demo-a also serves its own metrics.
+  if [ "$host" = demo-a ]; then produce=300 listen="127.0.0.1:$NODE_METRICS_PORT"; fi
+  AM_APP=demo AM_HOST="$host" AM_DEMO_PRODUCE="$produce" AM_METRICS_LISTEN="$listen" \
     "$ROOT/target/debug/demo-node" >"$WORK/$host.log" 2>&1 &
   PIDS+=("$!")
 done
@@ -159,6 +160,17 @@ if [ -n "$lint" ]; then
   echo "$lint" >&2
   exit 1
 fi
+
+log "promtool: a node's own /metrics"
+curl -fsS "http://127.0.0.1:$NODE_METRICS_PORT/metrics" >"$WORK/node-metrics.txt"
+lint="$(promtool check metrics <"$WORK/node-metrics.txt" 2>&1)" || { echo "$lint" >&2; exit 1; }
+if [ -n "$lint" ]; then
+  echo "promtool check metrics found problems in the node's /metrics:" >&2
+  echo "$lint" >&2
+  exit 1
+fi
+grep -q '^am_node_connected{application="demo",host="demo-a"} 1$' "$WORK/node-metrics.txt" \
+  || { echo "the node's /metrics does not say it is connected:" >&2; cat "$WORK/node-metrics.txt" >&2; exit 1; }
 
 PROM_PORT="$(free_port)"
 mkdir -p "$WORK/prometheus"

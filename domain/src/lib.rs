@@ -13,6 +13,7 @@ pub mod dashboard;
 pub mod display;
 pub mod duration;
 pub mod error;
+pub mod exposition;
 pub mod failing;
 pub mod failure_kind;
 pub mod ids;

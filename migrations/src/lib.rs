@@ -55,7 +55,9 @@
 //! - [`m20261129_000030_error_types`]: the error types each launch setting's failures
 //!   reported, for the global search;
 //! - [`m20261129_000031_classifier_value_order`]: classifier values in their order, for the
-//!   picker's first page.
+//!   picker's first page;
+//! - [`m20261206_000032_trace_parent`]: the trace an activation began in, for the spans of
+//!   its later dispatches to link to.
 //!
 //! Every migration runs inside a transaction on every backend, so a failed migration leaves
 //! nothing half-applied.
@@ -101,6 +103,7 @@ pub mod m20261127_000028_failure_kind;
 pub mod m20261128_000029_throughput_minutes;
 pub mod m20261129_000030_error_types;
 pub mod m20261129_000031_classifier_value_order;
+pub mod m20261206_000032_trace_parent;
 mod util;
 
 /// Every migration of the manager's database, in order.
@@ -141,6 +144,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000029_throughput_minutes::Migration),
             Box::new(m20261129_000030_error_types::Migration),
             Box::new(m20261129_000031_classifier_value_order::Migration),
+            Box::new(m20261206_000032_trace_parent::Migration),
         ]
     }
 }

@@ -194,6 +194,10 @@ async fn cycle(db: &DatabaseConnection) -> TestResult {
     constraints(db).await?;
 
     let manager = SchemaManager::new(db);
+    // One step down: activations keep no trace they began in.
+    assert!(manager.has_column("activations", "trace_parent").await?);
+    Migrator::down(db, Some(1)).await?;
+    assert!(!manager.has_column("activations", "trace_parent").await?);
     // One step down: no index of classifier values by their order.
     assert!(
         manager

@@ -18,6 +18,8 @@ pub enum DbSetupError {
     Connect { url: String, source: DbErr },
     #[error("migrating the database failed: {0}")]
     Migrate(DbErr),
+    #[error("cannot take the migration lock on the database: {0}")]
+    MigrationLock(sea_orm::sqlx::Error),
 }
 
 /// Connects with pool settings suited to the backend. SQLite files get their directory created.
@@ -58,9 +60,37 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection, DbSetupError> {
         })
 }
 
-/// Applies every pending migration.
+/// The PostgreSQL advisory lock replicas take around their migrations ("am-migra").
+const MIGRATION_LOCK: i64 = 0x616d_2d6d_6967_7261;
+
+/// Applies every pending migration. On PostgreSQL one replica at a time: replicas started
+/// together on a new database would otherwise create the same tables at once, and all but one
+/// would fail (a session-level advisory lock, held on one connection of the pool while the
+/// migrations run on others, released when done or when the process dies).
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbSetupError> {
-    Migrator::up(db, None).await.map_err(DbSetupError::Migrate)
+    if db.get_database_backend() != sea_orm::DbBackend::Postgres {
+        return Migrator::up(db, None).await.map_err(DbSetupError::Migrate);
+    }
+    let mut held = db
+        .get_postgres_connection_pool()
+        .acquire()
+        .await
+        .map_err(DbSetupError::MigrationLock)?;
+    sea_orm::sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *held)
+        .await
+        .map_err(DbSetupError::MigrationLock)?;
+    let migrated = Migrator::up(db, None).await.map_err(DbSetupError::Migrate);
+    if let Err(e) = sea_orm::sqlx::query("SELECT pg_advisory_unlock($1)")
+        .bind(MIGRATION_LOCK)
+        .execute(&mut *held)
+        .await
+    {
+        // Released anyway when this connection closes.
+        tracing::warn!(error = %e, "migration lock not released");
+    }
+    migrated
 }
 
 /// Directory of a SQLite file URL, if it has one.

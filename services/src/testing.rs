@@ -41,6 +41,20 @@ impl TestDb {
         reason = "test support: failing to set up is a test failure"
     )]
     pub async fn new(backend: Backend) -> TestDb {
+        let t = Self::unmigrated(backend).await;
+        db::migrate(&t.db).await.unwrap();
+        t
+    }
+
+    /// A new database without a table, as a first start finds it.
+    ///
+    /// # Panics
+    /// When the database cannot be created: the test cannot run.
+    #[expect(
+        clippy::unwrap_used,
+        reason = "test support: failing to set up is a test failure"
+    )]
+    pub async fn unmigrated(backend: Backend) -> TestDb {
         let unique = uuid::Uuid::new_v4().simple().to_string();
         let (url, cleanup) = match backend {
             Backend::Sqlite => {
@@ -66,7 +80,6 @@ impl TestDb {
             }
         };
         let db = db::connect(&url).await.unwrap();
-        db::migrate(&db).await.unwrap();
         TestDb { db, url, cleanup }
     }
 }

@@ -417,7 +417,9 @@ fn message_span(
     message_id: Option<&str>,
     properties: &lapin::BasicProperties,
 ) -> tracing::Span {
-    let span = tracing::info_span!("message", activation_id = %info.activation_id,
+    // Level debug: a log at info pays nothing per message; the exporter takes it
+    // (`telemetry::MESSAGE_SPANS`).
+    let span = tracing::debug_span!(target: crate::telemetry::MESSAGE_SPANS, "message", activation_id = %info.activation_id,
         launch_setting = %info.launch_setting, host = %info.host, attempt, message_id);
     TraceHeaders::from_amqp(properties.headers().as_ref()).link_from(&span);
     span

@@ -95,32 +95,36 @@ impl Telemetry {
         Ok(Some(Self::with(exporter, resource.build())))
     }
 
-    /// The `tracing` layer that turns spans of level `info` and above into exported ones,
-    /// whatever `RUST_LOG` lets the log show. The HTTP client that exports them, the database
+    /// The `tracing` layer that turns spans of level `info` and above, and each data message's
+    /// span ([`super::MESSAGE_SPANS`]), into exported ones, whatever `RUST_LOG` lets the log
+    /// show. The HTTP client that exports them, the database
     /// driver and the AMQP client are left out: their spans would be noise, and the exporter's
     /// own requests would be traced by the exporter.
     pub fn layer<S>(&self) -> impl Layer<S>
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {
-        let quiet = Targets::new().with_default(LevelFilter::INFO).with_targets(
-            [
-                "hyper",
-                "hyper_util",
-                "h2",
-                "reqwest",
-                "tower",
-                "opentelemetry",
-                "opentelemetry_sdk",
-                "opentelemetry_otlp",
-                "opentelemetry_http",
-                "sqlx",
-                "sea_orm",
-                "lapin",
-                "amq_protocol",
-            ]
-            .map(|t| (t, LevelFilter::OFF)),
-        );
+        let quiet = Targets::new()
+            .with_default(LevelFilter::INFO)
+            .with_target(super::MESSAGE_SPANS, LevelFilter::DEBUG)
+            .with_targets(
+                [
+                    "hyper",
+                    "hyper_util",
+                    "h2",
+                    "reqwest",
+                    "tower",
+                    "opentelemetry",
+                    "opentelemetry_sdk",
+                    "opentelemetry_otlp",
+                    "opentelemetry_http",
+                    "sqlx",
+                    "sea_orm",
+                    "lapin",
+                    "amq_protocol",
+                ]
+                .map(|t| (t, LevelFilter::OFF)),
+            );
         let layer: OpenTelemetryLayer<S, Tracer> =
             tracing_opentelemetry::layer().with_tracer(self.tracer.clone());
         layer.with_filter(quiet)

@@ -13,6 +13,10 @@ pub use export::{Telemetry, TelemetryError};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use tracing::Span;
 
+/// The target of the span of each data message a node handles: level `debug`, so a log at
+/// `info` creates none, while the exporter takes them.
+pub const MESSAGE_SPANS: &str = "agent_client::message";
+
 /// The header names of the W3C trace context.
 pub const TRACE_HEADERS: [&str; 2] = ["traceparent", "tracestate"];
 

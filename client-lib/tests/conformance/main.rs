@@ -22,4 +22,11 @@ mod harness;
 mod lifecycle;
 mod messages;
 mod node;
+#[allow(
+    dead_code,
+    reason = "the receiver is shared with the manager's runtime tests, which use all of it"
+)]
+#[path = "../common/otlp.rs"]
+mod otlp;
 mod standalone;
+mod traces;

@@ -42,6 +42,17 @@ impl NodeProcess {
         capacity: u32,
         urls: &str,
     ) -> (NodeProcess, Publication) {
+        Self::start_env(h, host, capacity, urls, &[]).await
+    }
+
+    /// As [`NodeProcess::start_with`], with `extra` variables (e.g. where to send traces).
+    pub async fn start_env(
+        h: &Harness,
+        host: &str,
+        capacity: u32,
+        urls: &str,
+        extra: &[(&str, &str)],
+    ) -> (NodeProcess, Publication) {
         let _ = h.node(host); // the harness deletes the node's control queue at clean-up
         let record =
             std::env::temp_dir().join(format!("am-conformance-{}-{host}.jsonl", h.prefix()));
@@ -56,6 +67,7 @@ impl NodeProcess {
             .env("AM_CAPACITY", capacity.to_string())
             .env("AM_RECORD", &record)
             .env("RUST_LOG", "warn")
+            .envs(extra.iter().copied())
             .kill_on_drop(true)
             .spawn()
             .expect("the node under test starts");

@@ -91,6 +91,17 @@ async fn two_activations_on_one_node_count_what_each_did() {
     let c = heartbeat_counters(&h, &second.activation_id, 3).await;
     assert_eq!((c.processed, c.failed), (3, 0));
     assert_eq!(seen(&l).len(), 8);
+    // The node's own metrics count both runs together, per launch setting.
+    let text = node.metrics().to_text();
+    let processed = "am_node_messages_total{application=\"app\",host=\"h1\",launch_setting=\"app.probe.1\",outcome=\"processed\"} 8";
+    assert!(text.lines().any(|l| l == processed), "{text}");
+    assert!(
+        text.contains("am_node_connected{application=\"app\",host=\"h1\"} 1"),
+        "{text}"
+    );
+    let types = text.lines().filter(|l| l.starts_with("# TYPE ")).count();
+    let helps = text.lines().filter(|l| l.starts_with("# HELP ")).count();
+    assert_eq!((types, helps), (7, 7), "{text}");
     node.shutdown().await;
     assert_eq!(
         finished_counters(&h, &second.activation_id)

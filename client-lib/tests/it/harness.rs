@@ -40,11 +40,15 @@ pub fn amqp_url() -> String {
 
 pub const APP: &str = "app";
 
+/// A report and the `traceparent` it came with.
+pub type Traced = (ToManager, Option<String>);
+
 pub struct Harness {
     pub topology: Topology,
     conn: Connection,
     channel: Channel,
-    reports: Arc<Mutex<Vec<ToManager>>>,
+    /// Every report, with the `traceparent` header it came with.
+    reports: Arc<Mutex<Vec<Traced>>>,
     created: Mutex<Created>,
 }
 
@@ -101,7 +105,19 @@ impl Harness {
         tokio::spawn(async move {
             while let Some(Ok(d)) = consumer.next().await {
                 let report: ToManager = wire::decode(&d.data).expect("nodes send valid reports");
-                sink.lock().expect("lock").push(report);
+                let traceparent = d
+                    .properties
+                    .headers()
+                    .as_ref()
+                    .and_then(|h| h.inner().get("traceparent"))
+                    .and_then(|v| match v {
+                        AMQPValue::LongString(s) => {
+                            Some(String::from_utf8_lossy(s.as_bytes()).into_owned())
+                        }
+                        AMQPValue::ShortString(s) => Some(s.as_str().to_owned()),
+                        _ => None,
+                    });
+                sink.lock().expect("lock").push((report, traceparent));
             }
         });
         Harness {
@@ -206,6 +222,21 @@ impl Harness {
     }
 
     pub async fn send_raw(&self, host: &str, bytes: &[u8]) {
+        self.send_raw_with(host, bytes, FieldTable::default()).await;
+    }
+
+    /// A command published under the trace context `traceparent`, as the manager's relay does.
+    pub async fn send_traced(&self, host: &str, cmd: &ToNode, traceparent: &str) {
+        let mut headers = FieldTable::default();
+        headers.insert(
+            "traceparent".into(),
+            AMQPValue::LongString(LongString::from(traceparent)),
+        );
+        self.send_raw_with(host, &wire::encode_command(cmd), headers)
+            .await;
+    }
+
+    async fn send_raw_with(&self, host: &str, bytes: &[u8], headers: FieldTable) {
         let names = self.topology.names();
         let confirm = self
             .channel
@@ -217,7 +248,9 @@ impl Harness {
                     ..BasicPublishOptions::default()
                 },
                 bytes,
-                BasicProperties::default().with_delivery_mode(2),
+                BasicProperties::default()
+                    .with_delivery_mode(2)
+                    .with_headers(headers),
             )
             .await
             .expect("publish")
@@ -252,6 +285,11 @@ impl Harness {
     }
 
     pub fn reports(&self) -> Vec<ToManager> {
+        self.traced_reports().into_iter().map(|(r, _)| r).collect()
+    }
+
+    /// Every report so far with the `traceparent` it carried.
+    pub fn traced_reports(&self) -> Vec<Traced> {
         self.reports.lock().expect("lock").clone()
     }
 

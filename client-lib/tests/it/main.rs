@@ -14,5 +14,12 @@ mod demo;
 mod getting_started;
 mod harness;
 mod messages;
+#[allow(
+    dead_code,
+    reason = "the receiver is shared with the manager's runtime tests, which use all of it"
+)]
+#[path = "../common/otlp.rs"]
+mod otlp;
 mod reliability;
 mod standalone;
+mod traces;

@@ -47,6 +47,7 @@ fn activation(status: &str, created: DateTime<Utc>) -> activations::ActiveModel 
         fencing_token: Set(1),
         pinned_host: Set(None),
         wait_until: Set(None),
+        trace_parent: Set(None),
     }
 }
 

@@ -767,7 +767,7 @@ fn demo_node_binary() -> PathBuf {
         .expect("the test binary lives in target/<profile>/deps");
     assert!(
         bin.exists(),
-        "{} is missing: run `cargo build -p agent-client --features otel --bin demo-node` first (a \
+        "{} is missing: run `cargo build -p agent-client --features demo --bin demo-node` first (a \
          workspace-wide test run, as scripts/test.sh's, builds it), or point AM_TEST_DEMO_NODE \
          at it",
         bin.display()

@@ -3,7 +3,7 @@
 //! different host names, which the tests kill, freeze and cut off.
 //!
 //! Every test has its own broker prefix, data exchange and database, so they run in parallel.
-//! The node binary must be built first: `cargo build -p agent-client --features otel --bin demo-node`.
+//! The node binary must be built first: `cargo build -p agent-client --features demo --bin demo-node`.
 
 // A test reads as one scenario, set-up to last check: the one-sitting bound of production
 // functions (clippy::too_many_lines) is not theirs.
@@ -24,6 +24,12 @@ mod misfire;
 mod netns;
 mod notify;
 mod notify_email;
+#[allow(
+    dead_code,
+    reason = "shared with the node conformance suite, which uses all of it"
+)]
+#[path = "../../../client-lib/tests/common/otlp.rs"]
+mod otlp;
 mod outage;
 mod overlap;
 mod replicas;

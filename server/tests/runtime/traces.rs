@@ -2,119 +2,79 @@
 //! manager (in this process) and a demo node (a process) export spans over OTLP/HTTP to a
 //! receiver inside the test, which decodes them as a collector would.
 
-use crate::harness::{CatalogBuilder, LONG, World};
+use crate::{
+    harness::{CatalogBuilder, LONG, World},
+    otlp::{Got, Spans, hex, receiver},
+};
 use agent_client::telemetry::Telemetry;
 use am_services::testing::Backend;
-use axum::{Router, body::Bytes, extract::State, routing::post};
-use opentelemetry_proto::tonic::{
-    collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse},
-    common::v1::{AnyValue, KeyValue, any_value},
-};
-use prost::Message;
 use serde_json::json;
-use std::sync::{Arc, Mutex};
 use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt};
 
-/// A span as the receiver got it.
-#[derive(Debug, Clone)]
-struct Got {
-    service: String,
-    name: String,
-    trace: Vec<u8>,
-    id: Vec<u8>,
-    parent: Vec<u8>,
-    links: Vec<(Vec<u8>, Vec<u8>)>,
-    attributes: Vec<(String, String)>,
+/// Spans of this process (the manager) and of the test's nodes go to a receiver of the test.
+struct Traced {
+    spans: Spans,
+    telemetry: Telemetry,
+    url: String,
 }
 
-impl Got {
-    fn attr(&self, key: &str) -> Option<&str> {
-        self.attributes
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn text(v: Option<&AnyValue>) -> String {
-    match v.and_then(|v| v.value.as_ref()) {
-        Some(any_value::Value::StringValue(s)) => s.clone(),
-        Some(any_value::Value::IntValue(i)) => i.to_string(),
-        Some(any_value::Value::BoolValue(b)) => b.to_string(),
-        Some(other) => format!("{other:?}"),
-        None => String::new(),
-    }
-}
-
-fn pairs(kv: &[KeyValue]) -> Vec<(String, String)> {
-    kv.iter()
-        .map(|a| (a.key.clone(), text(a.value.as_ref())))
-        .collect()
-}
-
-type Spans = Arc<Mutex<Vec<Got>>>;
-
-async fn receive(State(spans): State<Spans>, body: Bytes) -> Vec<u8> {
-    let req = ExportTraceServiceRequest::decode(body).expect("an OTLP trace export");
-    let mut got = spans.lock().expect("spans");
-    for rs in req.resource_spans {
-        let resource = pairs(&rs.resource.map(|r| r.attributes).unwrap_or_default());
-        let service = resource
-            .iter()
-            .find(|(k, _)| k == "service.name")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default();
-        for ss in rs.scope_spans {
-            for s in ss.spans {
-                got.push(Got {
-                    service: service.clone(),
-                    name: s.name,
-                    trace: s.trace_id,
-                    id: s.span_id,
-                    parent: s.parent_span_id,
-                    links: s
-                        .links
-                        .into_iter()
-                        .map(|l| (l.trace_id, l.span_id))
-                        .collect(),
-                    attributes: pairs(&s.attributes),
-                });
-            }
+impl Traced {
+    /// Before the harness's own subscriber, which then stays out.
+    async fn start() -> Self {
+        let (url, spans) = receiver().await;
+        let telemetry = Telemetry::to_collector(&url, "agent-manager").expect("an exporter");
+        tracing_subscriber::registry()
+            .with(telemetry.layer())
+            .try_init()
+            .expect("the test's subscriber");
+        Self {
+            spans,
+            telemetry,
+            url,
         }
     }
-    ExportTraceServiceResponse::default().encode_to_vec()
+
+    /// The variables that make a node of `w` export its spans here, as `node-<host>`.
+    fn nodes_of(&self, w: &mut World, host: &str) {
+        w.node_env = vec![
+            ("OTEL_EXPORTER_OTLP_ENDPOINT".into(), self.url.clone()),
+            ("OTEL_SERVICE_NAME".into(), format!("node-{host}")),
+            ("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()),
+        ];
+    }
+
+    /// Sends the manager's spans, then waits for the node's run span of `activation`: every
+    /// span received by then.
+    async fn collect(self, w: &World, activation: &str) -> Vec<Got> {
+        tokio::task::spawn_blocking(move || self.telemetry.shutdown())
+            .await
+            .expect("flushed");
+        w.wait(
+            "the node's run span, and the manager's spans",
+            LONG,
+            || async {
+                let got = self.spans.lock().expect("spans").clone();
+                run_of(&got, activation).is_some().then_some(got)
+            },
+        )
+        .await
+    }
 }
 
-/// An OTLP/HTTP receiver on a free port: its base URL and what it received.
-async fn receiver() -> (String, Spans) {
-    let spans = Spans::default();
-    let app = Router::new()
-        .route("/v1/traces", post(receive))
-        .with_state(Arc::clone(&spans));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a free port");
-    let url = format!("http://{}", listener.local_addr().expect("its address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, spans)
+/// The node's span of the run of `activation`.
+fn run_of<'a>(got: &'a [Got], activation: &str) -> Option<&'a Got> {
+    got.iter().find(|s| {
+        s.service.starts_with("node-")
+            && s.name == "activation"
+            && s.attr("activation_id") == Some(activation)
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_trace_follows_a_fire_to_the_nodes_run_and_back_to_its_reports() {
-    let (url, spans) = receiver().await;
-    // This process is the manager: its spans go to the receiver (before the harness's own
-    // subscriber, which then stays out).
-    let telemetry = Telemetry::to_collector(&url, "agent-manager").expect("an exporter");
-    tracing_subscriber::registry()
-        .with(telemetry.layer())
-        .try_init()
-        .expect("the test's subscriber");
+    let traced = Traced::start().await;
     let mut w = World::new(Backend::Sqlite).await;
-    w.node_env = vec![
-        ("OTEL_EXPORTER_OTLP_ENDPOINT".into(), url.clone()),
-        ("OTEL_SERVICE_NAME".into(), "node-h1".into()),
-        ("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()),
-    ];
+    traced.nodes_of(&mut w, "h1");
     w.seed(
         CatalogBuilder::new(&w, &["h1"])
             .sleep("demo.traced", "200ms")
@@ -152,32 +112,9 @@ async fn one_trace_follows_a_fire_to_the_nodes_run_and_back_to_its_reports() {
     let id = run.id.to_string();
     w.reports_drained(&["h1"]).await;
     m.stop().await;
-    // The manager's spans so far, then the node's (its batches leave every 100 ms).
-    tokio::task::spawn_blocking(move || telemetry.shutdown())
-        .await
-        .expect("flushed");
-    let got = w
-        .wait(
-            "the node's run span, and the manager's spans",
-            LONG,
-            || async {
-                let got = spans.lock().expect("spans").clone();
-                let node_run = got.iter().any(|s| {
-                    s.service == "node-h1"
-                        && s.name == "activation"
-                        && s.attr("activation_id") == Some(&id)
-                });
-                node_run.then_some(got)
-            },
-        )
-        .await;
+    let got = traced.collect(&w, &id).await;
     let by_id = |span: &[u8]| got.iter().find(|s| s.id == span);
-    let node_run = got
-        .iter()
-        .find(|s| {
-            s.service == "node-h1" && s.name == "activation" && s.attr("activation_id") == Some(&id)
-        })
-        .expect("the node's run span");
+    let node_run = run_of(&got, &id).expect("the node's run span");
 
     // Its parents, all in one trace: the relay's publication, the dispatch, the fire.
     let publish = by_id(&node_run.parent).expect("the run's parent was exported");
@@ -195,26 +132,74 @@ async fn one_trace_follows_a_fire_to_the_nodes_run_and_back_to_its_reports() {
     for s in [publish, dispatch, fire] {
         assert_eq!(s.trace, node_run.trace, "{} is in the run's trace", s.name);
     }
+    assert_eq!(
+        run.trace_parent
+            .as_deref()
+            .map(|tp| tp.contains(&hex(&fire.id))),
+        Some(true),
+        "the activation keeps the fire's context: {:?}",
+        run.trace_parent
+    );
 
     // The manager's handling of the run's reports links to the run on the node.
-    let handled = got.iter().filter(|s| {
-        s.service == "agent-manager"
-            && s.links
-                .iter()
-                .any(|(t, i)| *t == node_run.trace && *i == node_run.id)
-    });
+    let handled: Vec<&Got> = got
+        .iter()
+        .filter(|s| {
+            s.service == "agent-manager"
+                && s.links
+                    .iter()
+                    .any(|(t, i)| *t == node_run.trace && *i == node_run.id)
+        })
+        .collect();
     assert!(
-        handled.clone().count() >= 1,
+        !handled.is_empty(),
         "no manager span links to the node's run; manager spans: {:?}",
         got.iter()
             .filter(|s| s.service == "agent-manager")
             .map(|s| (&s.name, s.links.len()))
             .collect::<Vec<_>>()
     );
+    assert!(handled.iter().all(|s| s.name == "handle"), "{handled:?}");
+    w.finish(&[]).await;
+}
+
+/// A run that waited for a node is dispatched later, by the watchdog: that dispatch's span
+/// links to the span the run began in (here *Run now*), and the node's run continues it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dispatched_after_waiting_links_to_the_run_now_it_began_in() {
+    let traced = Traced::start().await;
+    let mut w = World::new(Backend::Sqlite).await;
+    traced.nodes_of(&mut w, "h1");
+    w.seed(
+        CatalogBuilder::new(&w, &["h1"])
+            .sleep("demo.later", "100ms")
+            .build(),
+    )
+    .await;
+    let m = w.manager().await;
+    let id = m.run_ls("demo.later").await;
+    w.wait_status(id, &["waiting"], LONG).await;
+    w.start_node("h1");
+    w.wait_done(id, LONG).await;
+    w.reports_drained(&["h1"]).await;
+    m.stop().await;
+    let id = id.to_string();
+    let got = traced.collect(&w, &id).await;
+    let by_id = |span: &[u8]| got.iter().find(|s| s.id == span);
+    let node_run = run_of(&got, &id).expect("the node's run span");
+    let publish = by_id(&node_run.parent).expect("the run's parent");
+    let dispatch = by_id(&publish.parent).expect("the publication's parent");
+    assert_eq!(dispatch.name, "dispatch", "{dispatch:?}");
+    let began = got
+        .iter()
+        .find(|s| s.name == "run_now")
+        .expect("the Run now span");
     assert!(
-        handled.clone().all(|s| s.name == "handle"),
-        "{:?}",
-        handled.collect::<Vec<_>>()
+        dispatch
+            .links
+            .iter()
+            .any(|(t, i)| *t == began.trace && *i == began.id),
+        "the later dispatch links to Run now: {dispatch:?}, {began:?}"
     );
     w.finish(&[]).await;
 }

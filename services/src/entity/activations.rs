@@ -32,6 +32,8 @@ pub struct Model {
     pub pinned_host: Option<String>,
     /// A `waiting` activation (no live node) fails when no node appeared by then.
     pub wait_until: Option<DateTimeUtc>,
+    /// The W3C `traceparent` of the span that created it, for later dispatches to link to.
+    pub trace_parent: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

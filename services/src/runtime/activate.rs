@@ -114,6 +114,7 @@ pub(crate) fn plan_activation(
             1,
             now,
             EventKind::Dispatched,
+            None,
         );
     }
     Ok(Planned { id, hosts })
@@ -145,10 +146,13 @@ pub(crate) fn activation_row(
         fencing_token: Set(0),
         pinned_host: Set(None),
         wait_until: Set(None),
+        // The fire, Run now or stream start creating it: later dispatches link to it.
+        trace_parent: Set(crate::trace_context::current_traceparent()),
     }
 }
 
-/// Host rows, launch commands and timeline events of one dispatch round.
+/// Host rows, launch commands and timeline events of one dispatch round; `began` is the
+/// `traceparent` the activation was created under, for a dispatch after the first.
 #[expect(
     clippy::too_many_arguments,
     reason = "one call site shape per dispatch reason"
@@ -163,12 +167,17 @@ pub(crate) fn dispatch_hosts<'a>(
     attempt: i32,
     now: DateTime<Utc>,
     why: impl Into<EventLabel<'a>>,
+    began: Option<&str>,
 ) {
     let why = why.into();
     // The launches' span: a child of the fire, Run now or recovery that dispatches them, the
-    // parent of the relay's publication and so of the node's run.
+    // parent of the relay's publication and so of the node's run. A later dispatch (the run
+    // waited, or moves to another node) links to the span the activation began in (`began`).
     let span = tracing::info_span!("dispatch", %activation, launch_setting = %target.ls.id,
         agent = %target.ls.agent, token, attempt, reason = %why);
+    if let Some(traceparent) = began {
+        crate::trace_context::link(&span, traceparent);
+    }
     let _enter = span.enter();
     let launch = ToNode::Launch(target.launch(activation, token));
     let consumes = target.consumed_queue(&cfg.names);

@@ -276,10 +276,11 @@ impl Batch {
                 let Some(ls) = list.get(position) else {
                     break None;
                 };
-                match read.resolver.target(ls).and_then(|t| {
-                    busy.meets(t)
-                        .map(|run| (run.clone(), t.ls.application.clone()))
-                }) {
+                match read
+                    .resolver
+                    .target(ls)
+                    .and_then(|t| busy.meets(t).map(|run| (run.clone(), t.clone())))
+                {
                     Some(met) => passed.push((position, ls.clone(), met)),
                     None => break Some((position, ls.clone())),
                 }
@@ -318,11 +319,12 @@ impl Batch {
                 pinned_host: pinned.clone(),
                 only_hosts: None,
             };
-            for (position, ls, (running, application)) in passed {
+            for (position, ls, (running, target)) in passed {
                 overlap::plan_skipped(
                     &mut plan,
+                    cfg,
                     &member(ls, position),
-                    &application,
+                    &target,
                     &running,
                     now,
                 );
@@ -403,6 +405,7 @@ fn group_activation(
         fencing_token: Set(0),
         pinned_host: Set(pinned),
         wait_until: Set(None),
+        trace_parent: Set(None),
     }
 }
 

@@ -89,8 +89,7 @@ pub(crate) async fn member_settled(
             if let Some(t) = resolver.target(ls)
                 && let Some(running) = busy.meets(t)
             {
-                let application = t.ls.application.clone();
-                overlap::plan_skipped(&mut plan, &new, &application, running, now);
+                overlap::plan_skipped(&mut plan, cfg, &new, t, running, now);
                 next += 1;
                 continue;
             }
@@ -141,6 +140,7 @@ pub(crate) async fn member_settled(
             fencing_token: Set(0),
             pinned_host: Set(None),
             wait_until: Set(None),
+            trace_parent: Set(None),
         });
     }
     plan.write(db).await?;

@@ -168,14 +168,23 @@ pub(crate) async fn interrupt(
     stopping::end_in(txn, cfg, &run, &reason, Ending::Interrupt, now).await
 }
 
-/// Plans `new` as an activation that ended `skipped` at once because `running` has not ended.
+/// Plans `new` (a run of `target`) as an activation that ended `skipped` at once because
+/// `running` has not ended; counted in `cfg`'s metrics.
 pub(crate) fn plan_skipped(
     plan: &mut Plan,
+    cfg: &RuntimeConfig,
     new: &NewActivation,
-    application: &str,
+    target: &Target,
     running: &ActiveRun,
     now: DateTime<Utc>,
 ) -> Uuid {
+    let application = target.ls.application.as_str();
+    cfg.metrics.runs.ended(
+        application,
+        &target.ls.agent,
+        status::activation::SKIPPED,
+        None,
+    );
     let id = Uuid::now_v7();
     let reason = running.reason(&new.ls);
     plan.activations.push(activations::ActiveModel {

@@ -283,20 +283,17 @@ async fn run_alone(
     // Overlap `skip` and `interrupt`, decided here for the whole pool (overlap.rs).
     let busy = Busy::load(&txn, &[id.to_owned()]).await?;
     let target = resolver.target(id);
-    let met = target.and_then(|t| {
-        busy.meets(t)
-            .map(|running| (running.clone(), t.ls.application.clone()))
-    });
+    let met = target.and_then(|t| busy.meets(t).map(|running| (running.clone(), t.clone())));
     if let Some(running) = target.and_then(|t| busy.interrupts(t)) {
         ending::interrupt(&txn, cfg, id, running, now).await?;
         new.pinned_host = running.node();
     }
     let mut plan = Plan::default();
     let planned = match &met {
-        Some((running, application)) => {
+        Some((running, target)) => {
             tracing::info!(launch_setting = %id, running = %running.id,
                 "run skipped: the launch setting still runs (overlap policy: skip)");
-            overlap::plan_skipped(&mut plan, &new, application, running, now)
+            overlap::plan_skipped(&mut plan, cfg, &new, target, running, now)
         }
         None => {
             plan_activation(&mut plan, &mut resolver, cfg, new, now)

@@ -249,6 +249,7 @@ async fn redispatch(
             attempt,
             now,
             EventKind::Redispatched.because(why),
+            a.trace_parent.as_deref(),
         );
     }
     plan.write(db).await?;
@@ -531,6 +532,7 @@ pub(super) async fn dispatch_waiting(
             attempt,
             now,
             EventKind::DispatchedAfterWaiting,
+            a.trace_parent.as_deref(),
         );
         plan.write(txn).await?;
         return Ok(hosts);

@@ -50,6 +50,7 @@ fn row(id: Uuid, minute: i64) -> rows::ActiveModel {
         fencing_token: Set(0),
         pinned_host: Set(None),
         wait_until: Set(None),
+        trace_parent: Set(None),
     }
 }
 

@@ -71,6 +71,7 @@ fn activation(status: &str, created: DateTime<Utc>, ls: &str) -> activations::Ac
         fencing_token: Set(1),
         pinned_host: Set(None),
         wait_until: Set(None),
+        trace_parent: Set(None),
     }
 }
 

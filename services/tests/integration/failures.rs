@@ -96,6 +96,7 @@ fn activation(id: Uuid, ls: &str, status: &str, minute: i64) -> activations::Act
         fencing_token: Set(1),
         pinned_host: Set(None),
         wait_until: Set(None),
+        trace_parent: Set(None),
     }
 }
 

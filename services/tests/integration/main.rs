@@ -17,6 +17,7 @@ mod dashboard;
 mod dead_letters;
 mod failures;
 mod interrupt;
+mod migrate;
 mod notifications;
 mod operations;
 mod people;

@@ -87,6 +87,7 @@ fn activation(ls: &str, status: &str, at: DateTime<Utc>) -> activations::ActiveM
         fencing_token: Set(1),
         pinned_host: Set(None),
         wait_until: Set(None),
+        trace_parent: Set(None),
     }
 }
 

@@ -111,6 +111,7 @@ async fn anything_is_found_by_what_identifies_it(db: &DatabaseConnection) {
         fencing_token: Set(1),
         pinned_host: Set(None),
         wait_until: Set(None),
+        trace_parent: Set(None),
     })
     .exec(db)
     .await

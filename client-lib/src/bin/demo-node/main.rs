@@ -12,6 +12,10 @@
 //! suite (`script`, `script-messages`: docs/conformance.md), which append what they saw to that
 //! file.
 //!
+//! Metrics: `AM_METRICS_LISTEN=<address>` (e.g. `127.0.0.1:9464`) serves the node's own
+//! figures at `GET /metrics` ([`agent_client::NodeMetrics`]). Traces: the standard
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`.
+//!
 //! Demo traffic: `AM_DEMO_PRODUCE=<milliseconds>` makes the node also publish a small JSON event
 //! every that many milliseconds to each data exchange of `AM_DEMO_EXCHANGES` (comma-separated,
 //! default `demo.events,demo.later`: the addresses of the demo catalog's data queues). Every
@@ -169,6 +173,29 @@ fn organisations() -> Vec<ClassifierValue> {
     named.into_iter().chain(numbered).collect()
 }
 
+/// Serves `GET /metrics` at `addr` until aborted.
+async fn serve_metrics(
+    addr: &str,
+    metrics: agent_client::NodeMetrics,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("AM_METRICS_LISTEN: cannot listen on {addr}: {e}"))?;
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let text = metrics.to_text();
+            async move { ([("content-type", "text/plain; version=0.0.4")], text) }
+        }),
+    );
+    tracing::info!(%addr, "serving the node's metrics at /metrics");
+    Ok(tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::warn!(error = %e, "the metrics endpoint stopped");
+        }
+    }))
+}
+
 /// `AM_HEARTBEAT` (e.g. `500ms`): how often the node heartbeats; the library's default when unset.
 fn heartbeat_every() -> anyhow::Result<Option<Duration>> {
     match std::env::var("AM_HEARTBEAT") {
@@ -282,6 +309,12 @@ async fn run() -> anyhow::Result<()> {
         None => builder,
     };
     let node = builder.start().await?;
+    let serving = match std::env::var("AM_METRICS_LISTEN") {
+        Ok(addr) if !addr.trim().is_empty() => {
+            Some(serve_metrics(addr.trim(), node.metrics()).await?)
+        }
+        _ => None,
+    };
     tracing::info!("demo node started; Ctrl-C or SIGTERM stops it gracefully");
     let producing = producer.map(|p| tokio::spawn(p.run()));
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -290,6 +323,9 @@ async fn run() -> anyhow::Result<()> {
         _ = term.recv() => {}
     }
     if let Some(task) = producing {
+        task.abort();
+    }
+    if let Some(task) = serving {
         task.abort();
     }
     node.shutdown().await;

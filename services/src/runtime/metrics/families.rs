@@ -3,7 +3,7 @@
 //! family here is keyed by a launch setting or an activation, which a catalog holds by the
 //! ten thousand.
 
-use super::exposition::{Exposition, Kind};
+use am_domain::exposition::{Exposition, Kind};
 use std::{
     collections::BTreeMap,
     sync::{Mutex, PoisonError},
@@ -51,6 +51,19 @@ impl Counters {
         debug_assert_eq!(labels.len(), self.family.labels.len());
         let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
         *series.entry(key(labels)).or_default() += 1;
+    }
+
+    /// Adds the counts of `other` (work counted apart, since committed).
+    pub fn absorb(&self, other: &Counters) {
+        let theirs = other
+            .series
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        for (k, n) in theirs {
+            *series.entry(k).or_default() += n;
+        }
     }
 
     pub fn get(&self, labels: &[&str]) -> u64 {
@@ -113,6 +126,30 @@ impl Histograms {
         }
         b.count += 1;
         b.sum += value;
+    }
+
+    /// Adds the observations of `other` (same bounds; work counted apart, since committed).
+    pub fn absorb(&self, other: &Histograms) {
+        let theirs = other
+            .series
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        for (k, b) in theirs {
+            match series.get_mut(&k) {
+                Some(mine) => {
+                    for (m, t) in mine.counts.iter_mut().zip(&b.counts) {
+                        *m += t;
+                    }
+                    mine.count += b.count;
+                    mine.sum += b.sum;
+                }
+                None => {
+                    series.insert(k, b);
+                }
+            }
+        }
     }
 
     /// Observations of one series so far.
@@ -183,6 +220,14 @@ mod tests {
         }
         assert_eq!(h.count(&["a", "succeeded"]), 3);
         assert_eq!(h.count(&["c", "failed"]), 0);
+        let other = Histograms::new(RUNS, &[1.0, 10.0]);
+        other.observe(&["a", "succeeded"], 0.5);
+        other.observe(&["c", "failed"], 2.0);
+        h.absorb(&other);
+        assert_eq!(
+            (h.count(&["a", "succeeded"]), h.count(&["c", "failed"])),
+            (4, 1)
+        );
     }
 
     #[test]
@@ -196,11 +241,15 @@ mod tests {
         c.inc(&["a"]);
         c.inc(&["b"]);
         assert_eq!((c.get(&["a"]), c.get(&["b"]), c.get(&["z"])), (2, 1, 0));
+        let other = Counters::new(c.family);
+        other.inc(&["b"]);
+        c.absorb(&other);
+        assert_eq!(c.get(&["b"]), 2);
         let mut e = Exposition::default();
         c.render(&mut e);
         assert!(
             e.into_text()
-                .ends_with("am_x_total{agent=\"a\"} 2\nam_x_total{agent=\"b\"} 1\n")
+                .ends_with("am_x_total{agent=\"a\"} 2\nam_x_total{agent=\"b\"} 2\n")
         );
     }
 }

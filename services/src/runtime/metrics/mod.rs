@@ -1,11 +1,10 @@
 //! What one manager process counts, for `/metrics` and the dashboard: monotonic counters, the
 //! runs' results and times per agent, HTTP requests per route, and a recent report rate.
 
-mod exposition;
 mod families;
 mod rate;
 
-pub use exposition::{Exposition, Kind, Value, escape};
+pub use am_domain::exposition::{Exposition, Kind, Value, escape};
 pub use families::{Counters, Family, Histograms};
 pub use rate::RateWindow;
 
@@ -56,6 +55,7 @@ macro_rules! counters {
             /// Adds the counters of `other`, which counted work that has since been committed.
             pub fn absorb(&self, other: &Metrics) {
                 $(self.$name.fetch_add(other.$name.load(Ordering::Relaxed), Ordering::Relaxed);)*
+                self.runs.absorb(&other.runs);
             }
         }
     };
@@ -189,8 +189,8 @@ impl Default for RunMetrics {
             finished: Counters::new(Family {
                 name: "am_activations_finished_total",
                 help: "runs of a launch setting ended, by application, agent and result \
-                       (succeeded, failed, interrupted, skipped by its nodes); a fire skipped \
-                       at once by the overlap policy never starts and is not counted",
+                       (succeeded, failed, interrupted, skipped: by its nodes, or at once by \
+                       the overlap policy)",
                 labels: &["application", "agent", "result"],
             }),
             duration: Histograms::new(
@@ -216,6 +216,12 @@ impl Default for RunMetrics {
 }
 
 impl RunMetrics {
+    fn absorb(&self, other: &RunMetrics) {
+        self.finished.absorb(&other.finished);
+        self.duration.absorb(&other.duration);
+        self.start_delay.absorb(&other.start_delay);
+    }
+
     /// A run ended with `result`; `ran_for` is its time since it started, if it did.
     pub fn ended(&self, application: &str, agent: &str, result: &str, ran_for: Option<f64>) {
         self.finished.inc(&[application, agent, result]);

@@ -183,6 +183,7 @@ async fn join_new_nodes(
         attempt,
         now,
         EventKind::Joined.because("node came up"),
+        a.trace_parent.as_deref(),
     );
     plan.write(&txn).await?;
     txn.commit().await?;

@@ -19,6 +19,14 @@ final class ActivationRun {
     final String launchSetting;
     final String agent;
     final long fencingToken;
+    /** The run's {@code activation} span ({@link Span#NONE} while traces are off). */
+    final Span span;
+    /**
+     * The span reports are sent under: the run's, or the {@code message} span while a message
+     * is in hand (its failure, a progress its handler reports), as the Rust node's reports
+     * carry the context of the span current when they are made.
+     */
+    volatile Span current;
     final Tally tally = new Tally();
     /** Completed when the activation has fully ended (reports queued, messages returned). */
     final CompletableFuture<Void> finished = new CompletableFuture<>();
@@ -32,12 +40,15 @@ final class ActivationRun {
     /** Called once on cancellation, then dropped; guarded by this. */
     private final java.util.List<Runnable> cancelListeners = new java.util.ArrayList<>();
 
-    ActivationRun(NodeRuntime node, String activationId, String launchSetting, String agent, long fencingToken) {
+    ActivationRun(NodeRuntime node, String activationId, String launchSetting, String agent, long fencingToken,
+            Span span) {
         this.node = node;
         this.activationId = activationId;
         this.launchSetting = launchSetting;
         this.agent = agent;
         this.fencingToken = fencingToken;
+        this.span = span;
+        this.current = span;
     }
 
     /** Asks the run to stop: its waits end and the agent's thread is interrupted. */
@@ -102,6 +113,6 @@ final class ActivationRun {
 
     void report(ActivationEvent event) {
         node.outbox.push(new ActivationReport(node.application, node.host, activationId,
-                launchSetting, fencingToken, event, Instant.now()));
+                launchSetting, fencingToken, event, Instant.now()), current.context());
     }
 }

@@ -134,7 +134,8 @@ final class ControlListener {
         try {
             DecodedCommand decoded = WireCodec.decodeCommand(body);
             if (decoded instanceof DecodedCommand.Understood u) {
-                dispatcher.command(u.command());
+                // The launch's run continues the trace it was published under.
+                dispatcher.command(u.command(), TraceContext.fromHeaders(props.getHeaders()));
                 ch.basicAck(tag, false);
             } else if (decoded instanceof DecodedCommand.LaunchNotUnderstood n) {
                 dispatcher.notUnderstood(n);

@@ -39,9 +39,13 @@ final class Dispatcher {
         this.node = node;
     }
 
-    void command(ToNode command) {
+    /**
+     * Acts on a command; {@code trace} is the context it was published under (a launch's run
+     * is its child), or null.
+     */
+    void command(ToNode command, TraceContext trace) {
         if (command instanceof Launch launch) {
-            launch(launch);
+            launch(launch, trace);
         } else if (command instanceof Stop stop) {
             List<ActivationRun> list;
             synchronized (this) {
@@ -69,17 +73,23 @@ final class Dispatcher {
         }
     }
 
-    /** A launch this node could not read: answered {@code skipped}, never run. */
+    /**
+     * A launch this node could not read: answered {@code skipped}, never run; no span, as the
+     * Rust node's answer is made before its run's span exists.
+     */
     void notUnderstood(DecodedCommand.LaunchNotUnderstood launch) {
         ActivationRun run = new ActivationRun(node, launch.activationId(), launch.launchSetting(),
-                launch.agent() == null ? "" : launch.agent(), launch.fencingToken());
+                launch.agent() == null ? "" : launch.agent(), launch.fencingToken(), Span.NONE);
         LOG.warn("launch {} skipped: {}", launch.activationId(), launch.reason());
         run.report(new ActivationEvent.Skipped(launch.reason()));
     }
 
-    private void launch(Launch launch) {
-        ActivationRun run = new ActivationRun(node, launch.activationId(), launch.launchSetting(),
+    private void launch(Launch launch, TraceContext trace) {
+        // Every launch read gets its span, refused ones too (ended at once), as in the Rust node.
+        Span span = node.tracer.activation(trace, launch.activationId(), launch.launchSetting(), node.host,
                 launch.agent(), launch.fencingToken());
+        ActivationRun run = new ActivationRun(node, launch.activationId(), launch.launchSetting(),
+                launch.agent(), launch.fencingToken(), span);
         RegisteredAgent agent = node.agents.get(launch.agent());
         if (agent == null) {
             skip(run, "agent `" + launch.agent() + "` is not offered by this node");
@@ -96,6 +106,7 @@ final class Dispatcher {
             if (running.values().stream().flatMap(List::stream)
                     .anyMatch(r -> r.activationId.equals(launch.activationId()))) {
                 LOG.info("duplicate launch of {} ignored: the activation already runs here", launch.activationId());
+                span.end();
                 return;
             }
             List<ActivationRun> others = running.getOrDefault(launch.launchSetting(), List.of());
@@ -140,6 +151,7 @@ final class Dispatcher {
             run.report(new ActivationEvent.Finished(ActivationResult.INTERRUPTED, "node stopping",
                     run.tally.counters()));
             forget(run);
+            span.end();
             run.finished.complete(null);
         }
     }
@@ -147,6 +159,7 @@ final class Dispatcher {
     private void skip(ActivationRun run, String reason) {
         LOG.info("launch {} skipped: {}", run.activationId, reason);
         run.report(new ActivationEvent.Skipped(reason));
+        run.span.end();
     }
 
     private void runActivation(ActivationRun run, Launch launch, RegisteredAgent agent, boolean hasSlot,
@@ -199,6 +212,7 @@ final class Dispatcher {
             }
             LOG.info("finished: {}{}", result, error == null ? "" : " (" + error + ")");
             run.report(new ActivationEvent.Finished(result, error, run.tally.counters()));
+            run.span.end();
             if (holdsSlot) {
                 node.slots.give();
             }

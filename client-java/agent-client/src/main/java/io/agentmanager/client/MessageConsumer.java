@@ -137,12 +137,31 @@ final class MessageConsumer {
         return new Dispatcher.RunEnd(ActivationResult.INTERRUPTED, null);
     }
 
+    /**
+     * Handles one delivery under its {@code message} span: the reports made meanwhile (its
+     * failure, its replay's outcome, a breaker trip, the handler's progress) carry that span's
+     * context, as in the Rust node.
+     */
     private Step process(Context<Object> ctx, MessageSession session, MessageSession.Delivery d) {
         Map<String, Object> headers = d.properties().getHeaders();
         Long attemptHeader = HeaderValues.count(headers, Headers.ATTEMPT);
         long attempt = Math.max(1, attemptHeader == null ? 1 : attemptHeader);
-        Long unavailableHeader = HeaderValues.count(headers, Headers.UNAVAILABLE);
         String messageId = d.properties().getMessageId();
+        Span span = node.tracer.message(run, node.host, attempt, messageId,
+                node.tracer.isOn() ? TraceContext.fromHeaders(headers) : null);
+        run.current = span;
+        try {
+            return handle(ctx, session, d, attempt, messageId);
+        } finally {
+            run.current = run.span;
+            span.end();
+        }
+    }
+
+    private Step handle(Context<Object> ctx, MessageSession session, MessageSession.Delivery d, long attempt,
+            String messageId) {
+        Map<String, Object> headers = d.properties().getHeaders();
+        Long unavailableHeader = HeaderValues.count(headers, Headers.UNAVAILABLE);
         ReplayToken replay = null;
         Object replayRaw = headers == null ? null : headers.get(Headers.REPLAY);
         if (replayRaw != null && HeaderValues.text(replayRaw) != null) {

@@ -144,6 +144,15 @@ public final class Node implements AutoCloseable {
     }
 
     /**
+     * Spans dropped because the export queue was full (0 while traces are off).
+     *
+     * @return the count
+     */
+    public long droppedSpans() {
+        return runtime.tracer.dropped();
+    }
+
+    /**
      * The connection name the manager shows: {@code am-node <app>@<host> (<prefix>)}.
      *
      * @return the name
@@ -175,7 +184,7 @@ public final class Node implements AutoCloseable {
      * default, {@link NodeBuilder#shutdownTimeout}) for them to end, each with a {@code finished}
      * report ({@code interrupted}, or its own result when it ended on its own; an agent deaf to
      * the interruption is abandoned after the interrupt grace); reports are flushed (5 s at
-     * most); the connection closes. A run still going at the end of the shutdown timeout is left
+     * most), then the spans waiting for export (5 s at most); the connection closes. A run still going at the end of the shutdown timeout is left
      * without a {@code finished} report. To let runs finish instead, {@link #pauseIntake()} and
      * wait for them before closing.
      */
@@ -200,6 +209,7 @@ public final class Node implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        runtime.tracer.shutdown(Duration.ofSeconds(5));
         stopIo();
     }
 
@@ -270,6 +280,7 @@ public final class Node implements AutoCloseable {
             Supervisor.abort(c);
         }
         dispatcher.all().forEach(r -> r.cancel("node aborted"));
+        runtime.tracer.abort();
         runtime.outbox.wake();
         join(supervisorThread);
         join(outboxThread);

@@ -47,6 +47,7 @@ public final class NodeBuilder {
     ExecutorService executor;
     NodeListener listener = new NodeListener() { };
     javax.net.ssl.SSLContext sslContext;
+    TraceSettings traces = TraceSettings.off();
     final Map<String, RegisteredAgent> agents = new LinkedHashMap<>();
     final List<Classifier> classifiers = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
@@ -57,7 +58,9 @@ public final class NodeBuilder {
     /**
      * A node configured from the environment: {@code AM_APP} (required), {@code AM_HOST}
      * (default the machine's host name), {@code AM_AMQP_URL}, {@code AM_PREFIX},
-     * {@code AM_CAPACITY}, {@code AM_QUEUE_EXPIRY} (tests and demos only).
+     * {@code AM_CAPACITY}, {@code AM_QUEUE_EXPIRY} (tests and demos only); and traces from the
+     * standard OpenTelemetry variables ({@link TraceSettings#fromVariables}), the service named
+     * after the application unless they name it.
      *
      * @return the builder
      * @throws NodeConfigException listing every variable that is set but wrong
@@ -132,6 +135,7 @@ public final class NodeBuilder {
         if (capacity != null) {
             b.capacity(capacity);
         }
+        b.traces(TraceSettings.fromVariables(vars, app));
         return b;
     }
 
@@ -327,6 +331,20 @@ public final class NodeBuilder {
     }
 
     /**
+     * Where the node's spans go (default {@link TraceSettings#off()}; {@link #fromEnvironment()}
+     * reads them from the OpenTelemetry variables): an {@code activation} span per launch, a
+     * child of the launch's {@code traceparent}, and a {@code message} span per data message;
+     * reports carry the context of their span.
+     *
+     * @param settings the settings
+     * @return this
+     */
+    public NodeBuilder traces(TraceSettings settings) {
+        this.traces = Objects.requireNonNull(settings, "settings");
+        return this;
+    }
+
+    /**
      * Callbacks for metrics and health checks.
      *
      * @param listener the listener
@@ -396,6 +414,15 @@ public final class NodeBuilder {
      */
     public String hostName() {
         return host;
+    }
+
+    /**
+     * Where the node's spans go.
+     *
+     * @return the settings ({@link TraceSettings#off()} unless set)
+     */
+    public TraceSettings traceSettings() {
+        return traces;
     }
 
     /**

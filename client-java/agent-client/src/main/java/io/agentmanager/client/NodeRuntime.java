@@ -53,6 +53,8 @@ final class NodeRuntime {
     final javax.net.ssl.SSLContext sslContext;
     final Link link = new Link();
     final Outbox outbox;
+    /** The node's spans: {@link Tracer#off()} unless traces are exported. */
+    final Tracer tracer;
     final SlotPool slots;
     final AtomicLong quarantined = new AtomicLong();
     private final Map<String, LaunchSettingStats> stats = new ConcurrentHashMap<>();
@@ -78,6 +80,7 @@ final class NodeRuntime {
         this.listener = b.listener;
         this.sslContext = b.sslContext;
         this.outbox = new Outbox(b.reportBuffer);
+        this.tracer = Tracer.start(b.traces, b.threadFactory);
         this.slots = new SlotPool(b.capacity);
     }
 
@@ -99,18 +102,19 @@ final class NodeRuntime {
         LOG.warn("agent failed: {} (attempt {}, disposition {})", err, attempt, disposition);
         outbox.push(new FailureReport(application, host, run.activationId, run.launchSetting,
                 run.agent, err.errorType(), err.message(), err.details(), dataMessageId, attempt,
-                err.isTemporary(), disposition, Instant.now(), UUID.randomUUID().toString(), replay));
+                err.isTemporary(), disposition, Instant.now(), UUID.randomUUID().toString(), replay),
+                run.current.context());
     }
 
     void reportReplayProcessed(ActivationRun run, ReplayToken replay) {
         outbox.push(new ReplayProcessed(application, host, run.activationId, run.launchSetting,
-                replay, Instant.now()));
+                replay, Instant.now()), run.current.context());
     }
 
     void reportTrip(ActivationRun run, Breaker.Trip trip) {
         LOG.warn("breaker tripped: {} consecutive failures, {} of one type", trip.consecutive(), trip.sameType());
         outbox.push(new BreakerTripped(application, host, run.activationId, run.launchSetting,
-                trip.consecutive(), trip.sameType(), trip.lastErrors(), Instant.now()));
+                trip.consecutive(), trip.sameType(), trip.lastErrors(), Instant.now()), run.current.context());
     }
 
     /** Calls the listener, logging (never propagating) what it throws. */

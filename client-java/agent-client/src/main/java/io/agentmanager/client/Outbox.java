@@ -9,7 +9,9 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * Reports waiting for the broker: bounded, published with confirms, kept until confirmed.
  * Every thread pushes; one thread ({@link #run}) publishes. A batch not confirmed goes back to
  * the front and is sent again after the reconnect; when full, the oldest report is dropped and
- * counted (heartbeats carry the count). State guarded by this object's monitor.
+ * counted (heartbeats carry the count). A report made under a span carries its W3C trace
+ * context in its headers, so the manager's handling links to the node's run. State guarded by
+ * this object's monitor.
  */
 final class Outbox {
     private static final Logger LOG = LoggerFactory.getLogger(Outbox.class);
@@ -30,7 +34,19 @@ final class Outbox {
     private static final AMQP.BasicProperties PROPERTIES = new AMQP.BasicProperties.Builder()
             .deliveryMode(2).contentType("application/json").build();
 
-    private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
+    /** A report and the context of the span that made it (null: none). */
+    private record Queued(byte[] bytes, TraceContext trace) {
+        AMQP.BasicProperties properties() {
+            if (trace == null) {
+                return PROPERTIES;
+            }
+            Map<String, Object> headers = new HashMap<>();
+            trace.addTo(headers);
+            return PROPERTIES.builder().headers(headers).build();
+        }
+    }
+
+    private final ArrayDeque<Queued> queue = new ArrayDeque<>();
     private final int capacity;
     private final AtomicLong dropped = new AtomicLong();
     private int inFlight;
@@ -39,14 +55,20 @@ final class Outbox {
         this.capacity = Math.max(1, capacity);
     }
 
+    /** Queues a report made outside any span (publication, heartbeat). */
     void push(ToManager report) {
-        byte[] bytes = WireCodec.encode(report);
+        push(report, null);
+    }
+
+    /** Queues a report made under the span of context {@code trace} (null: none). */
+    void push(ToManager report, TraceContext trace) {
+        Queued q = new Queued(WireCodec.encode(report), trace);
         synchronized (this) {
             if (queue.size() >= capacity) {
                 queue.pollFirst();
                 dropped.incrementAndGet();
             }
-            queue.addLast(bytes);
+            queue.addLast(q);
             notifyAll();
         }
     }
@@ -77,11 +99,11 @@ final class Outbox {
         notifyAll();
     }
 
-    private synchronized List<byte[]> takeBatch(CompletableFuture<?> stop) throws InterruptedException {
+    private synchronized List<Queued> takeBatch(CompletableFuture<?> stop) throws InterruptedException {
         while (queue.isEmpty() && !stop.isDone()) {
             wait();
         }
-        List<byte[]> batch = new ArrayList<>();
+        List<Queued> batch = new ArrayList<>();
         while (batch.size() < BATCH && !queue.isEmpty()) {
             batch.add(queue.pollFirst());
         }
@@ -94,7 +116,7 @@ final class Outbox {
         notifyAll();
     }
 
-    private synchronized void giveBack(List<byte[]> batch) {
+    private synchronized void giveBack(List<Queued> batch) {
         for (int i = batch.size() - 1; i >= 0; i--) {
             queue.addFirst(batch.get(i));
         }
@@ -120,15 +142,15 @@ final class Outbox {
                 AtomicBoolean returned = new AtomicBoolean();
                 channel.addReturnListener(r -> returned.set(true));
                 while (!stop.isDone()) {
-                    List<byte[]> batch = takeBatch(stop);
+                    List<Queued> batch = takeBatch(stop);
                     if (batch.isEmpty()) {
                         confirmed();
                         continue;
                     }
                     returned.set(false);
                     try {
-                        for (byte[] bytes : batch) {
-                            channel.basicPublish("", reportsQueue, true, PROPERTIES, bytes);
+                        for (Queued q : batch) {
+                            channel.basicPublish("", reportsQueue, true, q.properties(), q.bytes());
                         }
                         boolean acked = channel.waitForConfirms(CONFIRM_TIMEOUT_MS);
                         if (!acked || returned.get()) {

@@ -45,6 +45,8 @@ final class ManagerHarness implements AutoCloseable {
     /** Each report with its raw JSON, in arrival order. */
     final List<ToManager> reports = new CopyOnWriteArrayList<>();
     final List<JsonNode> rawReports = new CopyOnWriteArrayList<>();
+    /** Each report with its AMQP headers (null when it had none), in arrival order. */
+    final List<Received> received = new CopyOnWriteArrayList<>();
     private final Set<String> hosts = new TreeSet<>();
     private final Set<String> queues = new TreeSet<>();
     private final Set<String> exchanges = new TreeSet<>();
@@ -68,13 +70,19 @@ final class ManagerHarness implements AutoCloseable {
             public void handleDelivery(String tag, Envelope e, AMQP.BasicProperties p, byte[] body) throws IOException {
                 try {
                     rawReports.add(WireCodec.mapper().readTree(body));
-                    reports.add(WireCodec.decodeReport(body));
+                    ToManager report = WireCodec.decodeReport(body);
+                    reports.add(report);
+                    received.add(new Received(report, p.getHeaders()));
                 } catch (WireException ex) {
                     throw new IOException("a node sent an unreadable report: "
                             + new String(body, StandardCharsets.UTF_8), ex);
                 }
             }
         });
+    }
+
+    /** A report as it arrived. */
+    record Received(ToManager report, Map<String, Object> headers) {
     }
 
     String prefix() {
@@ -163,9 +171,14 @@ final class ManagerHarness implements AutoCloseable {
     }
 
     void sendRaw(String host, byte[] bytes) throws Exception {
+        send(host, bytes, null);
+    }
+
+    /** Sends a command with AMQP headers (a {@code traceparent}, as the manager's relay does). */
+    void send(String host, byte[] bytes, Map<String, Object> headers) throws Exception {
         returned.set(false);
         channel.basicPublish(layout.names().controlExchange(), layout.names().nodeRoutingKey(APP, host), true,
-                new AMQP.BasicProperties.Builder().deliveryMode(2).build(), bytes);
+                new AMQP.BasicProperties.Builder().deliveryMode(2).headers(headers).build(), bytes);
         channel.waitForConfirmsOrDie(5_000);
         if (returned.get()) {
             throw new AssertionError("the node's control queue does not exist");

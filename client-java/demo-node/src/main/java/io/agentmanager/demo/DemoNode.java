@@ -6,6 +6,7 @@ import io.agentmanager.client.Classifier;
 import io.agentmanager.client.Node;
 import io.agentmanager.client.NodeBuilder;
 import io.agentmanager.client.NodeConfigException;
+import io.agentmanager.client.TraceSettings;
 import io.agentmanager.client.wire.ClassifierValue;
 import io.agentmanager.client.wire.Concurrency;
 import io.agentmanager.client.wire.HumanDuration;
@@ -27,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * URL or a comma-separated member list), {@code AM_PREFIX}, {@code AM_CAPACITY},
  * {@code AM_QUEUE_EXPIRY}, {@code AM_HEARTBEAT} (a duration such as {@code 500ms}),
  * {@code AM_DEMO_PRODUCE}, {@code AM_DEMO_EXCHANGES}; and {@code AM_RECORD} (a file: also the
- * scripted agents of the conformance suite, {@link ScriptAgents}). SIGTERM or Ctrl-C stops it
+ * scripted agents of the conformance suite, {@link ScriptAgents}); traces from the standard
+ * OpenTelemetry variables, the service named {@code demo-node} unless they name it. SIGTERM or Ctrl-C stops it
  * gracefully: its runs end and are reported, then it exits with status 0.
  */
 public final class DemoNode {
@@ -77,6 +79,8 @@ public final class DemoNode {
             String v = var.apply(name);
             return v == null && name.equals("AM_APP") ? "demo" : v;
         });
+        // Named as the Rust demo node's traces are, whatever the application.
+        b.traces(TraceSettings.fromVariables(env, "demo-node"));
         String heartbeat = var.apply("AM_HEARTBEAT");
         if (heartbeat != null) {
             try {

@@ -159,6 +159,13 @@ class ScriptAgentsBrokerTest {
             Map<String, String> plain = env(m, "h2", null);
             DemoNode.Setup none = DemoNode.configure(plain::get);
             assertNull(none.scripts());
+            assertFalse(none.builder().traceSettings().enabled(), "no OTEL_* variable: no traces");
+            Map<String, String> traced = new HashMap<>(plain);
+            traced.put("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
+            assertEquals("demo-node", DemoNode.configure(traced::get).builder().traceSettings().serviceName(),
+                    "named as the Rust demo node");
+            traced.put("OTEL_SERVICE_NAME", "java-demo");
+            assertEquals("java-demo", DemoNode.configure(traced::get).builder().traceSettings().serviceName());
             Map<String, String> bad = new HashMap<>(plain);
             bad.put("AM_HEARTBEAT", "soon");
             assertTrue(assertThrows(IllegalArgumentException.class, () -> DemoNode.configure(bad::get))

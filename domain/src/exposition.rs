@@ -1,7 +1,8 @@
-//! The Prometheus text format (0.0.4), written by hand: what `/metrics` serves is read from
-//! this process's atomics and, at each scrape, from the database, so a registry crate would
-//! only hold a second copy of every value. Each family is written with `# HELP` and `# TYPE`
-//! (`promtool check metrics` reads it clean; the test command runs it).
+//! The Prometheus text format (0.0.4), for the manager's `/metrics` and a node's: what they
+//! serve is read at each scrape from atomics and, on the manager, from the database, so a
+//! registry crate would only hold a second copy of every value. Each family is written with
+//! `# HELP` and `# TYPE` (`promtool check metrics` reads the manager's page clean; the test
+//! command runs it).
 
 use std::fmt::Write;
 
