@@ -60,16 +60,19 @@ impl Outbox {
 
     pub(crate) fn push(&self, report: &ToManager) {
         let bytes = wire::encode_report(report);
+        // A report about a run carries the run's (or its message's) context; the node's own
+        // heartbeats and publications belong to no trace.
+        let trace = match report {
+            ToManager::Heartbeat(_) | ToManager::Publication(_) => TraceHeaders::default(),
+            _ => TraceHeaders::current(),
+        };
         {
             let mut q = self.lock();
             if q.len() >= self.capacity {
                 q.pop_front();
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
-            q.push_back(Queued {
-                bytes,
-                trace: TraceHeaders::current(),
-            });
+            q.push_back(Queued { bytes, trace });
         }
         self.notify.notify_one();
     }

@@ -206,7 +206,7 @@ fn every_mistake_is_reported_with_its_path() {
             "launch_settings[2].failure_threshold: must be at least 1, got 0",
             "launch_settings[4].agent: agent 'crm/sync' needs a data queue: pick one on the agent before it can have launch settings",
             "schedule_groups[0].cron: `0 0 32 * *`: day of month must be 1–31, got 32",
-            "schedule_groups[0].members[2]: launch setting 'ghost' does not exist",
+            "schedule_groups[0].members[2]: launch setting 'ghost' does not exist (in the API, create the group without it, then save the launch setting with `?groups=nightly`)",
         ]
     );
 }

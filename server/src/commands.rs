@@ -13,10 +13,21 @@ use sea_orm::DatabaseConnection;
 use std::{net::SocketAddr, path::Path, sync::Arc};
 use tokio_util::sync::CancellationToken;
 
+/// Opens the database, creating and migrating it as needed (`serve`, `migrate`, an import).
 async fn open_db(config: &Config) -> Result<DatabaseConnection> {
-    let conn = db::connect(&config.database.url).await?;
+    let url = &config.database.url;
+    tracing::info!(database = %db::describe(url), "opening the database");
+    let conn = db::connect(url).await?;
     db::migrate(&conn).await?;
     Ok(conn)
+}
+
+/// Opens the database of an existing installation, for commands that act on one: a database
+/// that is not there is named, never created.
+async fn open_existing(config: &Config) -> Result<DatabaseConnection> {
+    let url = &config.database.url;
+    tracing::info!(database = %db::describe(url), "opening the database");
+    Ok(db::connect_existing(url).await?)
 }
 
 /// Errors from services, shown in full (this is the operator's own terminal).
@@ -173,7 +184,7 @@ async fn shutdown_signal() {
 }
 
 pub async fn catalog_export(config: &Config, file: &Path) -> Result<()> {
-    let conn = open_db(config).await?;
+    let conn = open_existing(config).await?;
     let doc = catalog::export(&conn, &Principal::cli())
         .await
         .map_err(explain)?;
@@ -223,7 +234,7 @@ pub async fn user_create(
     role: Role,
     password: Option<String>,
 ) -> Result<()> {
-    let conn = open_db(config).await?;
+    let conn = open_existing(config).await?;
     let (password, generated) = match password {
         Some(p) => (p, false),
         None => (accounts::generate_password(), true),
@@ -245,7 +256,7 @@ pub async fn token_create(
     role: Option<Role>,
     expires: Option<std::time::Duration>,
 ) -> Result<()> {
-    let conn = open_db(config).await?;
+    let conn = open_existing(config).await?;
     let expires_at = match expires {
         Some(d) => Some(
             chrono::Utc::now()
@@ -268,7 +279,7 @@ pub async fn token_create(
 }
 
 pub async fn token_revoke(config: &Config, id: i64) -> Result<()> {
-    let conn = open_db(config).await?;
+    let conn = open_existing(config).await?;
     let revoked = accounts::tokens::revoke(&conn, &Principal::cli(), id)
         .await
         .map_err(explain)?;

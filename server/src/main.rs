@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use server::{commands, config::Config};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use tracing_subscriber::{EnvFilter, Layer, layer::SubscriberExt, util::SubscriberInitExt};
 
 #[derive(Parser)]
@@ -95,8 +96,21 @@ fn parse_role(s: &str) -> Result<Role, String> {
     s.parse()
 }
 
+/// Errors end the process with their chain of causes on one line and status 1: what an operator
+/// got wrong is told as such, never as a stack trace (`RUST_BACKTRACE` is for bugs, and a bug
+/// panics).
 #[tokio::main]
-async fn main() -> Result<()> {
+async fn main() -> ExitCode {
+    match start().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn start() -> Result<()> {
     // Traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md, Observe).
     let telemetry = Telemetry::from_env("agent-manager")?;
     tracing_subscriber::registry()

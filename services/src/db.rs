@@ -20,6 +20,18 @@ pub enum DbSetupError {
     Migrate(DbErr),
     #[error("cannot take the migration lock on the database: {0}")]
     MigrationLock(sea_orm::sqlx::Error),
+    #[error(
+        "no database file at {path} ({url}; a relative path is read from the current directory): \
+         run this command in the folder the manager runs from, or point AM_DATABASE_URL (or \
+         `database.url` of the configuration file) at its database"
+    )]
+    MissingFile { path: String, url: String },
+    #[error(
+        "the database {url} holds no Agent Manager installation (no migration applied): start the \
+         manager on it once (`agent-manager serve` or `agent-manager migrate`), or point \
+         AM_DATABASE_URL at the installation's database"
+    )]
+    NotInstalled { url: String },
 }
 
 /// Connects with pool settings suited to the backend. SQLite files get their directory created.
@@ -93,17 +105,58 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbSetupError> {
     migrated
 }
 
-/// Directory of a SQLite file URL, if it has one.
-fn sqlite_dir(url: &str) -> Option<String> {
+/// Connects to a database that already holds an installation, for commands that act on one
+/// (tokens, users, an export): a SQLite file is never created, an empty database is refused,
+/// each with where it looked and how to point elsewhere. Pending migrations are applied.
+pub async fn connect_existing(url: &str) -> Result<DatabaseConnection, DbSetupError> {
+    if let Some(file) = sqlite_file(url)
+        && !file.exists()
+    {
+        let path = std::path::absolute(&file).unwrap_or(file);
+        return Err(DbSetupError::MissingFile {
+            path: path.display().to_string(),
+            url: redact_url(url),
+        });
+    }
+    let db = connect(url).await?;
+    let installed = migration::SchemaManager::new(&db)
+        .has_table("seaql_migrations")
+        .await
+        .unwrap_or(false);
+    if !installed {
+        return Err(DbSetupError::NotInstalled {
+            url: redact_url(url),
+        });
+    }
+    migrate(&db).await?;
+    Ok(db)
+}
+
+/// What a person recognises a database by: a SQLite file's absolute path, or the URL without
+/// its password.
+pub fn describe(url: &str) -> String {
+    match sqlite_file(url) {
+        Some(file) => std::path::absolute(&file)
+            .unwrap_or(file)
+            .display()
+            .to_string(),
+        None => redact_url(url),
+    }
+}
+
+/// The file of a SQLite URL (`:memory:` has none).
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let path = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;
     let path = path.split('?').next().unwrap_or_default();
-    if path.is_empty() || path == ":memory:" {
-        return None;
-    }
-    let parent = std::path::Path::new(path).parent()?;
-    let s = parent.to_string_lossy().into_owned();
+    (!path.is_empty() && path != ":memory:").then(|| std::path::PathBuf::from(path))
+}
+
+/// Directory of a SQLite file URL, if it has one.
+fn sqlite_dir(url: &str) -> Option<String> {
+    let file = sqlite_file(url)?;
+    let s = file.parent()?.to_string_lossy().into_owned();
     if s.is_empty() { None } else { Some(s) }
 }
 

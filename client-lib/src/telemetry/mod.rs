@@ -52,7 +52,7 @@ impl TraceHeaders {
         Self::default()
     }
 
-    /// The trace headers among `pairs` (others are ignored).
+    /// The trace headers among `pairs` (others, and empty values, are ignored).
     pub fn from_pairs<K: AsRef<str>, V: Into<String>>(
         pairs: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
@@ -61,6 +61,7 @@ impl TraceHeaders {
                 .into_iter()
                 .filter(|(k, _)| TRACE_HEADERS.contains(&k.as_ref()))
                 .map(|(k, v)| (k.as_ref().to_owned(), v.into()))
+                .filter(|(_, v): &(String, String)| !v.is_empty())
                 .collect(),
         )
     }
@@ -140,5 +141,7 @@ mod tests {
         h.add_to(&mut out);
         assert_eq!(TraceHeaders::from_amqp(Some(&out)), h);
         assert!(TraceHeaders::from_amqp(None).is_empty());
+        // An empty `tracestate` (no vendor state) is no header.
+        assert!(TraceHeaders::from_pairs([("tracestate", "")]).is_empty());
     }
 }

@@ -59,7 +59,8 @@ pub(super) fn launch_settings(catalog: &Catalog, errors: &mut ValidationErrors) 
             errors.push(
                 at.clone(),
                 format!(
-                    "scheduled launch setting '{}' is in no schedule group; add it to one",
+                    "scheduled launch setting '{}' is in no schedule group; add it to one (in \
+                     the API, save it with its groups: `?groups=<group id>`)",
                     ls.id
                 ),
             );
@@ -341,7 +342,14 @@ pub(super) fn schedule_groups(catalog: &Catalog, errors: &mut ValidationErrors) 
                 continue;
             }
             let Some(ls) = catalog.launch_setting(member) else {
-                errors.push(path, format!("launch setting '{member}' does not exist"));
+                errors.push(
+                    path,
+                    format!(
+                        "launch setting '{member}' does not exist (in the API, create the group \
+                         without it, then save the launch setting with `?groups={}`)",
+                        group.id
+                    ),
+                );
                 continue;
             };
             if ls.application != group.application {

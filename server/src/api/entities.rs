@@ -235,16 +235,31 @@ pub mod schedule_groups {
         ))
     }
 
+    /// `?with_members=true`: delete the group's members that are in no other group with it.
+    #[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+    #[into_params(parameter_in = Query)]
+    pub struct DeleteQuery {
+        /// Also delete the members this group is the only group of (a scheduled launch
+        /// setting must be in one); without it such a group is refused with 409.
+        pub with_members: Option<bool>,
+    }
+
     #[utoipa::path(delete, path = "/api/v1/schedule-groups/{id}", tag = "schedule-groups",
-        params(("id" = String, Path)), responses(
-        (status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "in use")))]
+        params(("id" = String, Path), DeleteQuery), responses(
+        (status = 204), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the only group of a member: delete it `?with_members=true`")))]
     pub async fn delete(
         State(s): State<AppState>,
         Caller(who): Caller,
         Path(id): Path<String>,
+        ApiQuery(q): ApiQuery<DeleteQuery>,
     ) -> ApiResult<StatusCode> {
-        catalog::delete::<ScheduleGroup>(&s.services.db, &who, &EntityRef::ScheduleGroup(id))
-            .await?;
+        if q.with_members == Some(true) {
+            catalog::delete_group_with_members(&s.services.db, &who, &id).await?;
+        } else {
+            catalog::delete::<ScheduleGroup>(&s.services.db, &who, &EntityRef::ScheduleGroup(id))
+                .await?;
+        }
         Ok(StatusCode::NO_CONTENT)
     }
 
@@ -476,7 +491,8 @@ pub mod launch_settings {
     }
 
     #[utoipa::path(delete, path = "/api/v1/launch-settings/{id}", tag = "launch-settings", params(("id" = String, Path)),
-        responses((status = 204), (status = 409, body = ErrorBody, description = "in use")))]
+        responses((status = 204, description = "deleted; it left the schedule groups it was a member of"),
+        (status = 404, body = ErrorBody)))]
     pub async fn delete(
         State(s): State<AppState>,
         Caller(who): Caller,

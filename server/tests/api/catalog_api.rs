@@ -7,6 +7,7 @@ on_both_backends!(
     import_then_export_round_trips,
     crud_per_entity,
     launch_settings_and_groups_come_with_their_status,
+    a_scheduled_launch_setting_and_its_group_come_and_go_in_either_order,
 );
 
 async fn import_with_several_mistakes_returns_422_with_every_path(app: TestApp) {
@@ -243,6 +244,146 @@ async fn crud_per_entity(app: TestApp) {
         .api("DELETE", "/api/v1/agents/demo/poison", Some(&admin), None)
         .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+}
+
+/// No dead end in the entity API: a group and its scheduled launch setting are created and
+/// deleted in either order, and each refusal names the call that gets out of it.
+async fn a_scheduled_launch_setting_and_its_group_come_and_go_in_either_order(app: TestApp) {
+    let admin = app.token(Role::Admin).await;
+    let put = app
+        .api("PUT", "/api/v1/catalog", Some(&admin), Some(demo_catalog()))
+        .await;
+    assert_eq!(put.status, StatusCode::OK);
+    let mut ls = app
+        .api(
+            "GET",
+            "/api/v1/launch-settings/demo.fail.nightly",
+            Some(&admin),
+            None,
+        )
+        .await
+        .json();
+    ls["id"] = "demo.fail.weekly".into();
+    let group = serde_json::json!({
+        "id": "demo.weekly", "application": "demo", "cron": "0 0 3 * * Mon",
+        "time_zone": "UTC", "members": ["demo.fail.weekly"],
+    });
+    // The group first names a member that is not there yet; the launch setting alone has no
+    // group: both refusals say what to do.
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/schedule-groups",
+            Some(&admin),
+            Some(group.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    assert!(r.text().contains("?groups=demo.weekly"), "{}", r.text());
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/launch-settings",
+            Some(&admin),
+            Some(ls.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    assert!(r.text().contains("?groups="), "{}", r.text());
+    // The way: the group without members, then the launch setting with its group.
+    let mut empty = group.clone();
+    empty["members"] = serde_json::json!([]);
+    let r = app
+        .api("POST", "/api/v1/schedule-groups", Some(&admin), Some(empty))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/launch-settings?groups=demo.weekly",
+            Some(&admin),
+            Some(ls.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+
+    // Deleting the group alone would leave its member in no group: refused, naming the ways.
+    let r = app
+        .api(
+            "DELETE",
+            "/api/v1/schedule-groups/demo.weekly",
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.text());
+    assert!(
+        r.text().contains("with_members=true") && r.text().contains("demo.fail.weekly"),
+        "{}",
+        r.text()
+    );
+    // Deleting the launch setting first: it leaves its group.
+    let r = app
+        .api(
+            "DELETE",
+            "/api/v1/launch-settings/demo.fail.weekly",
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    let g = app
+        .api(
+            "GET",
+            "/api/v1/schedule-groups/demo.weekly",
+            Some(&admin),
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(g["members"], serde_json::json!([]), "{g}");
+    // Again, and this time the group goes with its member in one call; a member of another
+    // group too (demo.fail.nightly, of demo.failing) stays.
+    let r = app
+        .api(
+            "POST",
+            "/api/v1/launch-settings?groups=demo.weekly",
+            Some(&admin),
+            Some(ls),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let mut both = group;
+    both["members"] = serde_json::json!(["demo.fail.weekly", "demo.fail.nightly"]);
+    let r = app
+        .api(
+            "PUT",
+            "/api/v1/schedule-groups/demo.weekly",
+            Some(&admin),
+            Some(both),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let r = app
+        .api(
+            "DELETE",
+            "/api/v1/schedule-groups/demo.weekly?with_members=true",
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text());
+    for (path, want) in [
+        ("/api/v1/schedule-groups/demo.weekly", StatusCode::NOT_FOUND),
+        (
+            "/api/v1/launch-settings/demo.fail.weekly",
+            StatusCode::NOT_FOUND,
+        ),
+        ("/api/v1/launch-settings/demo.fail.nightly", StatusCode::OK),
+    ] {
+        let r = app.api("GET", path, Some(&admin), None).await;
+        assert_eq!(r.status, want, "{path}: {}", r.text());
+    }
 }
 
 #[tokio::test]

@@ -199,3 +199,44 @@ fn catalog_and_account_commands() {
     assert!(!out.status.success(), "an unknown token refused");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Commands that act on an installation, run where there is none: each names where it looked
+/// and how to point elsewhere, creates nothing, and shows no stack trace.
+#[test]
+fn account_commands_outside_an_installation_name_the_database_and_create_nothing() {
+    let dir = temp_dir();
+    for args in [
+        &["token", "create", "--user", "admin"][..],
+        &["token", "revoke", "1"],
+        &["user", "create", "ops", "--role", "operator"],
+        &["catalog", "export", "-"],
+    ] {
+        let out = cmd(&dir, args)
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        let file = dir.join("data").join("agent-manager.sqlite");
+        assert!(
+            err.contains(&format!("no database file at {}", file.display()))
+                && err.contains("AM_DATABASE_URL"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("stack backtrace") && !err.contains("Stack backtrace"),
+            "{err}"
+        );
+        assert!(!dir.join("data").exists(), "{args:?} created a database");
+    }
+    // A file that is there but holds no installation: refused as such.
+    std::fs::write(dir.join("empty.sqlite"), b"").expect("an empty file");
+    let out = cmd(&dir, &["token", "create", "--user", "admin"])
+        .env("AM_DATABASE_URL", "sqlite://empty.sqlite")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("holds no Agent Manager installation"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

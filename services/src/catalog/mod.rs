@@ -28,7 +28,7 @@ use crate::{
 };
 use am_domain::{
     ValidationErrors,
-    catalog::{Catalog, Concurrency, LaunchSetting},
+    catalog::{Catalog, Concurrency, LaunchSetting, ScheduleGroup},
     roles::Operation,
     usage::{EntityRef, usages},
     validate::validate_catalog,
@@ -217,7 +217,9 @@ pub async fn update<E: CatalogEntity>(
     Ok(updated)
 }
 
-/// Deletes the entity, refused while anything uses it (the message names every user).
+/// Deletes the entity, refused while anything uses it (the message names every user). A
+/// launch setting leaves the schedule groups it is a member of; a schedule group that is the
+/// only group of a member is refused, naming the ways out ([`delete_group_with_members`]).
 pub async fn delete<E: CatalogEntity>(
     db: &DatabaseConnection,
     actor: &Principal,
@@ -225,6 +227,22 @@ pub async fn delete<E: CatalogEntity>(
 ) -> ServiceResult<()> {
     apply(db, actor, Operation::EditCatalog, None, None, |c| {
         let i = E::position(c, key).ok_or_else(|| ServiceError::NotFound(key.to_string()))?;
+        match key {
+            EntityRef::LaunchSetting(id) => leave_groups(c, id),
+            EntityRef::ScheduleGroup(id) => {
+                let alone = only_group_of(c, id);
+                if !alone.is_empty() {
+                    return Err(ServiceError::Conflict(format!(
+                        "{key} is the only group of {} (a scheduled launch setting must be in \
+                         one): delete them with it (`DELETE /api/v1/schedule-groups/{id}\
+                         ?with_members=true`), add them to another group first, or delete them \
+                         first (a launch setting leaves its groups when deleted)",
+                        quoted(&alone)
+                    )));
+                }
+            }
+            _ => {}
+        }
         let users = usages(c, key);
         if !users.is_empty() {
             return Err(ServiceError::Conflict(format!(
@@ -237,6 +255,58 @@ pub async fn delete<E: CatalogEntity>(
     })
     .await?;
     Ok(())
+}
+
+/// Deletes schedule group `id` and those of its members that are in no other group, in one
+/// write: the way out of a group that is the only group of its members. What was deleted, as
+/// the catalog's change summary names it.
+pub async fn delete_group_with_members(
+    db: &DatabaseConnection,
+    actor: &Principal,
+    id: &str,
+) -> ServiceResult<Vec<String>> {
+    let key = EntityRef::ScheduleGroup(id.to_owned());
+    let (_, summary) = apply(db, actor, Operation::EditCatalog, None, None, |c| {
+        let i = ScheduleGroup::position(c, &key)
+            .ok_or_else(|| ServiceError::NotFound(key.to_string()))?;
+        let alone = only_group_of(c, id);
+        c.schedule_groups.remove(i);
+        c.launch_settings.retain(|l| !alone.contains(&l.id));
+        Ok(())
+    })
+    .await?;
+    Ok(summary.deleted)
+}
+
+/// `ls` leaves every schedule group it is a member of (the others keep their order).
+fn leave_groups(c: &mut Catalog, ls: &str) {
+    for g in &mut c.schedule_groups {
+        g.members.retain(|m| m != ls);
+    }
+}
+
+/// The members of group `id` that are in no other group.
+fn only_group_of(c: &Catalog, id: &str) -> Vec<String> {
+    let Some(group) = c.schedule_groups.iter().find(|g| g.id == id) else {
+        return Vec::new();
+    };
+    group
+        .members
+        .iter()
+        .filter(|m| {
+            !c.schedule_groups
+                .iter()
+                .any(|g| g.id != id && g.members.contains(m))
+        })
+        .cloned()
+        .collect()
+}
+
+fn quoted(ids: &[String]) -> String {
+    ids.iter()
+        .map(|i| format!("'{i}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Creates or replaces a launch setting and, when `groups` is given, makes it a member of
