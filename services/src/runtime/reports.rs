@@ -89,6 +89,8 @@ struct Batch {
     seen: error_types::Seen,
     to_settle: Vec<Uuid>,
     running: BTreeSet<String>,
+    /// Runs whose first start the batch recorded, and when (for the start delay metric).
+    first_starts: Vec<(Uuid, DateTime<Utc>)>,
     timeouts: WorkTimeouts,
     replays: Vec<replay::Reported>,
     recoveries: recovery::Tally,
@@ -159,7 +161,7 @@ impl Batch {
             } => {
                 self.out.applied += 1;
                 if let (Some(at), Some(id)) = (first_start, parse(&a.activation_id.0)) {
-                    observe::started(txn, &cfg.metrics, id, at).await?;
+                    self.first_starts.push((id, at));
                 }
                 self.running.extend(started);
                 if settle {
@@ -275,6 +277,7 @@ impl Batch {
         cfg: &RuntimeConfig,
         now: DateTime<Utc>,
     ) -> ServiceResult<Outcome> {
+        observe::started(txn, &cfg.metrics, &self.first_starts).await?;
         // A report the node gave an id to is stored once, however often it is delivered: the
         // batch may come again after its commit (an acknowledgement lost, the manager stopped).
         let mut stored = 0;

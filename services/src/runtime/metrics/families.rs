@@ -6,7 +6,7 @@
 use am_domain::exposition::{Exposition, Kind};
 use std::{
     collections::BTreeMap,
-    sync::{Mutex, PoisonError},
+    sync::{Mutex, MutexGuard, PoisonError},
 };
 
 /// What a family is called and which labels key it.
@@ -25,6 +25,11 @@ impl Family {
             .zip(values.iter().map(String::as_str))
             .collect()
     }
+}
+
+/// A family's series; a panic while one was held cannot have left a count half-written.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn key(labels: &[&str]) -> Vec<String> {
@@ -49,32 +54,28 @@ impl Counters {
     /// Counts one, `labels` in the order of the family's label names.
     pub fn inc(&self, labels: &[&str]) {
         debug_assert_eq!(labels.len(), self.family.labels.len());
-        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut series = lock(&self.series);
         *series.entry(key(labels)).or_default() += 1;
     }
 
     /// Adds the counts of `other` (work counted apart, since committed).
     pub fn absorb(&self, other: &Counters) {
-        let theirs = other
-            .series
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let theirs = lock(&other.series).clone();
+        let mut series = lock(&self.series);
         for (k, n) in theirs {
             *series.entry(k).or_default() += n;
         }
     }
 
     pub fn get(&self, labels: &[&str]) -> u64 {
-        let series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let series = lock(&self.series);
         series.get(&key(labels)).copied().unwrap_or(0)
     }
 
     pub fn render(&self, e: &mut Exposition) {
         let f = self.family;
         e.family(f.name, Kind::Counter, f.help);
-        let series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let series = lock(&self.series);
         for (values, n) in series.iter() {
             e.sample(f.name, &f.pairs(values), *n);
         }
@@ -115,7 +116,7 @@ impl Histograms {
         } else {
             0.0
         };
-        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut series = lock(&self.series);
         let b = series.entry(key(labels)).or_insert_with(|| Buckets {
             counts: vec![0; self.bounds.len()],
             count: 0,
@@ -130,12 +131,8 @@ impl Histograms {
 
     /// Adds the observations of `other` (same bounds; work counted apart, since committed).
     pub fn absorb(&self, other: &Histograms) {
-        let theirs = other
-            .series
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let mut series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let theirs = lock(&other.series).clone();
+        let mut series = lock(&self.series);
         for (k, b) in theirs {
             match series.get_mut(&k) {
                 Some(mine) => {
@@ -154,7 +151,7 @@ impl Histograms {
 
     /// Observations of one series so far.
     pub fn count(&self, labels: &[&str]) -> u64 {
-        let series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let series = lock(&self.series);
         series.get(&key(labels)).map_or(0, |b| b.count)
     }
 
@@ -164,7 +161,7 @@ impl Histograms {
         let bucket = format!("{}_bucket", f.name);
         let sum = format!("{}_sum", f.name);
         let count = format!("{}_count", f.name);
-        let series = self.series.lock().unwrap_or_else(PoisonError::into_inner);
+        let series = lock(&self.series);
         for (values, b) in series.iter() {
             let labels = f.pairs(values);
             let mut cumulative = 0;
